@@ -1,0 +1,42 @@
+//===- AFMDialect.h - afm dialect, enums, attributes, types -----*- C++ -*-===//
+//
+// Everything of the afm dialect except its ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_DIALECT_AFM_IR_AFMDIALECT_H
+#define AFM_DIALECT_AFM_IR_AFMDIALECT_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+
+#include <array>
+#include <optional>
+
+#include "dialects/afm/IR/AFMDialect.h.inc"
+#include "dialects/afm/IR/AFMEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/afm/IR/AFMAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "dialects/afm/IR/AFMTypes.h.inc"
+
+namespace mlir::afm {
+
+/// The `[rows, cols]` of a weight matrix: a rank-2 tensor or any compressed
+/// weight type. Returns std::nullopt for anything else.
+std::optional<std::array<int64_t, 2>> getWeightMatrixShape(Type type);
+
+/// True if `type` is one of the afm compressed weight types.
+bool isCompressedWeight(Type type);
+
+/// True if dimension sizes `a` and `b` may be equal (either is dynamic).
+inline bool dimsCompatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+} // namespace mlir::afm
+
+#endif // AFM_DIALECT_AFM_IR_AFMDIALECT_H

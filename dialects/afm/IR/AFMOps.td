@@ -1,0 +1,445 @@
+//===- AFMOps.td - afm operations ---------------------------*- tablegen -*-===//
+//
+// Model-level operations. Activations are builtin tensors; dimensions that
+// depend on the number of tokens may be dynamic. Verifiers check every static
+// shape relation, so shapes that do not fit are rejected before lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_OPS_TD
+#define AFM_OPS_TD
+
+include "dialects/afm/IR/AFMTypes.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def AFM_FloatTensor : RankedTensorOf<[AnyFloat]>;
+def AFM_Activation2D : 2DTensorOf<[AnyFloat]>;
+def AFM_HeadsTensor : 3DTensorOf<[AnyFloat]>;
+
+/// Weights a linear layer can multiply by: plain, 2-bit, or ASTC.
+def AFM_LinearWeight : AnyTypeOf<[2DTensorOf<[AnyFloat]>, AFM_Q2WeightType,
+                                  AFM_ASTCWeightType],
+                                 "plain, 2-bit or ASTC weight matrix">;
+/// Tables an embedding can be gathered from: plain or 4-bit.
+def AFM_EmbeddingTable : AnyTypeOf<[2DTensorOf<[AnyFloat]>, AFM_Q4WeightType],
+                                   "plain or 4-bit embedding table">;
+/// The LM head may also reuse (tie) a 4-bit embedding table.
+def AFM_HeadWeight : AnyTypeOf<[2DTensorOf<[AnyFloat]>, AFM_Q2WeightType,
+                                AFM_Q4WeightType, AFM_ASTCWeightType],
+                               "plain or compressed weight matrix">;
+
+//===----------------------------------------------------------------------===//
+// Weights
+//===----------------------------------------------------------------------===//
+
+def AFM_WeightOp : AFM_Op<"weight", [Pure]> {
+  let summary = "A named model weight, stored outside the IR or inline";
+  let description = [{
+    Produces the weight called `name`. Without a `value`, the weight lives
+    outside the IR, in the model's weight file (a safetensors entry of that
+    name), and tools resolve it when they package the model. With a value,
+    the weight is inline: a dense (or `dense_resource`) tensor for plain
+    weights, `#afm.quantized` for `!afm.q2`/`!afm.q4`, and `#afm.astc_blocks`
+    for `!afm.astc`. Inline payload sizes must match the type.
+
+    Example:
+
+    ```mlir
+    %wq = afm.weight "layers.0.attn.q_proj" : tensor<64x64xf32>
+    %g = afm.weight "layers.0.attn_norm" : tensor<64xf32> = dense<1.0>
+    %w2 = afm.weight "layers.0.ffn.down" : !afm.q2<64x128, per_channel>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, OptionalAttr<AnyAttr>:$value);
+  let results = (outs AnyTypeOf<[AFM_FloatTensor, AFM_CompressedWeight]>:$result);
+  // `name : type (= value)?`: the value comes after the type so that a
+  // tensor value can take it (`dense<1.0>`, `dense_resource<blob>`).
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+def AFM_DequantizeOp : AFM_Op<"dequantize", [Pure]> {
+  let summary = "Reconstruct a compressed weight as a float tensor";
+  let description = [{
+    Expands a `!afm.q2`, `!afm.q4` or `!afm.astc` weight into its float
+    values (`s * level(q)`, `scale * q`, or `D + m`). Lowerings avoid
+    materializing it; it exists so rewrites can state what they preserve.
+
+    Example:
+
+    ```mlir
+    %w = afm.dequantize %q : !afm.q2<64x64, per_tensor> -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins AFM_CompressedWeight:$weight);
+  let results = (outs 2DTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat =
+      "$weight attr-dict `:` type($weight) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Token-wise layers
+//===----------------------------------------------------------------------===//
+
+def AFM_EmbeddingOp : AFM_Op<"embedding", [Pure]> {
+  let summary = "Gather rows of an embedding table for a token sequence";
+  let description = [{
+    `result[t, :] = table[tokens[t], :]`. The table is plain or 4-bit
+    (`!afm.q4`, dequantized per looked-up row). Token ids outside the table
+    are a runtime error.
+
+    Example:
+
+    ```mlir
+    %h = afm.embedding %table[%tokens]
+        : !afm.q4<256x64, group = 32>, tensor<?xi32> -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins AFM_EmbeddingTable:$table, 1DTensorOf<[I32]>:$tokens);
+  let results = (outs AFM_Activation2D:$result);
+  let assemblyFormat = [{
+    $table `[` $tokens `]` attr-dict `:` type($table) `,` type($tokens)
+      `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def AFM_RMSNormOp : AFM_Op<"rms_norm", [Pure,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "Root-mean-square normalization over the last dimension";
+  let description = [{
+    `y = x / sqrt(mean(x^2) + epsilon) * weight`, reduced over the last
+    dimension in f32. `weight` has the size of that dimension.
+
+    Example:
+
+    ```mlir
+    %y = afm.rms_norm %x, %g {epsilon = 1.0e-05 : f32}
+        : tensor<?x64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins AFM_FloatTensor:$input, 1DTensorOf<[AnyFloat]>:$weight,
+                       DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
+  let results = (outs AFM_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `,` $weight attr-dict `:` type($input) `,` type($weight)";
+  let hasVerifier = 1;
+}
+
+def AFM_RoPEOp : AFM_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Rotary position embedding (rotate-half form)";
+  let description = [{
+    Rotates each pair `(i, i + headDim/2)` of every head of token `t` by the
+    angle `(position + t) * theta^(-2i/headDim)`. `input` is
+    `[tokens, heads, headDim]`, `position` is the position of the first
+    token. Local attention layers use it; global layers do not (NoPE).
+
+    Example:
+
+    ```mlir
+    %qr = afm.rope %q at %pos {theta = 500000.0 : f32} : tensor<?x4x16xf32>
+    ```
+  }];
+  let arguments = (ins AFM_HeadsTensor:$input, Index:$position,
+                       DefaultValuedAttr<F32Attr, "500000.0">:$theta);
+  let results = (outs AFM_HeadsTensor:$result);
+  let assemblyFormat = "$input `at` $position attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def AFM_LinearOp : AFM_Op<"linear", [Pure]> {
+  let summary = "Matrix product with a weight stored output-major";
+  let description = [{
+    `result = input * weight^T` for `input [T, K]` and `weight [N, K]`. The
+    weight is plain, 2-bit (`!afm.q2`) or ASTC (`!afm.astc`); compressed
+    weights are consumed directly by the lowered kernels.
+
+    Example:
+
+    ```mlir
+    %y = afm.linear %x, %w
+        : tensor<?x64xf32>, !afm.q2<128x64, per_tensor> -> tensor<?x128xf32>
+    ```
+  }];
+  let arguments = (ins AFM_Activation2D:$input, AFM_LinearWeight:$weight);
+  let results = (outs AFM_Activation2D:$result);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` type($input) `,` type($weight)
+      `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def AFM_LoRAOp : AFM_Op<"lora", [Pure, AllTypesMatch<["base", "result"]>]> {
+  let summary = "Add a low-rank adapter's contribution to a linear output";
+  let description = [{
+    `result = base + (alpha / r) * (input * a^T) * b^T` with `input [T, K]`,
+    `a [r, K]`, `b [N, r]` and `base [T, N]` (the output of the adapted
+    linear layer). The paper's quality-recovery adapters have rank 32.
+
+    Example:
+
+    ```mlir
+    %y2 = afm.lora %y, %x, %a, %b {alpha = 32.0 : f32}
+        : tensor<?x128xf32>, tensor<?x64xf32>, tensor<32x64xf32>,
+          tensor<128x32xf32>
+    ```
+  }];
+  let arguments = (ins AFM_Activation2D:$base, AFM_Activation2D:$input,
+                       2DTensorOf<[AnyFloat]>:$a, 2DTensorOf<[AnyFloat]>:$b,
+                       F32Attr:$alpha);
+  let results = (outs AFM_Activation2D:$result);
+  let assemblyFormat = [{
+    $base `,` $input `,` $a `,` $b attr-dict `:` type($base) `,`
+      type($input) `,` type($a) `,` type($b)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def AFM_AttentionOp : AFM_Op<"attention"> {
+  let summary = "Causal GQA attention that appends to its layer's KV cache";
+  let description = [{
+    Appends `key` and `value` (`[T, G, headDim]`) to `cache` at positions
+    `position .. position+T-1`, then computes causal attention of `query`
+    (`[T, H, headDim]`, `H % G == 0`) over the cache, with scale
+    `1/sqrt(headDim)` unless `scale` is given and softmax in f32.
+
+    A `local` layer attends to the last `window` positions
+    (`max(0, p-window+1) .. p`) and needs a cache of at most `window`
+    entries (a ring buffer); RoPE is applied to its queries and keys before.
+    A `global` layer attends to the whole context, has no window, and no
+    positional embedding (NoPE).
+
+    Example:
+
+    ```mlir
+    %o = afm.attention local %q, %k, %v into %cache at %pos {window = 8}
+        : tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>,
+          !afm.kv_cache<2x8x16, f32> -> tensor<?x4x16xf32>
+    ```
+  }];
+  let arguments = (ins AFM_AttentionKind:$kind, AFM_HeadsTensor:$query,
+                       AFM_HeadsTensor:$key, AFM_HeadsTensor:$value,
+                       Arg<AFM_KVCacheType, "the layer's cache",
+                           [MemRead, MemWrite]>:$cache,
+                       Index:$position,
+                       OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<F32Attr>:$scale);
+  let results = (outs AFM_HeadsTensor:$result);
+  let assemblyFormat = [{
+    $kind $query `,` $key `,` $value `into` $cache `at` $position attr-dict
+      `:` type($query) `,` type($key) `,` type($value) `,` qualified(type($cache))
+      `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def AFM_SharedKVAttentionOp : AFM_Op<"shared_kv_attention"> {
+  let summary = "Causal GQA attention over another layer's KV cache";
+  let description = [{
+    The attention of a Block-2 layer of the on-device model: it has no key
+    or value projections and reads, without appending, the cache that a
+    Block-1 layer of the same kind filled for the same positions. Otherwise
+    identical to `afm.attention`.
+
+    Example:
+
+    ```mlir
+    %o = afm.shared_kv_attention global %q from %cache3 at %pos
+        : tensor<?x4x16xf32>, !afm.kv_cache<2x4096x16, f32>
+          -> tensor<?x4x16xf32>
+    ```
+  }];
+  let arguments = (ins AFM_AttentionKind:$kind, AFM_HeadsTensor:$query,
+                       Arg<AFM_KVCacheType, "a Block-1 layer's cache",
+                           [MemRead]>:$cache,
+                       Index:$position,
+                       OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<F32Attr>:$scale);
+  let results = (outs AFM_HeadsTensor:$result);
+  let assemblyFormat = [{
+    $kind $query `from` $cache `at` $position attr-dict
+      `:` type($query) `,` qualified(type($cache)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Feed-forward and mixture of experts
+//===----------------------------------------------------------------------===//
+
+def AFM_SwiGLUOp : AFM_Op<"swiglu", [Pure,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "SwiGLU feed-forward network";
+  let description = [{
+    `result = down(silu(gate(input)) * up(input))` with `gate`, `up` of shape
+    `[F, d]` and `down` of shape `[d, F]`; each weight may be plain or
+    compressed.
+
+    Example:
+
+    ```mlir
+    %y = afm.swiglu %x, %wg, %wu, %wd
+        : tensor<?x64xf32>, tensor<128x64xf32>, tensor<128x64xf32>,
+          tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins AFM_Activation2D:$input, AFM_LinearWeight:$gate,
+                       AFM_LinearWeight:$up, AFM_LinearWeight:$down);
+  let results = (outs AFM_Activation2D:$result);
+  let assemblyFormat = [{
+    $input `,` $gate `,` $up `,` $down attr-dict `:` type($input) `,`
+      type($gate) `,` type($up) `,` type($down)
+  }];
+  let hasVerifier = 1;
+}
+
+def AFM_TopKRouterOp : AFM_Op<"topk_router", [Pure]> {
+  let summary = "Top-k expert routing with softmax over the selected logits";
+  let description = [{
+    Router logits `r = input * router^T` (`router [E, d]`); for each token
+    the `top_k` largest logits are selected (ties to the lower expert index)
+    and their softmax gives the gate weights. Returns the expert indices and
+    gates, both `[T, top_k]`.
+
+    Example:
+
+    ```mlir
+    %experts, %gates = afm.topk_router %x, %wr {top_k = 2 : i64}
+        : tensor<?x64xf32>, tensor<4x64xf32>
+          -> tensor<?x2xi32>, tensor<?x2xf32>
+    ```
+  }];
+  let arguments = (ins AFM_Activation2D:$input, 2DTensorOf<[AnyFloat]>:$router,
+                       I64Attr:$top_k);
+  let results = (outs 2DTensorOf<[I32]>:$experts,
+                      2DTensorOf<[AnyFloat]>:$gates);
+  let assemblyFormat = [{
+    $input `,` $router attr-dict `:` type($input) `,` type($router)
+      `->` type($experts) `,` type($gates)
+  }];
+  let hasVerifier = 1;
+}
+
+def AFM_MoEOp : AFM_Op<"moe", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Mixture-of-experts SwiGLU layer with top-k routing";
+  let description = [{
+    Routes every token as `afm.topk_router` does and returns
+    `sum_e g_e * SwiGLU_e(x)` over the selected experts. Expert weights are
+    stacked: `gate`, `up` are `[E, F, d]`, `down` is `[E, d, F]`. No token is
+    ever dropped (there is no capacity factor).
+
+    Example:
+
+    ```mlir
+    %y = afm.moe %x, %wr, %wg, %wu, %wd {top_k = 2 : i64}
+        : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x64xf32>,
+          tensor<4x128x64xf32>, tensor<4x64x128xf32>
+    ```
+  }];
+  let arguments = (ins AFM_Activation2D:$input, 2DTensorOf<[AnyFloat]>:$router,
+                       3DTensorOf<[AnyFloat]>:$gate, 3DTensorOf<[AnyFloat]>:$up,
+                       3DTensorOf<[AnyFloat]>:$down, I64Attr:$top_k);
+  let results = (outs AFM_Activation2D:$result);
+  let assemblyFormat = [{
+    $input `,` $router `,` $gate `,` $up `,` $down attr-dict `:`
+      type($input) `,` type($router) `,` type($gate) `,` type($up) `,`
+      type($down)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Parallel tracks
+//===----------------------------------------------------------------------===//
+
+def AFM_TrackBlockOp : AFM_Op<"track_block", [RecursiveMemoryEffects,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "A block of parallel tracks synchronized by their mean";
+  let description = [{
+    One region per track. Every track starts from `input` (the shared
+    residual stream, its region's only argument), runs its own layers
+    independently and yields its residual stream; the result is the mean of
+    the yielded values. This is the only synchronization point: nothing in
+    one track may use a value defined in another.
+
+    Example:
+
+    ```mlir
+    %h1 = afm.track_block %h : tensor<?x64xf32> {
+    ^bb0(%t0: tensor<?x64xf32>):
+      ...
+      afm.yield %a : tensor<?x64xf32>
+    }, {
+    ^bb0(%t1: tensor<?x64xf32>):
+      ...
+      afm.yield %b : tensor<?x64xf32>
+    }
+    ```
+  }];
+  let arguments = (ins AFM_FloatTensor:$input);
+  let results = (outs AFM_FloatTensor:$result);
+  let regions = (region VariadicRegion<SizedRegion<1>>:$tracks);
+  let assemblyFormat = "$input `:` type($input) $tracks attr-dict";
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let hasCanonicalizer = 1;
+  let extraClassDeclaration = [{
+    unsigned getNumTracks() { return getTracks().size(); }
+  }];
+}
+
+def AFM_YieldOp : AFM_Op<"yield", [Pure, Terminator, ReturnLike,
+    HasParent<"TrackBlockOp">]> {
+  let summary = "Yield a track's residual stream to its track block";
+  let description = [{
+    Terminates a track of `afm.track_block`.
+
+    Example:
+
+    ```mlir
+    afm.yield %h : tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins AFM_FloatTensor:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+//===----------------------------------------------------------------------===//
+// Output
+//===----------------------------------------------------------------------===//
+
+def AFM_LMHeadOp : AFM_Op<"lm_head", [Pure]> {
+  let summary = "Project hidden states to vocabulary logits";
+  let description = [{
+    `logits = hidden * weight^T` with `weight [V, d]`: the output projection,
+    or the (possibly 4-bit) embedding table when input and output
+    embeddings are tied. Logits are f32.
+
+    Example:
+
+    ```mlir
+    %logits = afm.lm_head %h, %table
+        : tensor<1x64xf32>, !afm.q4<256x64, group = 32> -> tensor<1x256xf32>
+    ```
+  }];
+  let arguments = (ins AFM_Activation2D:$hidden, AFM_HeadWeight:$weight);
+  let results = (outs 2DTensorOf<[F32]>:$logits);
+  let assemblyFormat = [{
+    $hidden `,` $weight attr-dict `:` type($hidden) `,` type($weight)
+      `->` type($logits)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // AFM_OPS_TD

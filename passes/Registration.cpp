@@ -1,0 +1,2 @@
+// Pass registration lives in Passes.h.inc; this file anchors the library.
+#include "passes/Passes.h"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs every Debian package afm-compiler needs to build and test.
+# Idempotent: a machine that already has everything costs one dpkg query.
+set -euo pipefail
+
+PACKAGES=(
+  # Toolchain: Debian's LLVM/MLIR 22 (never built from source).
+  libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22 lld-22
+  cmake ninja-build ccache
+  # Front ends and formats.
+  libonnx-dev libprotobuf-dev protobuf-compiler libastcenc-dev
+  # Tests.
+  googletest libgtest-dev libonnx-testdata
+  # Cross-target execution of AArch64 code.
+  qemu-user gcc-aarch64-linux-gnu
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
