@@ -398,7 +398,9 @@ LogicalResult TrackBlockOp::verifyRegions() {
     if (block.getNumArguments() != 1 || block.getArgument(0).getType() != type)
       return emitOpError("track ")
              << index << " must take exactly one argument of type " << type;
-    auto yield = dyn_cast<YieldOp>(block.getTerminator());
+    auto yield = block.mightHaveTerminator()
+                     ? dyn_cast<YieldOp>(block.getTerminator())
+                     : YieldOp();
     if (!yield)
       return emitOpError("track ") << index << " must end with afm.yield";
     if (yield.getValue().getType() != type)

@@ -1,0 +1,615 @@
+// Every verifier diagnostic of the afm dialect, one case each.
+// RUN: afm-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
+
+//===----------------------------------------------------------------------===//
+// Types and attributes
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{expected a matrix shape with 2 dimensions, got 3}}
+func.func private @matrix_rank(!afm.q2<4x4x4, per_tensor>)
+
+// -----
+
+// expected-error @+1 {{weight shape must be positive, got 0x4}}
+func.func private @empty_weight(!afm.q2<0x4, per_tensor>)
+
+// -----
+
+// expected-error @+1 {{group size 5 must be positive and divide the row length 64}}
+func.func private @q4_group(!afm.q4<16x64, group = 5>)
+
+// -----
+
+// expected-error @+1 {{block 7x7 is not an ASTC 2D footprint; valid footprints are 4x4, 4x5, 5x5, 5x6, 6x6, 5x8, 6x8, 8x8, 5x10, 6x10, 8x10, 10x10, 10x12, 12x12}}
+func.func private @astc_block(!afm.astc<12x12, block = 7x7, offset = min>)
+
+// -----
+
+// expected-error @+1 {{expected a cache shape (kv heads x capacity x head dim) with 3 dimensions, got 2}}
+func.func private @cache_rank(!afm.kv_cache<2x8, f32>)
+
+// -----
+
+// expected-error @+1 {{KV cache shape must be positive, got 2x0x16}}
+func.func private @cache_empty(!afm.kv_cache<2x0x16, f32>)
+
+// -----
+
+// expected-error @+1 {{KV cache element type must be f32, f16, bf16 or i8, got 'i4'}}
+func.func private @cache_element(!afm.kv_cache<2x8x16, i4>)
+
+// -----
+
+func.func @codes_type() {
+  // expected-error @+1 {{codes must be a 1-D tensor of 'i8', got 'tensor<4xi32>'}}
+  %w = afm.weight "w" : !afm.q2<2x8, per_tensor> = #afm.quantized<codes = dense<0> : tensor<4xi32>, scales = dense<1.0> : tensor<1xf32>>
+  return
+}
+
+// -----
+
+func.func @scales_type() {
+  // expected-error @+1 {{scales must be a 1-D tensor of 'f32', got 'tensor<1xf16>'}}
+  %w = afm.weight "w" : !afm.q2<2x8, per_tensor> = #afm.quantized<codes = dense<0> : tensor<4xi8>, scales = dense<1.0> : tensor<1xf16>>
+  return
+}
+
+// -----
+
+func.func @blocks_type() {
+  // expected-error @+1 {{blocks must be a 1-D tensor of 'i8', got 'tensor<2x16xi8>'}}
+  %w = afm.weight "w" : !afm.astc<6x6, block = 6x6, offset = min> = #afm.astc_blocks<blocks = dense<0> : tensor<2x16xi8>, offsets = dense<0.0> : tensor<1xf16>>
+  return
+}
+
+// -----
+
+func.func @offsets_type() {
+  // expected-error @+1 {{offsets must be a 1-D tensor of 'f16', got 'tensor<1xf32>'}}
+  %w = afm.weight "w" : !afm.astc<6x6, block = 6x6, offset = min> = #afm.astc_blocks<blocks = dense<0> : tensor<16xi8>, offsets = dense<0.0> : tensor<1xf32>>
+  return
+}
+
+// -----
+
+func.func @blocks_partial() {
+  // expected-error @+1 {{blocks must hold 16 bytes per ASTC block, got 20 bytes}}
+  %w = afm.weight "w" : !afm.astc<6x6, block = 6x6, offset = min> = #afm.astc_blocks<blocks = dense<0> : tensor<20xi8>, offsets = dense<0.0> : tensor<1xf16>>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// afm.weight and afm.dequantize
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @weight_name() {
+  // expected-error @+1 {{'afm.weight' op weight name must not be empty}}
+  %w = afm.weight "" : tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @weight_value_kind() {
+  // expected-error @+1 {{'afm.weight' op inline value of a tensor weight must be an elements attribute, got 1.000000e+00 : f32}}
+  %w = "afm.weight"() {name = "w", value = 1.0 : f32} : () -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @weight_value_type() {
+  // expected-error @+1 {{'afm.weight' op inline value of type 'tensor<3xf32>' does not match result type 'tensor<2xf32>'}}
+  %w = "afm.weight"() {name = "w", value = dense<1.0> : tensor<3xf32>} : () -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @weight_q2_value_kind() {
+  // expected-error @+1 {{'afm.weight' op inline value of a '!afm.q2<2x8, per_tensor>' weight must be #afm.quantized, got dense<0> : tensor<4xi8>}}
+  %w = afm.weight "w" : !afm.q2<2x8, per_tensor> = dense<0> : tensor<4xi8>
+  return
+}
+
+// -----
+
+func.func @weight_q2_codes() {
+  // expected-error @+1 {{'afm.weight' op inline codes has 3 elements, but the weight type needs 4}}
+  %w = afm.weight "w" : !afm.q2<2x8, per_tensor> = #afm.quantized<codes = dense<0> : tensor<3xi8>, scales = dense<1.0> : tensor<1xf32>>
+  return
+}
+
+// -----
+
+func.func @weight_q4_scales() {
+  // expected-error @+1 {{'afm.weight' op inline scales has 1 elements, but the weight type needs 4}}
+  %w = afm.weight "w" : !afm.q4<2x8, group = 4> = #afm.quantized<codes = dense<0> : tensor<8xi8>, scales = dense<1.0> : tensor<1xf32>>
+  return
+}
+
+// -----
+
+func.func @weight_astc_value_kind() {
+  // expected-error @+1 {{'afm.weight' op inline value of a '!afm.astc<6x6, block = 6x6, offset = min>' weight must be #afm.astc_blocks}}
+  %w = afm.weight "w" : !afm.astc<6x6, block = 6x6, offset = min> = #afm.quantized<codes = dense<0> : tensor<16xi8>, scales = dense<1.0> : tensor<1xf32>>
+  return
+}
+
+// -----
+
+func.func @weight_astc_blocks() {
+  // expected-error @+1 {{'afm.weight' op inline blocks has 16 elements, but the weight type needs 32}}
+  %w = afm.weight "w" : !afm.astc<6x7, block = 6x6, offset = min> = #afm.astc_blocks<blocks = dense<0> : tensor<16xi8>, offsets = dense<0.0> : tensor<2xf16>>
+  return
+}
+
+// -----
+
+func.func @weight_astc_offsets() {
+  // expected-error @+1 {{'afm.weight' op inline offsets has 1 elements, but the weight type needs 2}}
+  %w = afm.weight "w" : !afm.astc<6x7, block = 6x6, offset = min> = #afm.astc_blocks<blocks = dense<0> : tensor<32xi8>, offsets = dense<0.0> : tensor<1xf16>>
+  return
+}
+
+// -----
+
+func.func @dequantize_shape(%w: !afm.q2<64x32, per_tensor>) {
+  // expected-error @+1 {{'afm.dequantize' op result shape 'tensor<32x64xf32>' must be the weight's shape 64x32}}
+  %d = afm.dequantize %w : !afm.q2<64x32, per_tensor> -> tensor<32x64xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Token-wise layers
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @embedding_tokens(%t: tensor<5xi32>, %table: tensor<16x8xf32>) {
+  // expected-error @+1 {{'afm.embedding' op result token count (4) must match token count (5)}}
+  %h = afm.embedding %table[%t] : tensor<16x8xf32>, tensor<5xi32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_width(%t: tensor<?xi32>, %table: !afm.q4<16x8, group = 4>) {
+  // expected-error @+1 {{'afm.embedding' op result hidden size (9) must match embedding width (8)}}
+  %h = afm.embedding %table[%t] : !afm.q4<16x8, group = 4>, tensor<?xi32> -> tensor<?x9xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_rank(%x: tensor<f32>, %g: tensor<1xf32>) {
+  // expected-error @+1 {{'afm.rms_norm' op input must have at least one dimension}}
+  %y = afm.rms_norm %x, %g : tensor<f32>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_weight(%x: tensor<?x64xf32>, %g: tensor<32xf32>) {
+  // expected-error @+1 {{'afm.rms_norm' op weight size (32) must match normalized dimension (64)}}
+  %y = afm.rms_norm %x, %g : tensor<?x64xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_epsilon(%x: tensor<?x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{'afm.rms_norm' op epsilon must be positive, got 0}}
+  %y = afm.rms_norm %x, %g {epsilon = 0.0 : f32} : tensor<?x64xf32>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @rope_odd(%x: tensor<?x4x15xf32>, %p: index) {
+  // expected-error @+1 {{'afm.rope' op head dimension must be static and even, got 15}}
+  %y = afm.rope %x at %p : tensor<?x4x15xf32>
+  return
+}
+
+// -----
+
+func.func @rope_dynamic(%x: tensor<?x4x?xf32>, %p: index) {
+  // expected-error @+1 {{'afm.rope' op head dimension must be static and even, got ?}}
+  %y = afm.rope %x at %p : tensor<?x4x?xf32>
+  return
+}
+
+// -----
+
+func.func @rope_theta(%x: tensor<?x4x16xf32>, %p: index) {
+  // expected-error @+1 {{'afm.rope' op theta must be positive, got -1}}
+  %y = afm.rope %x at %p {theta = -1.0 : f32} : tensor<?x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @linear_features(%x: tensor<?x64xf32>, %w: tensor<128x32xf32>) {
+  // expected-error @+1 {{'afm.linear' op input features (64) must match weight columns (32)}}
+  %y = afm.linear %x, %w : tensor<?x64xf32>, tensor<128x32xf32> -> tensor<?x128xf32>
+  return
+}
+
+// -----
+
+func.func @linear_rows(%x: tensor<3x64xf32>, %w: !afm.q2<128x64, per_tensor>) {
+  // expected-error @+1 {{'afm.linear' op result rows (4) must match input rows (3)}}
+  %y = afm.linear %x, %w : tensor<3x64xf32>, !afm.q2<128x64, per_tensor> -> tensor<4x128xf32>
+  return
+}
+
+// -----
+
+func.func @linear_outputs(%x: tensor<?x64xf32>, %w: !afm.astc<128x64, block = 6x6, offset = min>) {
+  // expected-error @+1 {{'afm.linear' op result features (96) must match weight rows (128)}}
+  %y = afm.linear %x, %w : tensor<?x64xf32>, !afm.astc<128x64, block = 6x6, offset = min> -> tensor<?x96xf32>
+  return
+}
+
+// -----
+
+func.func @linear_weight_kind(%x: tensor<?x64xf32>, %w: !afm.q4<128x64, group = 32>) {
+  // expected-error @+1 {{'afm.linear' op operand #1 must be plain, 2-bit or ASTC weight matrix}}
+  %y = afm.linear %x, %w : tensor<?x64xf32>, !afm.q4<128x64, group = 32> -> tensor<?x128xf32>
+  return
+}
+
+// -----
+
+func.func @lm_head_vocab(%h: tensor<1x64xf32>, %w: !afm.q4<256x64, group = 32>) {
+  // expected-error @+1 {{'afm.lm_head' op result features (255) must match weight rows (256)}}
+  %y = afm.lm_head %h, %w : tensor<1x64xf32>, !afm.q4<256x64, group = 32> -> tensor<1x255xf32>
+  return
+}
+
+// -----
+
+func.func @lora_rank(%y: tensor<?x128xf32>, %x: tensor<?x64xf32>, %a: tensor<?x64xf32>, %b: tensor<128x32xf32>) {
+  // expected-error @+1 {{'afm.lora' op adapter rank must be static and positive, got ?}}
+  %z = afm.lora %y, %x, %a, %b {alpha = 1.0 : f32} : tensor<?x128xf32>, tensor<?x64xf32>, tensor<?x64xf32>, tensor<128x32xf32>
+  return
+}
+
+// -----
+
+func.func @lora_a(%y: tensor<?x128xf32>, %x: tensor<?x32xf32>, %a: tensor<32x64xf32>, %b: tensor<128x32xf32>) {
+  // expected-error @+1 {{'afm.lora' op columns of a (64) must match input features (32)}}
+  %z = afm.lora %y, %x, %a, %b {alpha = 1.0 : f32} : tensor<?x128xf32>, tensor<?x32xf32>, tensor<32x64xf32>, tensor<128x32xf32>
+  return
+}
+
+// -----
+
+func.func @lora_b_rank(%y: tensor<?x128xf32>, %x: tensor<?x64xf32>, %a: tensor<32x64xf32>, %b: tensor<128x16xf32>) {
+  // expected-error @+1 {{'afm.lora' op columns of b (16) must match adapter rank (32)}}
+  %z = afm.lora %y, %x, %a, %b {alpha = 1.0 : f32} : tensor<?x128xf32>, tensor<?x64xf32>, tensor<32x64xf32>, tensor<128x16xf32>
+  return
+}
+
+// -----
+
+func.func @lora_b_rows(%y: tensor<?x128xf32>, %x: tensor<?x64xf32>, %a: tensor<32x64xf32>, %b: tensor<64x32xf32>) {
+  // expected-error @+1 {{'afm.lora' op rows of b (64) must match base features (128)}}
+  %z = afm.lora %y, %x, %a, %b {alpha = 1.0 : f32} : tensor<?x128xf32>, tensor<?x64xf32>, tensor<32x64xf32>, tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @lora_tokens(%y: tensor<2x128xf32>, %x: tensor<3x64xf32>, %a: tensor<32x64xf32>, %b: tensor<128x32xf32>) {
+  // expected-error @+1 {{'afm.lora' op input rows (3) must match base rows (2)}}
+  %z = afm.lora %y, %x, %a, %b {alpha = 1.0 : f32} : tensor<2x128xf32>, tensor<3x64xf32>, tensor<32x64xf32>, tensor<128x32xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @attention_result(%q: tensor<?x4x16xf32>, %k: tensor<?x2x16xf32>, %c: !afm.kv_cache<2x8x16, f32>, %p: index) {
+  // expected-error @+1 {{'afm.attention' op result type 'tensor<?x4x8xf32>' must match query type 'tensor<?x4x16xf32>'}}
+  %o = afm.attention global %q, %k, %k into %c at %p : tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, !afm.kv_cache<2x8x16, f32> -> tensor<?x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_dynamic_heads(%q: tensor<?x?x16xf32>, %k: tensor<?x2x16xf32>, %c: !afm.kv_cache<2x8x16, f32>, %p: index) {
+  // expected-error @+1 {{'afm.attention' op query heads and head dimension must be static}}
+  %o = afm.attention global %q, %k, %k into %c at %p : tensor<?x?x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, !afm.kv_cache<2x8x16, f32> -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_gqa(%q: tensor<?x4x16xf32>, %k: tensor<?x3x16xf32>, %c: !afm.kv_cache<3x8x16, f32>, %p: index) {
+  // expected-error @+1 {{'afm.attention' op query heads (4) must be a multiple of KV heads (3)}}
+  %o = afm.attention global %q, %k, %k into %c at %p : tensor<?x4x16xf32>, tensor<?x3x16xf32>, tensor<?x3x16xf32>, !afm.kv_cache<3x8x16, f32> -> tensor<?x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_head_dim(%q: tensor<?x4x8xf32>, %c: !afm.kv_cache<2x8x16, f32>, %p: index) {
+  // expected-error @+1 {{'afm.shared_kv_attention' op query head dimension (8) must match cache head dimension (16)}}
+  %o = afm.shared_kv_attention global %q from %c at %p : tensor<?x4x8xf32>, !afm.kv_cache<2x8x16, f32> -> tensor<?x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_local_needs_window(%q: tensor<?x4x16xf32>, %k: tensor<?x2x16xf32>, %c: !afm.kv_cache<2x8x16, f32>, %p: index) {
+  // expected-error @+1 {{'afm.attention' op local attention requires a window}}
+  %o = afm.attention local %q, %k, %k into %c at %p : tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, !afm.kv_cache<2x8x16, f32> -> tensor<?x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_window(%q: tensor<?x4x16xf32>, %c: !afm.kv_cache<2x8x16, f32>, %p: index) {
+  // expected-error @+1 {{'afm.shared_kv_attention' op window must be positive, got 0}}
+  %o = afm.shared_kv_attention local %q from %c at %p {window = 0} : tensor<?x4x16xf32>, !afm.kv_cache<2x8x16, f32> -> tensor<?x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_global_window(%q: tensor<?x4x16xf32>, %k: tensor<?x2x16xf32>, %c: !afm.kv_cache<2x8x16, f32>, %p: index) {
+  // expected-error @+1 {{'afm.attention' op global attention must not have a window}}
+  %o = afm.attention global %q, %k, %k into %c at %p {window = 8} : tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, !afm.kv_cache<2x8x16, f32> -> tensor<?x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_scale(%q: tensor<?x4x16xf32>, %c: !afm.kv_cache<2x8x16, f32>, %p: index) {
+  // expected-error @+1 {{'afm.shared_kv_attention' op scale must be positive, got -5.000000e-01}}
+  %o = afm.shared_kv_attention global %q from %c at %p {scale = -0.5 : f32} : tensor<?x4x16xf32>, !afm.kv_cache<2x8x16, f32> -> tensor<?x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_key_tokens(%q: tensor<3x4x16xf32>, %k: tensor<2x2x16xf32>, %c: !afm.kv_cache<2x8x16, f32>, %p: index) {
+  // expected-error @+1 {{'afm.attention' op key token count (2) must match query token count (3)}}
+  %o = afm.attention global %q, %k, %k into %c at %p : tensor<3x4x16xf32>, tensor<2x2x16xf32>, tensor<2x2x16xf32>, !afm.kv_cache<2x8x16, f32> -> tensor<3x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_value_heads(%q: tensor<?x4x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x4x16xf32>, %c: !afm.kv_cache<2x8x16, f32>, %p: index) {
+  // expected-error @+1 {{'afm.attention' op value heads (4) must match cache KV heads (2)}}
+  %o = afm.attention global %q, %k, %v into %c at %p : tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x4x16xf32>, !afm.kv_cache<2x8x16, f32> -> tensor<?x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_key_head_dim(%q: tensor<?x4x16xf32>, %k: tensor<?x2x8xf32>, %c: !afm.kv_cache<2x8x16, f32>, %p: index) {
+  // expected-error @+1 {{'afm.attention' op key head dimension (8) must match cache head dimension (16)}}
+  %o = afm.attention global %q, %k, %k into %c at %p : tensor<?x4x16xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>, !afm.kv_cache<2x8x16, f32> -> tensor<?x4x16xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Feed-forward and mixture of experts
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @swiglu_gate(%x: tensor<?x64xf32>, %g: tensor<128x32xf32>, %d: tensor<64x128xf32>) {
+  // expected-error @+1 {{'afm.swiglu' op gate columns (32) must match hidden size (64)}}
+  %y = afm.swiglu %x, %g, %g, %d : tensor<?x64xf32>, tensor<128x32xf32>, tensor<128x32xf32>, tensor<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @swiglu_up_rows(%x: tensor<?x64xf32>, %g: tensor<128x64xf32>, %u: tensor<96x64xf32>, %d: tensor<64x128xf32>) {
+  // expected-error @+1 {{'afm.swiglu' op up shape (96) must match gate rows (128)}}
+  %y = afm.swiglu %x, %g, %u, %d : tensor<?x64xf32>, tensor<128x64xf32>, tensor<96x64xf32>, tensor<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @swiglu_up_cols(%x: tensor<?x64xf32>, %g: tensor<128x64xf32>, %u: !afm.q2<128x32, per_tensor>, %d: tensor<64x128xf32>) {
+  // expected-error @+1 {{'afm.swiglu' op up columns (32) must match hidden size (64)}}
+  %y = afm.swiglu %x, %g, %u, %d : tensor<?x64xf32>, tensor<128x64xf32>, !afm.q2<128x32, per_tensor>, tensor<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @swiglu_down_rows(%x: tensor<?x64xf32>, %g: tensor<128x64xf32>, %d: tensor<32x128xf32>) {
+  // expected-error @+1 {{'afm.swiglu' op down rows (32) must match hidden size (64)}}
+  %y = afm.swiglu %x, %g, %g, %d : tensor<?x64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<32x128xf32>
+  return
+}
+
+// -----
+
+func.func @swiglu_down_cols(%x: tensor<?x64xf32>, %g: tensor<128x64xf32>, %d: tensor<64x64xf32>) {
+  // expected-error @+1 {{'afm.swiglu' op down columns (64) must match FFN width (gate rows) (128)}}
+  %y = afm.swiglu %x, %g, %g, %d : tensor<?x64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @router_dynamic_experts(%x: tensor<?x64xf32>, %r: tensor<?x64xf32>) {
+  // expected-error @+1 {{'afm.topk_router' op number of experts must be static}}
+  %e, %g = afm.topk_router %x, %r {top_k = 2} : tensor<?x64xf32>, tensor<?x64xf32> -> tensor<?x2xi32>, tensor<?x2xf32>
+  return
+}
+
+// -----
+
+func.func @router_columns(%x: tensor<?x64xf32>, %r: tensor<4x32xf32>) {
+  // expected-error @+1 {{'afm.topk_router' op router columns (32) must match hidden size (64)}}
+  %e, %g = afm.topk_router %x, %r {top_k = 2} : tensor<?x64xf32>, tensor<4x32xf32> -> tensor<?x2xi32>, tensor<?x2xf32>
+  return
+}
+
+// -----
+
+func.func @router_top_k_zero(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>) {
+  // expected-error @+1 {{'afm.topk_router' op top_k must be at least 1, got 0}}
+  %e, %g = afm.topk_router %x, %r {top_k = 0} : tensor<?x64xf32>, tensor<4x64xf32> -> tensor<?x0xi32>, tensor<?x0xf32>
+  return
+}
+
+// -----
+
+func.func @router_top_k_too_large(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>) {
+  // expected-error @+1 {{'afm.topk_router' op top_k (5) must not exceed the number of experts (4)}}
+  %e, %g = afm.topk_router %x, %r {top_k = 5} : tensor<?x64xf32>, tensor<4x64xf32> -> tensor<?x5xi32>, tensor<?x5xf32>
+  return
+}
+
+// -----
+
+func.func @router_result_rows(%x: tensor<3x64xf32>, %r: tensor<4x64xf32>) {
+  // expected-error @+1 {{'afm.topk_router' op gates rows (2) must match token count (3)}}
+  %e, %g = afm.topk_router %x, %r {top_k = 2} : tensor<3x64xf32>, tensor<4x64xf32> -> tensor<3x2xi32>, tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @router_result_columns(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>) {
+  // expected-error @+1 {{'afm.topk_router' op experts columns (3) must match top_k (2)}}
+  %e, %g = afm.topk_router %x, %r {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32> -> tensor<?x3xi32>, tensor<?x2xf32>
+  return
+}
+
+// -----
+
+func.func @moe_top_k(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<4x128x64xf32>, %d: tensor<4x64x128xf32>) {
+  // expected-error @+1 {{'afm.moe' op top_k (8) must not exceed the number of experts (4)}}
+  %y = afm.moe %x, %r, %g, %g, %d {top_k = 8} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x64xf32>, tensor<4x128x64xf32>, tensor<4x64x128xf32>
+  return
+}
+
+// -----
+
+func.func @moe_gate_experts(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<3x128x64xf32>, %d: tensor<4x64x128xf32>) {
+  // expected-error @+1 {{'afm.moe' op gate experts (3) must match router experts (4)}}
+  %y = afm.moe %x, %r, %g, %g, %d {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<3x128x64xf32>, tensor<3x128x64xf32>, tensor<4x64x128xf32>
+  return
+}
+
+// -----
+
+func.func @moe_gate_cols(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<4x128x32xf32>, %d: tensor<4x64x128xf32>) {
+  // expected-error @+1 {{'afm.moe' op gate columns (32) must match hidden size (64)}}
+  %y = afm.moe %x, %r, %g, %g, %d {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x32xf32>, tensor<4x128x32xf32>, tensor<4x64x128xf32>
+  return
+}
+
+// -----
+
+func.func @moe_up_experts(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<4x128x64xf32>, %u: tensor<2x128x64xf32>, %d: tensor<4x64x128xf32>) {
+  // expected-error @+1 {{'afm.moe' op up experts (2) must match router experts (4)}}
+  %y = afm.moe %x, %r, %g, %u, %d {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x64xf32>, tensor<2x128x64xf32>, tensor<4x64x128xf32>
+  return
+}
+
+// -----
+
+func.func @moe_up_rows(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<4x128x64xf32>, %u: tensor<4x96x64xf32>, %d: tensor<4x64x128xf32>) {
+  // expected-error @+1 {{'afm.moe' op up rows (96) must match gate rows (128)}}
+  %y = afm.moe %x, %r, %g, %u, %d {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x64xf32>, tensor<4x96x64xf32>, tensor<4x64x128xf32>
+  return
+}
+
+// -----
+
+func.func @moe_up_cols(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<4x128x64xf32>, %u: tensor<4x128x32xf32>, %d: tensor<4x64x128xf32>) {
+  // expected-error @+1 {{'afm.moe' op up columns (32) must match hidden size (64)}}
+  %y = afm.moe %x, %r, %g, %u, %d {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x64xf32>, tensor<4x128x32xf32>, tensor<4x64x128xf32>
+  return
+}
+
+// -----
+
+func.func @moe_down_experts(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<4x128x64xf32>, %d: tensor<5x64x128xf32>) {
+  // expected-error @+1 {{'afm.moe' op down experts (5) must match router experts (4)}}
+  %y = afm.moe %x, %r, %g, %g, %d {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x64xf32>, tensor<4x128x64xf32>, tensor<5x64x128xf32>
+  return
+}
+
+// -----
+
+func.func @moe_down_rows(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<4x128x64xf32>, %d: tensor<4x32x128xf32>) {
+  // expected-error @+1 {{'afm.moe' op down rows (32) must match hidden size (64)}}
+  %y = afm.moe %x, %r, %g, %g, %d {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x64xf32>, tensor<4x128x64xf32>, tensor<4x32x128xf32>
+  return
+}
+
+// -----
+
+func.func @moe_down_cols(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<4x128x64xf32>, %d: tensor<4x64x64xf32>) {
+  // expected-error @+1 {{'afm.moe' op down columns (64) must match FFN width (gate rows) (128)}}
+  %y = afm.moe %x, %r, %g, %g, %d {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x64xf32>, tensor<4x128x64xf32>, tensor<4x64x64xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Parallel tracks
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @no_tracks(%h: tensor<1x64xf32>) {
+  // expected-error @+1 {{'afm.track_block' op must have at least one track}}
+  %t = "afm.track_block"(%h) : (tensor<1x64xf32>) -> tensor<1x64xf32>
+  return
+}
+
+// -----
+
+func.func @track_argument(%h: tensor<1x64xf32>) {
+  // expected-error @+1 {{'afm.track_block' op track 1 must take exactly one argument of type 'tensor<1x64xf32>'}}
+  %t = afm.track_block %h : tensor<1x64xf32> {
+  ^bb0(%a: tensor<1x64xf32>):
+    afm.yield %a : tensor<1x64xf32>
+  }, {
+  ^bb0(%a: tensor<1x64xf32>, %b: tensor<1x64xf32>):
+    afm.yield %a : tensor<1x64xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @track_terminator(%h: tensor<1x64xf32>) {
+  // expected-error @+1 {{'afm.track_block' op track 0 must end with afm.yield}}
+  %t = afm.track_block %h : tensor<1x64xf32> {
+  ^bb0(%a: tensor<1x64xf32>):
+    "test.terminator"() : () -> ()
+  }
+  return
+}
+
+// -----
+
+func.func @track_yield_type(%h: tensor<1x64xf32>, %other: tensor<2x64xf32>) {
+  %t = afm.track_block %h : tensor<1x64xf32> {
+  ^bb0(%a: tensor<1x64xf32>):
+    // expected-error @+1 {{'afm.yield' op yields 'tensor<2x64xf32>' but the track block carries 'tensor<1x64xf32>'}}
+    afm.yield %other : tensor<2x64xf32>
+  }
+  return
+}
