@@ -10,7 +10,9 @@
 
 #include "dialects/afm/IR/AFMOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/MapVector.h"
@@ -120,6 +122,7 @@ void afm::registerWeightTableTranslation() {
         return writeWeightTable(module, os);
       },
       [](DialectRegistry &registry) {
-        registry.insert<afm::AFMDialect, func::FuncDialect>();
+        registry.insert<afm::AFMDialect, arith::ArithDialect,
+                        func::FuncDialect, tensor::TensorDialect>();
       });
 }
