@@ -1,2 +1,0 @@
-// Pass registration lives in Passes.h.inc; this file anchors the library.
-#include "passes/Passes.h"

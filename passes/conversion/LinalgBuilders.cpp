@@ -1,0 +1,75 @@
+//===- LinalgBuilders.cpp - small builders for linalg on tensors ----------===//
+
+#include "passes/conversion/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AffineMap.h"
+
+using namespace mlir;
+
+SmallVector<OpFoldResult> afm::getSizes(OpBuilder &b, Location loc,
+                                        Value tensor) {
+  return tensor::getMixedSizes(b, loc, tensor);
+}
+
+Value afm::createFilled(OpBuilder &b, Location loc,
+                        ArrayRef<OpFoldResult> sizes, Type elementType,
+                        double value) {
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, elementType);
+  Value scalar = arith::ConstantOp::create(
+      b, loc, elementType, b.getFloatAttr(elementType, value));
+  return linalg::FillOp::create(b, loc, scalar, empty).getResult(0);
+}
+
+Value afm::castFloat(OpBuilder &b, Location loc, Value value, Type type) {
+  unsigned from = value.getType().getIntOrFloatBitWidth();
+  unsigned to = type.getIntOrFloatBitWidth();
+  if (value.getType() == type)
+    return value;
+  if (from < to)
+    return arith::ExtFOp::create(b, loc, type, value);
+  return arith::TruncFOp::create(b, loc, type, value);
+}
+
+Value afm::matmulTransposeB(OpBuilder &b, Location loc, Value x, Value w,
+                            Value init) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(3, 0, {m, k}, ctx), AffineMap::get(3, 0, {n, k}, ctx),
+      AffineMap::get(3, 0, {m, n}, ctx)};
+  auto matmul = linalg::MatmulOp::create(b, loc, TypeRange{init.getType()},
+                                         ValueRange{x, w}, ValueRange{init});
+  matmul.setIndexingMapsAttr(b.getAffineMapArrayAttr(maps));
+  return matmul.getResult(0);
+}
+
+Value afm::matmulTransposeB(OpBuilder &b, Location loc, Value x, Value w,
+                            Type elementType) {
+  OpFoldResult rows = getSizes(b, loc, x)[0];
+  OpFoldResult cols = getSizes(b, loc, w)[0];
+  Value init = createFilled(b, loc, {rows, cols}, elementType, 0.0);
+  return matmulTransposeB(b, loc, x, w, init);
+}
+
+Value afm::mapElementwise(
+    OpBuilder &b, Location loc, ValueRange inputs, Type elementType,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  auto shaped = cast<RankedTensorType>(inputs.front().getType());
+  Value init = tensor::EmptyOp::create(b, loc, getSizes(b, loc, inputs.front()),
+                                       elementType);
+  SmallVector<AffineMap> maps(inputs.size() + 1,
+                              b.getMultiDimIdentityMap(shaped.getRank()));
+  SmallVector<utils::IteratorType> iterators(shaped.getRank(),
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value result = body(nested, nestedLoc, args.drop_back());
+        linalg::YieldOp::create(nested, nestedLoc, result);
+      });
+  return generic.getResult(0);
+}

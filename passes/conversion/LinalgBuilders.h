@@ -1,0 +1,44 @@
+//===- LinalgBuilders.h - small builders for linalg on tensors --*- C++ -*-===//
+//
+// The handful of constructions every afm lowering needs: zero-filled
+// accumulators, `x * w^T` contractions, element-wise maps, float casts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_PASSES_CONVERSION_LINALGBUILDERS_H
+#define AFM_PASSES_CONVERSION_LINALGBUILDERS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+
+namespace mlir::afm {
+
+/// The sizes of each dimension of `tensor`, static where known.
+SmallVector<OpFoldResult> getSizes(OpBuilder &b, Location loc, Value tensor);
+
+/// A tensor of `sizes` filled with `value` of type `elementType`.
+Value createFilled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                   Type elementType, double value);
+
+/// Converts a float scalar to `type` (extf / truncf / nothing).
+Value castFloat(OpBuilder &b, Location loc, Value value, Type type);
+
+/// `init + x * w^T` for `x [M, K]`, `w [N, K]`, `init [M, N]`, as a
+/// `linalg.matmul` with a transposed-B indexing map.
+Value matmulTransposeB(OpBuilder &b, Location loc, Value x, Value w,
+                       Value init);
+
+/// `x * w^T` into a fresh zero accumulator of element type `elementType`.
+Value matmulTransposeB(OpBuilder &b, Location loc, Value x, Value w,
+                       Type elementType);
+
+/// An element-wise `linalg.generic` over same-shaped `inputs`, producing a
+/// tensor of their shape with element type `elementType`. `body` gets the
+/// scalar inputs and returns the scalar result.
+Value mapElementwise(
+    OpBuilder &b, Location loc, ValueRange inputs, Type elementType,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
+} // namespace mlir::afm
+
+#endif // AFM_PASSES_CONVERSION_LINALGBUILDERS_H

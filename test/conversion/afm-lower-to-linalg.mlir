@@ -1,0 +1,157 @@
+// RUN: afm-opt %s -afm-lower-to-linalg -split-input-file | FileCheck %s
+
+// The gather reads row tokens[t] of the table.
+// CHECK-LABEL: func.func @embedding
+// CHECK-SAME: (%[[TOK:.*]]: tensor<?xi32>, %[[TABLE:.*]]: tensor<256x64xf32>)
+// CHECK: %[[G:.*]] = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel"]
+// CHECK-SAME: ins(%[[TOK]] : tensor<?xi32>)
+// CHECK: %[[ROW:.*]] = arith.index_cast
+// CHECK: %[[COL:.*]] = linalg.index 1
+// CHECK: tensor.extract %[[TABLE]][%[[ROW]], %[[COL]]]
+// CHECK: return %[[G]]
+func.func @embedding(%tokens: tensor<?xi32>, %table: tensor<256x64xf32>) -> tensor<?x64xf32> {
+  %h = afm.embedding %table[%tokens] : tensor<256x64xf32>, tensor<?xi32> -> tensor<?x64xf32>
+  return %h : tensor<?x64xf32>
+}
+
+// -----
+
+// Sum of squares over the last dimension in f32, then x * rsqrt(mean + eps) * g.
+// CHECK-LABEL: func.func @rms_norm_f16
+// CHECK: %[[SUM:.*]] = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: -> tensor<?xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %[[SUM]], %{{.*}} : tensor<?x64xf16>, tensor<?xf32>, tensor<64xf16>)
+// CHECK: %[[MEAN:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[VAR:.*]] = arith.addf %[[MEAN]]
+// CHECK: math.rsqrt %[[VAR]] : f32
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+func.func @rms_norm_f16(%x: tensor<?x64xf16>, %g: tensor<64xf16>) -> tensor<?x64xf16> {
+  %y = afm.rms_norm %x, %g : tensor<?x64xf16>, tensor<64xf16>
+  return %y : tensor<?x64xf16>
+}
+
+// -----
+
+// Rotate-half RoPE: the partner element is i + hd/2 in the first half and
+// i - hd/2 in the second; the angle is (pos + t) * theta^(-2 (i mod hd/2) / hd).
+// CHECK-LABEL: func.func @rope
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4x16xf32>, %[[POS:.*]]: index)
+// CHECK: linalg.generic
+// CHECK: %[[T:.*]] = linalg.index 0
+// CHECK: %[[I:.*]] = linalg.index 2
+// CHECK: %[[HALF:.*]] = arith.constant 8 : index
+// CHECK: %[[FIRST:.*]] = arith.cmpi ult, %[[I]], %[[HALF]]
+// CHECK: tensor.extract %[[X]]
+// CHECK: arith.constant -1.250000e-01 : f32
+// CHECK: math.powf
+// CHECK: arith.addi %[[POS]], %[[T]]
+// CHECK: math.cos
+// CHECK: math.sin
+// CHECK: arith.select %[[FIRST]]
+func.func @rope(%x: tensor<?x4x16xf32>, %pos: index) -> tensor<?x4x16xf32> {
+  %y = afm.rope %x at %pos {theta = 10000.0 : f32} : tensor<?x4x16xf32>
+  return %y : tensor<?x4x16xf32>
+}
+
+// -----
+
+// x * w^T is a linalg.matmul whose B map is transposed.
+// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @linear
+// CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[W:.*]]: tensor<128x64xf32>)
+// CHECK: %[[ZERO:.*]] = linalg.fill
+// CHECK: %[[Y:.*]] = linalg.matmul indexing_maps = [#[[A]], #[[B]], #[[C]]] ins(%[[X]], %[[W]] : tensor<?x64xf32>, tensor<128x64xf32>) outs(%[[ZERO]] : tensor<?x128xf32>)
+// CHECK: return %[[Y]]
+func.func @linear(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>) -> tensor<?x128xf32> {
+  %y = afm.linear %x, %w : tensor<?x64xf32>, tensor<128x64xf32> -> tensor<?x128xf32>
+  return %y : tensor<?x128xf32>
+}
+
+// -----
+
+// Compressed weights are not this pass's business: the op stays.
+// CHECK-LABEL: func.func @linear_q2_untouched
+// CHECK: afm.linear
+func.func @linear_q2_untouched(%x: tensor<?x64xf32>, %w: !afm.q2<128x64, per_tensor>) -> tensor<?x128xf32> {
+  %y = afm.linear %x, %w : tensor<?x64xf32>, !afm.q2<128x64, per_tensor> -> tensor<?x128xf32>
+  return %y : tensor<?x128xf32>
+}
+
+// -----
+
+// LoRA: (x a^T) scaled by alpha / r = 16 / 8, then multiplied by b^T into the base.
+// CHECK-LABEL: func.func @lora
+// CHECK-SAME: (%[[BASE:.*]]: tensor<?x128xf32>, %[[X:.*]]: tensor<?x64xf32>, %[[A:.*]]: tensor<8x64xf32>, %[[B:.*]]: tensor<128x8xf32>)
+// CHECK: %[[XA:.*]] = linalg.matmul {{.*}} ins(%[[X]], %[[A]] : {{.*}}) outs(%{{.*}} : tensor<?x8xf32>)
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[XA]]
+// CHECK: arith.constant 2.000000e+00 : f32
+// CHECK: %[[Y:.*]] = linalg.matmul {{.*}} ins(%[[S]], %[[B]] : {{.*}}) outs(%[[BASE]] : tensor<?x128xf32>)
+// CHECK: return %[[Y]]
+func.func @lora(%base: tensor<?x128xf32>, %x: tensor<?x64xf32>, %a: tensor<8x64xf32>, %b: tensor<128x8xf32>) -> tensor<?x128xf32> {
+  %y = afm.lora %base, %x, %a, %b {alpha = 16.0 : f32} : tensor<?x128xf32>, tensor<?x64xf32>, tensor<8x64xf32>, tensor<128x8xf32>
+  return %y : tensor<?x128xf32>
+}
+
+// -----
+
+// SwiGLU: two projections, silu(g) * u = g / (1 + exp(-g)) * u, down projection.
+// CHECK-LABEL: func.func @swiglu
+// CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[WG:.*]]: tensor<128x64xf32>, %[[WU:.*]]: tensor<128x64xf32>, %[[WD:.*]]: tensor<64x128xf32>)
+// CHECK: %[[G:.*]] = linalg.matmul {{.*}} ins(%[[X]], %[[WG]]
+// CHECK: %[[U:.*]] = linalg.matmul {{.*}} ins(%[[X]], %[[WU]]
+// CHECK: %[[H:.*]] = linalg.generic {{.*}} ins(%[[G]], %[[U]]
+// CHECK: ^bb0(%[[GV:.*]]: f32, %[[UV:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[NEG:.*]] = arith.negf %[[GV]]
+// CHECK: %[[E:.*]] = math.exp %[[NEG]]
+// CHECK: %[[D:.*]] = arith.addf %{{.*}}, %[[E]]
+// CHECK: %[[SILU:.*]] = arith.divf %[[GV]], %[[D]]
+// CHECK: arith.mulf %[[SILU]], %[[UV]]
+// CHECK: %[[Y:.*]] = linalg.matmul {{.*}} ins(%[[H]], %[[WD]]
+// CHECK: return %[[Y]]
+func.func @swiglu(%x: tensor<?x64xf32>, %wg: tensor<128x64xf32>, %wu: tensor<128x64xf32>, %wd: tensor<64x128xf32>) -> tensor<?x64xf32> {
+  %y = afm.swiglu %x, %wg, %wu, %wd : tensor<?x64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @lm_head
+// CHECK: linalg.matmul {{.*}} -> tensor<1x256xf32>
+func.func @lm_head(%h: tensor<1x64xf32>, %w: tensor<256x64xf32>) -> tensor<1x256xf32> {
+  %l = afm.lm_head %h, %w : tensor<1x64xf32>, tensor<256x64xf32> -> tensor<1x256xf32>
+  return %l : tensor<1x256xf32>
+}
+
+// -----
+
+// Two tracks run from the same input; the result is their mean.
+// CHECK-LABEL: func.func @track_block
+// CHECK-SAME: (%[[H:.*]]: tensor<1x64xf32>, %[[W0:.*]]: tensor<64x64xf32>, %[[W1:.*]]: tensor<64x64xf32>)
+// CHECK-NOT: afm.track_block
+// CHECK: %[[A:.*]] = linalg.matmul {{.*}} ins(%[[H]], %[[W0]]
+// CHECK: %[[B:.*]] = linalg.matmul {{.*}} ins(%[[H]], %[[W1]]
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[A]], %[[B]]
+// CHECK: arith.addf
+// CHECK: %[[MEAN:.*]] = linalg.generic {{.*}} ins(%[[SUM]]
+// CHECK: arith.constant 5.000000e-01 : f32
+// CHECK: return %[[MEAN]]
+func.func @track_block(%h: tensor<1x64xf32>, %w0: tensor<64x64xf32>, %w1: tensor<64x64xf32>) -> tensor<1x64xf32> {
+  %t = afm.track_block %h : tensor<1x64xf32> {
+  ^bb0(%a: tensor<1x64xf32>):
+    %y = afm.linear %a, %w0 : tensor<1x64xf32>, tensor<64x64xf32> -> tensor<1x64xf32>
+    afm.yield %y : tensor<1x64xf32>
+  }, {
+  ^bb0(%b: tensor<1x64xf32>):
+    %y = afm.linear %b, %w1 : tensor<1x64xf32>, tensor<64x64xf32> -> tensor<1x64xf32>
+    afm.yield %y : tensor<1x64xf32>
+  }
+  return %t : tensor<1x64xf32>
+}
