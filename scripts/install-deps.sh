@@ -7,8 +7,10 @@ PACKAGES=(
   # Toolchain: Debian's LLVM/MLIR 22 (never built from source).
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22 lld-22
   cmake ninja-build ccache
-  # Front ends and formats.
+  # Front ends and formats. The runtime reads its manifest with protobuf-c,
+  # also for arm64 so that it cross-builds for the qemu tests.
   libonnx-dev libprotobuf-dev protobuf-compiler libastcenc-dev
+  libprotobuf-c-dev protobuf-c-compiler libprotobuf-c-dev:arm64
   # Tests.
   googletest libgtest-dev libonnx-testdata
   # Cross-target execution of AArch64 code.
@@ -29,6 +31,10 @@ fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+# arm64 libraries (multiarch) for the cross-built runtime.
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  $SUDO dpkg --add-architecture arm64
+fi
 echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

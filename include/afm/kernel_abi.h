@@ -1,0 +1,62 @@
+/*===- kernel_abi.h - ABI between compiled models and the runtime -*- C -*-===*
+ *
+ * A compiled model is a shared library (ELF or Mach-O) stored in the code
+ * section of an .afmb file. It exports the entry points named in the
+ * manifest, all with the signature `afm_entry_fn`, and calls back into the
+ * runtime only through `afm_host_api`. Plain C, no allocation contract: the
+ * code may call malloc/free from the C library it is loaded into.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef AFM_KERNEL_ABI_H
+#define AFM_KERNEL_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever the entry signature or afm_host_api changes. The manifest
+ * records the version the code was compiled for; the runtime refuses others. */
+#define AFM_KERNEL_ABI_VERSION 1
+
+/* What the runtime offers compiled code. */
+typedef struct afm_host_api {
+  /* Runs fn(ctx, i) for every i in [0, n) on the runtime's threads and
+   * returns when all calls have returned. May run them inline when the
+   * session has one thread. */
+  void (*parallel_for)(void *pool, int64_t n,
+                       void (*fn)(void *ctx, int64_t i), void *ctx);
+  void *pool;
+  /* Number of threads parallel_for may use (>= 1). */
+  int64_t num_threads;
+} afm_host_api;
+
+/* Every entry point (prefill and decode) has this signature.
+ *   weights   start of the weights section (mmapped, read-only, 64-byte
+ *             aligned; each tensor at the offset the manifest gives)
+ *   tokens    `max_tokens` token ids (the entry's max_tokens in the
+ *             manifest); only the first `count` are meaningful, the rest
+ *             are padding the code must ignore
+ *   count     1 <= count <= max_tokens
+ *   position  position of tokens[0]; the KV caches hold positions
+ *             [0, position) of this sequence
+ *   kv_arena  the session's KV memory (manifest kv_cache.arena_bytes,
+ *             64-byte aligned, zeroed at session start and reset); the
+ *             entry appends the `count` new positions
+ *   logits    vocab_size floats: written with the logits of position
+ *             `position + count - 1`
+ *   host      runtime services (threads)
+ * Preconditions checked by the runtime, not the code: token ids in
+ * [0, vocab_size), position + count <= context_length. */
+typedef void (*afm_entry_fn)(const uint8_t *weights, const int32_t *tokens,
+                             int64_t count, int64_t position,
+                             uint8_t *kv_arena, float *logits,
+                             const afm_host_api *host);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AFM_KERNEL_ABI_H */

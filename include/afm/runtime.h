@@ -1,0 +1,107 @@
+/*===- runtime.h - the afm runtime C API ----------------------------*- C -*-===*
+ *
+ * Loads a compiled model (.afmb), opens sessions on it, runs prompts and
+ * decodes token by token. No LLVM or MLIR inside, no math kernels: all math
+ * comes from the model's compiled code.
+ *
+ * Errors: every fallible call returns an afm_status; AFM_OK is 0. On error,
+ * afm_last_error() returns a message for the calling thread describing what
+ * went wrong (file, section, field, values), valid until that thread's next
+ * afm_* call. Nothing in this API aborts the process on bad input.
+ *
+ * Ownership: objects returned through `out` parameters belong to the caller
+ * and are released with the matching *_free function. A session keeps its
+ * model alive: free sessions before their model.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef AFM_RUNTIME_H
+#define AFM_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum afm_status {
+  AFM_OK = 0,
+  AFM_ERR_IO = 1,           /* cannot open, stat, map or read the file */
+  AFM_ERR_FORMAT = 2,       /* not an .afmb, truncated, corrupted, inconsistent */
+  AFM_ERR_VERSION = 3,      /* unsupported format major or kernel ABI version */
+  AFM_ERR_TARGET = 4,       /* code for another CPU/OS than this process */
+  AFM_ERR_CODE = 5,         /* the code section cannot be loaded or lacks a symbol */
+  AFM_ERR_ARGUMENT = 6,     /* null pointer, bad token id, count 0, ... */
+  AFM_ERR_CONTEXT_FULL = 7, /* position + tokens would exceed context_length */
+  AFM_ERR_MEMORY = 8,       /* allocation failed */
+  AFM_ERR_STATE = 9         /* e.g. decode or logits before any prefill */
+} afm_status;
+
+typedef struct afm_model afm_model;
+typedef struct afm_session afm_session;
+
+/* Human-readable name of a status ("AFM_ERR_FORMAT", ...). */
+const char *afm_status_name(afm_status status);
+
+/* The calling thread's message for its last failed call ("" if none). */
+const char *afm_last_error(void);
+
+/*---------------------------------------------------------------- models --*/
+
+enum {
+  /* Also verify the weights section's checksum (reads every weight once). */
+  AFM_LOAD_VERIFY_WEIGHTS = 1u << 0
+};
+
+afm_status afm_model_load(const char *path, uint32_t flags, afm_model **out);
+void afm_model_free(afm_model *model);
+
+int32_t afm_model_vocab_size(const afm_model *model);
+int32_t afm_model_context_length(const afm_model *model);
+/* KV memory one session allocates, in bytes. */
+uint64_t afm_model_kv_bytes(const afm_model *model);
+/* Target name recorded at compile time, e.g. "x86-64-v3". */
+const char *afm_model_target(const afm_model *model);
+
+/*-------------------------------------------------------------- sessions --*/
+
+typedef struct afm_session_options {
+  /* Threads for the compiled kernels; 0 means one per online CPU. */
+  int32_t num_threads;
+} afm_session_options;
+
+/* `options` may be NULL for defaults. */
+afm_status afm_session_create(afm_model *model,
+                              const afm_session_options *options,
+                              afm_session **out);
+void afm_session_free(afm_session *session);
+
+/* Appends `count` tokens at the current position and computes the logits
+ * of the last one. Tokens are processed in chunks of the prefill entry's
+ * max_tokens. May be called again to extend the context. */
+afm_status afm_session_prefill(afm_session *session, const int32_t *tokens,
+                               size_t count);
+
+/* Appends one token and computes its logits. */
+afm_status afm_session_decode(afm_session *session, int32_t token);
+
+/* Logits of the last processed position (vocab_size floats), or NULL
+ * before any token was processed. Valid until the next prefill/decode. */
+const float *afm_session_logits(const afm_session *session);
+
+/* Index of the largest logit (lowest index on ties); AFM_ERR_STATE before
+ * any token was processed. */
+afm_status afm_session_argmax(const afm_session *session, int32_t *token);
+
+/* Number of positions in the context. */
+int64_t afm_session_position(const afm_session *session);
+
+/* Forgets the context: position 0, KV memory zeroed. */
+afm_status afm_session_reset(afm_session *session);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AFM_RUNTIME_H */
