@@ -5,6 +5,8 @@
 BUILD ?= build
 LLVM_DIR ?= /usr/lib/llvm-22
 JOBS ?= $(shell nproc)
+# Worktrees side by side under one folder share ccache hits.
+export CCACHE_BASEDIR ?= $(abspath $(CURDIR)/..)
 
 .PHONY: all deps configure build demo test clean
 
