@@ -29,6 +29,16 @@ namespace mlir::afm {
 /// weight type. Returns std::nullopt for anything else.
 std::optional<std::array<int64_t, 2>> getWeightMatrixShape(Type type);
 
+/// Shape of a KV cache, whether `!afm.kv_cache` or bound to a
+/// `memref<2 x kvHeads x capacity x headDim>` (keys, then values).
+struct KVCacheShape {
+  int64_t kvHeads;
+  int64_t capacity;
+  int64_t headDim;
+  Type elementType;
+};
+std::optional<KVCacheShape> getKVCacheShape(Type type);
+
 /// True if `type` is one of the afm compressed weight types.
 bool isCompressedWeight(Type type);
 

@@ -246,22 +246,27 @@ LogicalResult LoRAOp::verify() {
 /// The checks `afm.attention` and `afm.shared_kv_attention` share.
 static LogicalResult verifyAttention(Operation *op, AttentionKind kind,
                                      RankedTensorType query,
-                                     KVCacheType cache,
+                                     Type cacheType,
                                      std::optional<int64_t> window,
                                      std::optional<APFloat> scale,
                                      RankedTensorType result) {
   if (query != result)
     return op->emitOpError("result type ")
            << result << " must match query type " << query;
+  std::optional<KVCacheShape> cache = getKVCacheShape(cacheType);
+  if (!cache)
+    return op->emitOpError("cache memref must be static with a leading "
+                           "dimension of 2 (keys, values), got ")
+           << cacheType;
   int64_t heads = query.getDimSize(1);
   int64_t headDim = query.getDimSize(2);
   if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(headDim))
     return op->emitOpError("query heads and head dimension must be static");
-  if (heads % cache.getKvHeads() != 0)
+  if (heads % cache->kvHeads != 0)
     return op->emitOpError("query heads (")
            << heads << ") must be a multiple of KV heads ("
-           << cache.getKvHeads() << ")";
-  if (failed(checkDim(op, "query head dimension", headDim, cache.getHeadDim(),
+           << cache->kvHeads << ")";
+  if (failed(checkDim(op, "query head dimension", headDim, cache->headDim,
                       "cache head dimension")))
     return failure();
   if (kind == AttentionKind::Local) {
@@ -279,8 +284,11 @@ static LogicalResult verifyAttention(Operation *op, AttentionKind kind,
 }
 
 LogicalResult AttentionOp::verify() {
-  KVCacheType cache = getCache().getType();
   RankedTensorType query = getQuery().getType();
+  if (failed(verifyAttention(*this, getKind(), query, getCache().getType(),
+                             getWindow(), getScale(), getType())))
+    return failure();
+  KVCacheShape cache = *getKVCacheShape(getCache().getType());
   for (auto [name, value] :
        {std::make_pair("key", getKey()), std::make_pair("value", getValue())}) {
     auto type = cast<RankedTensorType>(value.getType());
@@ -288,13 +296,12 @@ LogicalResult AttentionOp::verify() {
     if (failed(checkDim(*this, what + " token count", type.getDimSize(0),
                         query.getDimSize(0), "query token count")) ||
         failed(checkDim(*this, what + " heads", type.getDimSize(1),
-                        cache.getKvHeads(), "cache KV heads")) ||
+                        cache.kvHeads, "cache KV heads")) ||
         failed(checkDim(*this, what + " head dimension", type.getDimSize(2),
-                        cache.getHeadDim(), "cache head dimension")))
+                        cache.headDim, "cache head dimension")))
       return failure();
   }
-  return verifyAttention(*this, getKind(), query, cache, getWindow(),
-                         getScale(), getType());
+  return success();
 }
 
 LogicalResult SharedKVAttentionOp::verify() {

@@ -21,6 +21,12 @@ def AFM_FloatTensor : RankedTensorOf<[AnyFloat]>;
 def AFM_Activation2D : 2DTensorOf<[AnyFloat]>;
 def AFM_HeadsTensor : 3DTensorOf<[AnyFloat]>;
 
+/// A KV cache before (`!afm.kv_cache`) or after binding to runtime memory
+/// (`memref<2 x kvHeads x capacity x headDim>`, keys then values).
+def AFM_KVCacheStorage : AnyTypeOf<[AFM_KVCacheType,
+                                    MemRefRankOf<[F32, F16, BF16, I8], [4]>],
+    "KV cache (!afm.kv_cache or memref<2xGxCxD> of keys then values)">;
+
 /// Weights a linear layer can multiply by: plain, 2-bit, or ASTC.
 def AFM_LinearWeight : AnyTypeOf<[2DTensorOf<[AnyFloat]>, AFM_Q2WeightType,
                                   AFM_ASTCWeightType],
@@ -209,10 +215,16 @@ def AFM_LoRAOp : AFM_Op<"lora", [Pure, AllTypesMatch<["base", "result"]>]> {
 def AFM_AttentionOp : AFM_Op<"attention"> {
   let summary = "Causal GQA attention that appends to its layer's KV cache";
   let description = [{
-    Appends `key` and `value` (`[T, G, headDim]`) to `cache` at positions
-    `position .. position+T-1`, then computes causal attention of `query`
-    (`[T, H, headDim]`, `H % G == 0`) over the cache, with scale
-    `1/sqrt(headDim)` unless `scale` is given and softmax in f32.
+    Computes causal attention of `query` (`[T, H, headDim]`, `H % G == 0`)
+    at positions `position .. position+T-1` over the cached positions and
+    the new `key` and `value` rows (`[T, G, headDim]`), with scale
+    `1/sqrt(headDim)` unless `scale` is given and softmax in f32, then
+    appends the new rows to `cache`.
+
+    With `count`, only the first `count` rows are real tokens: the others
+    are padding (prefill works on fixed-size chunks), are not appended, and
+    their outputs are unspecified. Real rows never see padding rows, which
+    come after them.
 
     A `local` layer attends to the last `window` positions
     (`max(0, p-window+1) .. p`) and needs a cache of at most `window`
@@ -226,18 +238,22 @@ def AFM_AttentionOp : AFM_Op<"attention"> {
     %o = afm.attention local %q, %k, %v into %cache at %pos {window = 8}
         : tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>,
           !afm.kv_cache<2x8x16, f32> -> tensor<?x4x16xf32>
+    %p = afm.attention global %q2, %k2, %v2 into %kv at %pos count %n
+        : tensor<16x4x16xf32>, tensor<16x2x16xf32>, tensor<16x2x16xf32>,
+          memref<2x2x512x16xf32> -> tensor<16x4x16xf32>
     ```
   }];
   let arguments = (ins AFM_AttentionKind:$kind, AFM_HeadsTensor:$query,
                        AFM_HeadsTensor:$key, AFM_HeadsTensor:$value,
-                       Arg<AFM_KVCacheType, "the layer's cache",
+                       Arg<AFM_KVCacheStorage, "the layer's cache",
                            [MemRead, MemWrite]>:$cache,
-                       Index:$position,
+                       Index:$position, Optional<Index>:$count,
                        OptionalAttr<I64Attr>:$window,
                        OptionalAttr<F32Attr>:$scale);
   let results = (outs AFM_HeadsTensor:$result);
   let assemblyFormat = [{
-    $kind $query `,` $key `,` $value `into` $cache `at` $position attr-dict
+    $kind $query `,` $key `,` $value `into` $cache `at` $position
+      (`count` $count^)? attr-dict
       `:` type($query) `,` type($key) `,` type($value) `,` qualified(type($cache))
       `->` type($result)
   }];
@@ -261,7 +277,7 @@ def AFM_SharedKVAttentionOp : AFM_Op<"shared_kv_attention"> {
     ```
   }];
   let arguments = (ins AFM_AttentionKind:$kind, AFM_HeadsTensor:$query,
-                       Arg<AFM_KVCacheType, "a Block-1 layer's cache",
+                       Arg<AFM_KVCacheStorage, "a Block-1 layer's cache",
                            [MemRead]>:$cache,
                        Index:$position,
                        OptionalAttr<I64Attr>:$window,

@@ -110,6 +110,18 @@ std::optional<std::array<int64_t, 2>> mlir::afm::getWeightMatrixShape(Type type)
       .Default([](Type) { return std::nullopt; });
 }
 
+std::optional<KVCacheShape> mlir::afm::getKVCacheShape(Type type) {
+  if (auto cache = dyn_cast<KVCacheType>(type))
+    return KVCacheShape{cache.getKvHeads(), cache.getCapacity(),
+                        cache.getHeadDim(), cache.getElementType()};
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref || memref.getRank() != 4 || !memref.hasStaticShape() ||
+      memref.getDimSize(0) != 2)
+    return std::nullopt;
+  return KVCacheShape{memref.getDimSize(1), memref.getDimSize(2),
+                      memref.getDimSize(3), memref.getElementType()};
+}
+
 bool mlir::afm::isCompressedWeight(Type type) {
   return isa<Q2WeightType, Q4WeightType, ASTCWeightType>(type);
 }

@@ -332,6 +332,14 @@ func.func @attention_dynamic_heads(%q: tensor<?x?x16xf32>, %k: tensor<?x2x16xf32
 
 // -----
 
+func.func @attention_cache_memref(%q: tensor<?x4x16xf32>, %c: memref<3x2x8x16xf32>, %p: index) {
+  // expected-error @+1 {{'afm.shared_kv_attention' op cache memref must be static with a leading dimension of 2 (keys, values), got 'memref<3x2x8x16xf32>'}}
+  %o = afm.shared_kv_attention global %q from %c at %p : tensor<?x4x16xf32>, memref<3x2x8x16xf32> -> tensor<?x4x16xf32>
+  return
+}
+
+// -----
+
 func.func @attention_gqa(%q: tensor<?x4x16xf32>, %k: tensor<?x3x16xf32>, %c: !afm.kv_cache<3x8x16, f32>, %p: index) {
   // expected-error @+1 {{'afm.attention' op query heads (4) must be a multiple of KV heads (3)}}
   %o = afm.attention global %q, %k, %k into %c at %p : tensor<?x4x16xf32>, tensor<?x3x16xf32>, tensor<?x3x16xf32>, !afm.kv_cache<3x8x16, f32> -> tensor<?x4x16xf32>

@@ -75,6 +75,18 @@ func.func @attention(%q: tensor<?x4x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<
   return %o1, %o2, %o4 : tensor<?x4x16xf32>, tensor<?x4x16xf32>, tensor<?x4x16xf32>
 }
 
+// After ABI binding the cache is runtime memory (keys, then values), and a
+// prefill chunk says how many of its rows are real.
+// CHECK-LABEL: func.func @bound_attention
+func.func @bound_attention(%q: tensor<16x4x16xf32>, %k: tensor<16x2x16xf32>, %kv: memref<2x2x512x16xf32>,
+                           %pos: index, %n: index) -> (tensor<16x4x16xf32>, tensor<16x4x16xf32>) {
+  // CHECK: afm.attention global %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} at %{{.*}} count %{{.*}} : tensor<16x4x16xf32>, tensor<16x2x16xf32>, tensor<16x2x16xf32>, memref<2x2x512x16xf32> -> tensor<16x4x16xf32>
+  %o = afm.attention global %q, %k, %k into %kv at %pos count %n : tensor<16x4x16xf32>, tensor<16x2x16xf32>, tensor<16x2x16xf32>, memref<2x2x512x16xf32> -> tensor<16x4x16xf32>
+  // CHECK: afm.shared_kv_attention global %{{.*}} from %{{.*}} at %{{.*}} : tensor<16x4x16xf32>, memref<2x2x512x16xf32> -> tensor<16x4x16xf32>
+  %s = afm.shared_kv_attention global %q from %kv at %pos : tensor<16x4x16xf32>, memref<2x2x512x16xf32> -> tensor<16x4x16xf32>
+  return %o, %s : tensor<16x4x16xf32>, tensor<16x4x16xf32>
+}
+
 // CHECK-LABEL: func.func @ffn_and_moe
 func.func @ffn_and_moe(%x: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>) {
   %wg = afm.weight "ffn.gate" : !afm.q2<128x64, per_tensor>
