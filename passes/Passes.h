@@ -4,9 +4,15 @@
 #define AFM_PASSES_PASSES_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -19,6 +25,28 @@ namespace afm {
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
+
+/// Options of the `afm-codegen` pipeline.
+struct CodegenPipelineOptions
+    : public PassPipelineOptions<CodegenPipelineOptions> {
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("Target name (see afm-compile "
+                                            "--list-targets)"),
+                             llvm::cl::init("host")};
+  Option<std::string> targetOS{
+      *this, "target-os",
+      llvm::cl::desc("Retarget to another OS: linux or macos"),
+      llvm::cl::init("")};
+};
+
+/// afm entry functions -> LLVM dialect ready for translation to LLVM IR:
+/// bind the ABI, lower afm ops, bufferize, tile and vectorize for the
+/// target, and convert to the LLVM dialect.
+void buildAFMCodegenPipeline(OpPassManager &pm,
+                             const CodegenPipelineOptions &options);
+
+/// Registers the afm pass pipelines (`afm-codegen`).
+void registerAFMPipelines();
 
 /// Patterns lowering afm ops on plain weights to linalg on tensors.
 void populateAFMToLinalgPatterns(RewritePatternSet &patterns);

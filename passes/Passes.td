@@ -32,4 +32,147 @@ def AFMLowerToLinalgPass : Pass<"afm-lower-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
+def AFMBindEntryABIPass : Pass<"afm-bind-entry-abi", "mlir::ModuleOp"> {
+  let summary = "Give entry points the runtime's C ABI: weights, KV caches and logits become memory";
+  let description = [{
+    Every function with an `afm.entry` attribute (`"prefill"` or
+    `"decode"`) must have the model-entry signature
+
+    ```mlir
+    func.func @prefill(%tokens: tensor<Cxi32>, %count: index, %pos: index,
+                       %kv0: !afm.kv_cache<...> {afm.layer = 0 : i64}, ...)
+        -> tensor<Vxf32>     // or tensor<1xVxf32>
+        attributes {afm.entry = "prefill"}
+    ```
+
+    and becomes `afm_prefill` with the signature of
+    `include/afm/kernel_abi.h` (bare pointers once lowered):
+    `(memref<Wxi8> weights, memref<Cxi32> tokens, index count,
+      index position, memref<Bxi8> kv_arena, memref<Vxf32> logits,
+      !llvm.ptr host)`.
+
+    Weights are laid out in the weights section in order of first use,
+    64-byte aligned, and each `afm.weight` becomes a `memref.view` of it;
+    each layer's cache becomes a view `memref<2 x G x C x D>` of the arena.
+    The layouts are recorded on the module as `afm.weights`,
+    `afm.kv_layout`, `afm.weights_bytes` and `afm.kv_arena_bytes`, for the
+    packager and the manifest. All entries must agree on the caches.
+  }];
+  let dependentDialects = [
+    "mlir::bufferization::BufferizationDialect",
+    "mlir::LLVM::LLVMDialect",
+    "mlir::memref::MemRefDialect",
+    "mlir::tensor::TensorDialect",
+  ];
+}
+
+def AFMLowerAttentionPass : Pass<"afm-lower-attention", "mlir::ModuleOp"> {
+  let summary = "Lower attention over bound KV caches to linalg and cache appends";
+  let description = [{
+    Rewrites `afm.attention` and `afm.shared_kv_attention` whose cache is
+    bound to runtime memory (`memref<2 x G x capacity x headDim>`, see
+    `afm-bind-entry-abi`) into linalg on tensors with static shapes:
+
+    - scores of every query row against every cache slot and against the
+      new key rows, in a `[T, G, H/G, ...]` index space so that grouped
+      query heads share their KV head through plain indexing maps;
+    - a mask from positions: slot `j` holds position
+      `filled - 1 - ((filled - 1 - j) mod capacity)` when `j < filled`
+      (a ring buffer; for global caches the capacity covers the context),
+      causal, and for local layers within the window;
+    - softmax in f32 over both parts, and the weighted sum of values;
+    - for `afm.attention`, an `scf.for` over the `count` real rows that
+      stores each key and value row at slot `(position + row) mod capacity`,
+      after all reads of the cache.
+
+    A cache that is still `!afm.kv_cache` is an error: bind the ABI first.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::bufferization::BufferizationDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect",
+    "mlir::memref::MemRefDialect",
+    "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect",
+  ];
+}
+
+def AFMTileForTargetPass : Pass<"afm-tile-for-target", "mlir::func::FuncOp"> {
+  let summary = "Tile and vectorize linalg ops on buffers with sizes derived from the target description";
+  let description = [{
+    Chooses, for every linalg op with static loop bounds, a register tile
+    from the target's vector width and register count, tiles the op with
+    `scf.for` loops so that each tile has static shape, and vectorizes the
+    tile. For a contraction the output's innermost dimension gets
+    `nr = 2 x f32 lanes` (16 on AVX2, 32 on AVX-512, 8 on NEON), the row
+    dimension `mr` as many rows as fit the accumulator registers
+    (`(registers - nr/lanes - 1) / (nr/lanes)`, at most 8), and the
+    reduction dimension one vector of lanes. Element-wise and reduction ops
+    get one vector of lanes along their innermost dimension. Tile sizes are
+    divisors of the static sizes, so no partial tiles arise. Ops that
+    cannot be vectorized are left for `convert-linalg-to-loops`.
+
+    `memref.copy` ops are first turned into `linalg.copy` so that copies are
+    vectorized too and no runtime copy function is needed.
+
+    With `annotate-only`, the pass only records its choice on each op as an
+    `afm.tiles` attribute (for tests and inspection).
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"host\"",
+           "Target name (as afm-compile --target)">,
+    Option<"targetOS", "target-os", "std::string", /*default=*/"\"\"",
+           "Retarget to another OS: linux or macos">,
+    Option<"annotateOnly", "annotate-only", "bool", /*default=*/"false",
+           "Only record the chosen tiles as afm.tiles attributes">,
+  ];
+  let dependentDialects = [
+    "mlir::linalg::LinalgDialect",
+    "mlir::scf::SCFDialect",
+    "mlir::vector::VectorDialect",
+  ];
+}
+
+def AFMLowerVectorPass : Pass<"afm-lower-vector"> {
+  let summary = "Lower n-D vector ops to the 1-D forms the LLVM conversion expects";
+  let description = [{
+    Contractions become outer products and FMAs, multi-reductions inner
+    reductions, transposes, broadcasts, shape casts, masks and gathers their
+    element-wise forms, and transfers with permutation maps minor-identity
+    transfers. What remains is what `convert-vector-to-scf` and
+    `convert-vector-to-llvm` handle.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::memref::MemRefDialect",
+    "mlir::vector::VectorDialect",
+  ];
+}
+
+def AFMCheckLoweredPass : Pass<"afm-check-lowered", "mlir::ModuleOp"> {
+  let summary = "Report every afm op that survived lowering";
+  let description = [{
+    The afm lowerings leave ops they do not handle (for instance a layer
+    over a weight format that is not supported yet) in place, so that each
+    lowering stays small. This pass turns any afm op still present before
+    bufferization into an error at its location, naming the op, instead of
+    a confusing failure later in the pipeline.
+  }];
+}
+
+def AFMApproximateMathPass : Pass<"afm-approximate-math"> {
+  let summary = "Replace exp, sin, cos, tanh and erf by polynomial approximations";
+  let description = [{
+    Expands transcendental `math` ops into arithmetic (upstream's polynomial
+    approximations, accurate to a few ulp in f32), so that they vectorize
+    and the compiled model calls no libm function.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::math::MathDialect",
+    "mlir::vector::VectorDialect",
+  ];
+}
+
 #endif // AFM_PASSES_TD

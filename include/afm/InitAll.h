@@ -21,9 +21,6 @@ void registerDialects(DialectRegistry &registry);
 /// All afm passes and pipelines, plus the upstream passes they build on.
 void registerPasses();
 
-/// All afm-translate translations (imports and exports).
-void registerTranslations();
-
 } // namespace mlir::afm
 
 #endif // AFM_INITALL_H

@@ -17,6 +17,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <cmath>
+
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMLOWERTOLINALGPASS
 #include "passes/Passes.h.inc"
@@ -175,8 +177,25 @@ struct LowerRoPE : OpConversionPattern<RoPEOp> {
     Value position = adaptor.getPosition();
     float theta = op.getTheta().convertToFloat();
 
-    Value rotated = mapElementwise(
-        rewriter, loc, ValueRange{x}, elementType,
+    // inv_freq[i] = theta^(-2 (i mod hd/2) / hd), computed in double at
+    // compile time, one entry per element of a head.
+    SmallVector<float> invFreq(headDim);
+    for (int64_t i = 0; i < headDim; ++i)
+      invFreq[i] = float(std::pow(double(theta), -2.0 * double(i % half) /
+                                                     double(headDim)));
+    auto tableType = RankedTensorType::get({headDim}, f32);
+    Value table = arith::ConstantOp::create(
+        rewriter, loc, DenseElementsAttr::get(tableType, ArrayRef(invFreq)));
+    Value init = tensor::EmptyOp::create(rewriter, loc,
+                                         getSizes(rewriter, loc, x),
+                                         elementType);
+    MLIRContext *ctx = rewriter.getContext();
+    AffineMap identity = rewriter.getMultiDimIdentityMap(3);
+    AffineMap lastDim = AffineMap::get(3, 0, rewriter.getAffineDimExpr(2), ctx);
+    Value rotated = buildGeneric(
+        rewriter, loc, ValueRange{x, table}, init,
+        {identity, lastDim, identity},
+        SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
         [&](OpBuilder &b, Location l, ValueRange args) {
           Value t = linalg::IndexOp::create(b, l, 0);
           Value h = linalg::IndexOp::create(b, l, 1);
@@ -187,24 +206,15 @@ struct LowerRoPE : OpConversionPattern<RoPEOp> {
           Value partnerIdx = arith::SelectOp::create(
               b, l, firstHalf, arith::AddIOp::create(b, l, i, halfIdx),
               arith::SubIOp::create(b, l, i, halfIdx));
-          Value freqIdx = arith::RemUIOp::create(b, l, i, halfIdx);
           Value partner = castFloat(
               b, l,
               tensor::ExtractOp::create(b, l, x, ValueRange{t, h, partnerIdx}),
               f32);
           Value self = castFloat(b, l, args[0], f32);
-          // inv_freq = theta^(-2 * freqIdx / headDim)
-          Value fi = arith::UIToFPOp::create(
-              b, l, f32,
-              arith::IndexCastUIOp::create(b, l, b.getI64Type(), freqIdx));
-          Value exponent = arith::MulFOp::create(
-              b, l, fi, f32Const(b, l, -2.0 / double(headDim)));
-          Value invFreq =
-              math::PowFOp::create(b, l, f32Const(b, l, theta), exponent);
           Value p = arith::AddIOp::create(b, l, position, t);
           Value pf = arith::UIToFPOp::create(
               b, l, f32, arith::IndexCastUIOp::create(b, l, b.getI64Type(), p));
-          Value angle = arith::MulFOp::create(b, l, pf, invFreq);
+          Value angle = arith::MulFOp::create(b, l, pf, args[1]);
           Value cos = math::CosOp::create(b, l, angle);
           Value sin = math::SinOp::create(b, l, angle);
           // First half: x cos - partner sin; second half: x cos + partner sin.

@@ -73,3 +73,16 @@ Value afm::mapElementwise(
       });
   return generic.getResult(0);
 }
+
+Value afm::buildGeneric(
+    OpBuilder &b, Location loc, ValueRange inputs, Value init,
+    ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        linalg::YieldOp::create(nested, nestedLoc,
+                                body(nested, nestedLoc, args));
+      });
+  return generic.getResult(0);
+}

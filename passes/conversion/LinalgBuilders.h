@@ -8,6 +8,8 @@
 #ifndef AFM_PASSES_CONVERSION_LINALGBUILDERS_H
 #define AFM_PASSES_CONVERSION_LINALGBUILDERS_H
 
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
@@ -37,6 +39,14 @@ Value matmulTransposeB(OpBuilder &b, Location loc, Value x, Value w,
 /// scalar inputs and returns the scalar result.
 Value mapElementwise(
     OpBuilder &b, Location loc, ValueRange inputs, Type elementType,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
+/// A `linalg.generic` with one result initialized by `init`. `body` gets
+/// the scalar inputs followed by the scalar accumulator and returns the new
+/// accumulator value.
+Value buildGeneric(
+    OpBuilder &b, Location loc, ValueRange inputs, Value init,
+    ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators,
     function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
 } // namespace mlir::afm

@@ -39,20 +39,23 @@ func.func @rms_norm_f16(%x: tensor<?x64xf16>, %g: tensor<64xf16>) -> tensor<?x64
 // -----
 
 // Rotate-half RoPE: the partner element is i + hd/2 in the first half and
-// i - hd/2 in the second; the angle is (pos + t) * theta^(-2 (i mod hd/2) / hd).
+// i - hd/2 in the second; the angle is (pos + t) * theta^(-2 (i mod hd/2) / hd),
+// with the inverse frequencies folded into a constant table (theta = 10000,
+// hd = 16: 1, 10000^(-1/8) = 0.3162..., ..., repeated for the second half).
 // CHECK-LABEL: func.func @rope
 // CHECK-SAME: (%[[X:.*]]: tensor<?x4x16xf32>, %[[POS:.*]]: index)
-// CHECK: linalg.generic
+// CHECK: %[[FREQ:.*]] = arith.constant dense<[1.000000e+00, 0.316227764, 1.000000e-01, {{.*}}, 1.000000e+00, 0.316227764, {{.*}}]> : tensor<16xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %[[FREQ]] : tensor<?x4x16xf32>, tensor<16xf32>)
+// CHECK: ^bb0(%{{.*}}: f32, %[[F:.*]]: f32, %{{.*}}: f32):
 // CHECK: %[[T:.*]] = linalg.index 0
 // CHECK: %[[I:.*]] = linalg.index 2
 // CHECK: %[[HALF:.*]] = arith.constant 8 : index
 // CHECK: %[[FIRST:.*]] = arith.cmpi ult, %[[I]], %[[HALF]]
 // CHECK: tensor.extract %[[X]]
-// CHECK: arith.constant -1.250000e-01 : f32
-// CHECK: math.powf
-// CHECK: arith.addi %[[POS]], %[[T]]
-// CHECK: math.cos
-// CHECK: math.sin
+// CHECK: %[[P:.*]] = arith.addi %[[POS]], %[[T]]
+// CHECK: %[[ANGLE:.*]] = arith.mulf %{{.*}}, %[[F]]
+// CHECK: math.cos %[[ANGLE]]
+// CHECK: math.sin %[[ANGLE]]
 // CHECK: arith.select %[[FIRST]]
 func.func @rope(%x: tensor<?x4x16xf32>, %pos: index) -> tensor<?x4x16xf32> {
   %y = afm.rope %x at %pos {theta = 10000.0 : f32} : tensor<?x4x16xf32>

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "afm/InitAll.h"
+#include "afm/Translate/Translations.h"
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 

@@ -4,17 +4,27 @@
 #define AFM_TRANSLATE_TRANSLATIONS_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "afm/Target/TargetDescription.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::afm {
+
+/// The target named by afm-translate's --afm-target / --afm-target-os.
+llvm::Expected<TargetDescription> getTranslationTarget();
 
 /// Writes one line per `afm.weight` in `module`: name, format, shape, bits
 /// per weight, bytes and where the data lives, then the totals.
 mlir::LogicalResult writeWeightTable(mlir::ModuleOp module,
                                      llvm::raw_ostream &os);
 
+/// All afm-translate translations (imports and exports).
+void registerTranslations();
+
 /// Registers `--afm-to-weight-table`.
 void registerWeightTableTranslation();
+
+/// Registers `--afm-to-llvmir`.
+void registerLLVMIRExportTranslation();
 
 } // namespace mlir::afm
 

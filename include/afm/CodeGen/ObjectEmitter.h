@@ -1,0 +1,54 @@
+//===- ObjectEmitter.h - LLVM dialect -> shared library ---------*- C++ -*-===//
+//
+// The back end of afm-compile: translate a module in the LLVM dialect to
+// LLVM IR, optimize it at O3 for the target CPU, emit an object file with
+// LLVM's TargetMachine, and link it into the shared library the runtime
+// loads (ELF .so for Linux triples, Mach-O .dylib for Apple ones).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_CODEGEN_OBJECTEMITTER_H
+#define AFM_CODEGEN_OBJECTEMITTER_H
+
+#include "afm/Target/TargetDescription.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace mlir::afm {
+
+/// Registers the translations from the LLVM dialect to LLVM IR.
+void registerLLVMIRTranslations(DialectRegistry &registry);
+
+/// A TargetMachine for `target` (PIC, O3), or an error naming the triple.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(const TargetDescription &target);
+
+/// Translates `module` (LLVM dialect only) to LLVM IR for `machine` and
+/// optimizes it at O3.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
+                     llvm::TargetMachine &machine);
+
+/// Object file bytes of `module`.
+llvm::Expected<std::string> emitObject(llvm::Module &module,
+                                       llvm::TargetMachine &machine);
+
+/// Links an object into a shared library for `target` with lld; returns the
+/// library's bytes. Undefined symbols (malloc, free) resolve at load time.
+llvm::Expected<std::string> linkSharedLibrary(llvm::StringRef object,
+                                              const TargetDescription &target);
+
+} // namespace mlir::afm
+
+#endif // AFM_CODEGEN_OBJECTEMITTER_H

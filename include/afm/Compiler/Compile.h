@@ -1,0 +1,41 @@
+//===- Compile.h - afm IR -> code for a target ------------------*- C++ -*-===//
+//
+// The stages afm-compile and afm-translate share: run the afm-codegen
+// pipeline over a module of entry points, then produce LLVM IR, an object
+// file, or the shared library that goes into an .afmb.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_COMPILER_COMPILE_H
+#define AFM_COMPILER_COMPILE_H
+
+#include "afm/Target/TargetDescription.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/Error.h"
+
+namespace mlir::afm {
+
+/// Runs the afm-codegen pipeline on `module` in place. Afterwards it is in
+/// the LLVM dialect and carries the weight and KV layouts as attributes
+/// (see afm-bind-entry-abi). Diagnostics go to the context's handler.
+LogicalResult lowerToLLVMDialect(ModuleOp module,
+                                 const TargetDescription &target);
+
+/// Optimized LLVM IR of a module already in the LLVM dialect.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+toLLVMIR(ModuleOp module, llvm::LLVMContext &context,
+         const TargetDescription &target);
+
+/// Object file of a module already in the LLVM dialect.
+llvm::Expected<std::string> toObject(ModuleOp module,
+                                     const TargetDescription &target);
+
+/// Shared library of a module already in the LLVM dialect.
+llvm::Expected<std::string> toSharedLibrary(ModuleOp module,
+                                            const TargetDescription &target);
+
+} // namespace mlir::afm
+
+#endif // AFM_COMPILER_COMPILE_H

@@ -1,0 +1,62 @@
+//===- TargetDescription.h - CPU targets as data ----------------*- C++ -*-===//
+//
+// Everything code generation needs to know about a target, as data: the
+// LLVM triple/CPU/features, the vector register file and the cache sizes.
+// Passes derive tile sizes and vector shapes from these numbers; there are
+// no per-target code paths outside this table.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_TARGET_TARGETDESCRIPTION_H
+#define AFM_TARGET_TARGETDESCRIPTION_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::afm {
+
+enum class ObjectFormat { ELF, MachO };
+
+struct TargetDescription {
+  std::string name;     ///< e.g. "x86-64-v3", "apple-m2"
+  std::string triple;   ///< LLVM target triple
+  std::string cpu;      ///< LLVM CPU name
+  std::string features; ///< LLVM feature string
+  ObjectFormat objectFormat = ObjectFormat::ELF;
+  unsigned vectorBits = 128;     ///< width of one SIMD register
+  unsigned vectorRegisters = 16; ///< architectural SIMD registers
+  bool hasFMA = true;
+  bool hasDotProd = false; ///< int8 dot products (sdot/udot, VNNI)
+  bool hasI8MM = false;    ///< int8 matrix multiply (smmla)
+  bool hasBF16 = false;
+  bool hasSME = false;
+  unsigned smeVectorBits = 0; ///< streaming vector length, when hasSME
+  uint64_t l1dBytes = 32 * 1024;
+  uint64_t l2Bytes = 512 * 1024;
+  uint64_t l3Bytes = 8 * 1024 * 1024; ///< last-level cache (SLC on Apple)
+  unsigned cacheLineBytes = 64;
+
+  /// f32 lanes in one vector register.
+  unsigned f32Lanes() const { return vectorBits / 32; }
+  bool isAArch64() const;
+};
+
+/// All known targets, in a stable order.
+llvm::ArrayRef<TargetDescription> getKnownTargets();
+
+/// The target called `name`. `os` may retarget it to another operating
+/// system ("linux" or "macos"): e.g. `apple-m2` code paths linked for Linux
+/// so they run under qemu-aarch64. Unknown names list the known ones.
+llvm::Expected<TargetDescription> lookupTarget(llvm::StringRef name,
+                                               llvm::StringRef os = "");
+
+/// The target matching the machine this process runs on.
+TargetDescription getHostTarget();
+
+} // namespace mlir::afm
+
+#endif // AFM_TARGET_TARGETDESCRIPTION_H

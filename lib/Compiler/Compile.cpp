@@ -1,0 +1,48 @@
+//===- Compile.cpp - afm IR -> code for a target --------------------------===//
+
+#include "afm/Compiler/Compile.h"
+
+#include "afm/CodeGen/ObjectEmitter.h"
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+
+LogicalResult afm::lowerToLLVMDialect(ModuleOp module,
+                                      const TargetDescription &target) {
+  PassManager pm(module.getContext());
+  CodegenPipelineOptions options;
+  options.target = target.name;
+  buildAFMCodegenPipeline(pm, options);
+  return pm.run(module);
+}
+
+llvm::Expected<std::unique_ptr<llvm::Module>>
+afm::toLLVMIR(ModuleOp module, llvm::LLVMContext &context,
+              const TargetDescription &target) {
+  auto machine = createTargetMachine(target);
+  if (!machine)
+    return machine.takeError();
+  return translateAndOptimize(module, context, **machine);
+}
+
+llvm::Expected<std::string> afm::toObject(ModuleOp module,
+                                          const TargetDescription &target) {
+  auto machine = createTargetMachine(target);
+  if (!machine)
+    return machine.takeError();
+  llvm::LLVMContext context;
+  auto llvmModule = translateAndOptimize(module, context, **machine);
+  if (!llvmModule)
+    return llvmModule.takeError();
+  return emitObject(**llvmModule, **machine);
+}
+
+llvm::Expected<std::string>
+afm::toSharedLibrary(ModuleOp module, const TargetDescription &target) {
+  auto object = toObject(module, target);
+  if (!object)
+    return object.takeError();
+  return linkSharedLibrary(*object, target);
+}

@@ -1,0 +1,150 @@
+//===- TargetDescription.cpp - the table of known targets -----------------===//
+//
+// Cache sizes are per core for L1/L2 on x86 and the performance cluster's
+// shared L2 on Apple cores; "L3" is the last-level cache (system-level cache
+// on Apple silicon). They only steer tile sizes, so round numbers suffice.
+//
+//===----------------------------------------------------------------------===//
+
+#include "afm/Target/TargetDescription.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+using namespace mlir::afm;
+
+static constexpr uint64_t KiB = 1024, MiB = 1024 * 1024;
+
+static std::vector<TargetDescription> buildTable() {
+  std::vector<TargetDescription> t;
+  auto add = [&](TargetDescription d) { t.push_back(std::move(d)); };
+
+  TargetDescription v3;
+  v3.name = "x86-64-v3";
+  v3.triple = "x86_64-unknown-linux-gnu";
+  v3.cpu = "x86-64-v3";
+  v3.features = "+avx2,+fma,+f16c,+bmi2";
+  v3.vectorBits = 256;
+  v3.vectorRegisters = 16;
+  v3.l1dBytes = 32 * KiB;
+  v3.l2Bytes = 512 * KiB;
+  v3.l3Bytes = 32 * MiB;
+  add(v3);
+
+  TargetDescription v4 = v3;
+  v4.name = "x86-64-v4";
+  v4.cpu = "x86-64-v4";
+  v4.features = "+avx512f,+avx512bw,+avx512dq,+avx512vl,+avx2,+fma,+f16c,+bmi2";
+  v4.vectorBits = 512;
+  v4.vectorRegisters = 32;
+  v4.l1dBytes = 48 * KiB;
+  v4.l2Bytes = 2 * MiB;
+  add(v4);
+
+  TargetDescription arm;
+  arm.name = "aarch64-generic";
+  arm.triple = "aarch64-unknown-linux-gnu";
+  arm.cpu = "generic";
+  arm.features = "+neon";
+  arm.vectorBits = 128;
+  arm.vectorRegisters = 32;
+  arm.l1dBytes = 64 * KiB;
+  arm.l2Bytes = 1 * MiB;
+  arm.l3Bytes = 8 * MiB;
+  add(arm);
+
+  TargetDescription m1 = arm;
+  m1.name = "apple-m1";
+  m1.triple = "arm64-apple-macosx13.0.0";
+  m1.cpu = "apple-m1";
+  m1.features = "+neon,+dotprod,+fullfp16";
+  m1.objectFormat = ObjectFormat::MachO;
+  m1.hasDotProd = true;
+  m1.l1dBytes = 128 * KiB;
+  m1.l2Bytes = 12 * MiB;
+  m1.l3Bytes = 8 * MiB;
+  m1.cacheLineBytes = 128;
+  add(m1);
+
+  TargetDescription m2 = m1;
+  m2.name = "apple-m2";
+  m2.cpu = "apple-m2";
+  m2.features = "+neon,+dotprod,+fullfp16,+i8mm,+bf16";
+  m2.hasI8MM = true;
+  m2.hasBF16 = true;
+  m2.l2Bytes = 16 * MiB;
+  add(m2);
+
+  TargetDescription m3 = m2;
+  m3.name = "apple-m3";
+  m3.cpu = "apple-m3";
+  add(m3);
+
+  TargetDescription m4 = m2;
+  m4.name = "apple-m4";
+  m4.cpu = "apple-m4";
+  m4.features = "+neon,+dotprod,+fullfp16,+i8mm,+bf16,+sme,+sme2";
+  m4.hasSME = true;
+  m4.smeVectorBits = 512;
+  add(m4);
+  return t;
+}
+
+llvm::ArrayRef<TargetDescription> mlir::afm::getKnownTargets() {
+  static const std::vector<TargetDescription> table = buildTable();
+  return table;
+}
+
+bool TargetDescription::isAArch64() const {
+  return llvm::Triple(triple).isAArch64();
+}
+
+llvm::Expected<TargetDescription>
+mlir::afm::lookupTarget(llvm::StringRef name, llvm::StringRef os) {
+  if (name == "host")
+    return getHostTarget();
+  const TargetDescription *found = llvm::find_if(
+      getKnownTargets(), [&](const TargetDescription &d) { return d.name == name; });
+  if (found == getKnownTargets().end()) {
+    std::string known;
+    for (const TargetDescription &d : getKnownTargets())
+      known += (known.empty() ? "" : ", ") + d.name;
+    return llvm::createStringError("unknown target '" + name.str() +
+                                   "'; known targets: host, " + known);
+  }
+  TargetDescription target = *found;
+  if (os.empty())
+    return target;
+  llvm::Triple triple(target.triple);
+  if (os == "linux") {
+    triple = llvm::Triple(triple.getArchName(), "unknown", "linux", "gnu");
+    if (triple.getArch() == llvm::Triple::aarch64)
+      triple.setArchName("aarch64");
+    target.objectFormat = ObjectFormat::ELF;
+  } else if (os == "macos") {
+    triple = llvm::Triple(target.isAArch64() ? "arm64" : "x86_64", "apple",
+                          "macosx13.0.0");
+    target.objectFormat = ObjectFormat::MachO;
+  } else {
+    return llvm::createStringError("unknown target OS '" + os.str() +
+                                   "'; expected 'linux' or 'macos'");
+  }
+  target.triple = triple.str();
+  return target;
+}
+
+TargetDescription mlir::afm::getHostTarget() {
+  llvm::Triple host(llvm::sys::getProcessTriple());
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (host.isAArch64())
+    return *lookupTarget("aarch64-generic", "linux");
+  bool avx512 = features.lookup("avx512f") && features.lookup("avx512bw") &&
+                features.lookup("avx512vl") && features.lookup("avx512dq");
+  TargetDescription target =
+      *lookupTarget(avx512 ? "x86-64-v4" : "x86-64-v3");
+  target.triple = host.str();
+  return target;
+}

@@ -1,0 +1,58 @@
+//===- LLVMIRExport.cpp - afm IR -> optimized LLVM IR ---------------------===//
+//
+// `afm-translate --afm-to-llvmir` shows what the compiler hands to LLVM's
+// code generator for a target: the afm-codegen pipeline, translation to
+// LLVM IR and the O3 pipeline for the target CPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "afm/Translate/Translations.h"
+
+#include "afm/CodeGen/ObjectEmitter.h"
+#include "afm/Compiler/Compile.h"
+#include "afm/InitAll.h"
+
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
+
+using namespace mlir;
+
+static llvm::cl::OptionCategory exportCategory("afm export options");
+static llvm::cl::opt<std::string>
+    targetName("afm-target",
+               llvm::cl::desc("Target of --afm-to-llvmir (default: host)"),
+               llvm::cl::init("host"), llvm::cl::cat(exportCategory));
+static llvm::cl::opt<std::string>
+    targetOS("afm-target-os",
+             llvm::cl::desc("Retarget --afm-target to linux or macos"),
+             llvm::cl::init(""), llvm::cl::cat(exportCategory));
+
+llvm::Expected<afm::TargetDescription> afm::getTranslationTarget() {
+  return lookupTarget(targetName, targetOS);
+}
+
+void afm::registerLLVMIRExportTranslation() {
+  TranslateFromMLIRRegistration registration(
+      "afm-to-llvmir",
+      "compile afm entry points to optimized LLVM IR for --afm-target",
+      [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError("expected a builtin.module");
+        auto target = getTranslationTarget();
+        if (!target)
+          return module.emitError(llvm::toString(target.takeError()));
+        if (failed(lowerToLLVMDialect(module, *target)))
+          return failure();
+        llvm::LLVMContext context;
+        auto llvmModule = toLLVMIR(module, context, *target);
+        if (!llvmModule)
+          return module.emitError(llvm::toString(llvmModule.takeError()));
+        (*llvmModule)->print(os, nullptr);
+        return success();
+      },
+      [](DialectRegistry &registry) {
+        registerDialects(registry);
+        registerLLVMIRTranslations(registry);
+      });
+}

@@ -1,0 +1,8 @@
+//===- Registration.cpp - every afm-translate translation ------------------===//
+
+#include "afm/Translate/Translations.h"
+
+void mlir::afm::registerTranslations() {
+  registerWeightTableTranslation();
+  registerLLVMIRExportTranslation();
+}

@@ -1,0 +1,334 @@
+//===- BindEntryABI.cpp - entry points get the runtime's C ABI ------------===//
+//
+// After this pass the model's functions no longer refer to weights by name
+// nor to caches as values: everything is a view of one of the three memory
+// regions the runtime passes in (weights, KV arena, logits). The layouts
+// chosen here are recorded on the module for the packager.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/afm/IR/AFMOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::afm {
+#define GEN_PASS_DEF_AFMBINDENTRYABIPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::afm
+
+using namespace mlir;
+using namespace mlir::afm;
+
+static constexpr uint64_t kAlignment = 64;
+
+static uint64_t byteSize(ShapedType type) {
+  return type.getNumElements() *
+         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+}
+
+static std::string typeName(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  return s;
+}
+
+namespace {
+struct WeightSlot {
+  RankedTensorType type;
+  uint64_t offset;
+  Attribute value; // inline payload, if any
+};
+
+struct CacheSlot {
+  KVCacheType type;
+  uint64_t offset;
+  uint64_t bytes;
+  std::optional<AttentionKind> kind;
+  Location loc;
+};
+
+/// The memory layout of one module's weights and caches.
+struct Layout {
+  llvm::MapVector<StringRef, WeightSlot> weights;
+  uint64_t weightBytes = 0;
+  std::map<int64_t, CacheSlot> caches;
+  uint64_t arenaBytes = 0;
+};
+
+struct EntrySignature {
+  RankedTensorType tokens;
+  RankedTensorType logits;
+  SmallVector<int64_t> layers; // layer of each cache argument
+};
+
+class Binder {
+public:
+  explicit Binder(ModuleOp module) : module(module), b(module.getContext()) {}
+  LogicalResult run();
+
+private:
+  FailureOr<EntrySignature> checkSignature(func::FuncOp func);
+  LogicalResult collectWeights(func::FuncOp func);
+  LogicalResult collectCaches(func::FuncOp func, const EntrySignature &sig);
+  void rewrite(func::FuncOp func, const EntrySignature &sig);
+  void recordLayout();
+
+  ModuleOp module;
+  OpBuilder b;
+  Layout layout;
+};
+} // namespace
+
+FailureOr<EntrySignature> Binder::checkSignature(func::FuncOp func) {
+  FunctionType type = func.getFunctionType();
+  auto fail = [&](const Twine &what) {
+    return func.emitOpError("entry point ") << what;
+  };
+  if (type.getNumInputs() < 3 || type.getNumResults() != 1)
+    return fail("must take (tokens, count, position, caches...) and return "
+                "the logits");
+  EntrySignature sig;
+  sig.tokens = dyn_cast<RankedTensorType>(type.getInput(0));
+  if (!sig.tokens || sig.tokens.getRank() != 1 ||
+      !sig.tokens.hasStaticShape() ||
+      !sig.tokens.getElementType().isSignlessInteger(32))
+    return fail("tokens must be a static tensor<Nxi32>, got ")
+           << type.getInput(0);
+  if (!type.getInput(1).isIndex() || !type.getInput(2).isIndex())
+    return fail("count and position must be index values");
+  auto logits = dyn_cast<RankedTensorType>(type.getResult(0));
+  if (!logits || !logits.hasStaticShape() ||
+      !logits.getElementType().isF32() || logits.getRank() > 2 ||
+      (logits.getRank() == 2 && logits.getDimSize(0) != 1))
+    return fail("must return tensor<Vxf32> or tensor<1xVxf32>, got ")
+           << type.getResult(0);
+  sig.logits = RankedTensorType::get({logits.getNumElements()},
+                                     logits.getElementType());
+  for (unsigned i = 3; i < type.getNumInputs(); ++i) {
+    if (!isa<KVCacheType>(type.getInput(i)))
+      return fail("argument ") << i << " must be a !afm.kv_cache, got "
+                               << type.getInput(i);
+    auto layer = func.getArgAttrOfType<IntegerAttr>(i, "afm.layer");
+    if (!layer)
+      return fail("cache argument ") << i << " needs an afm.layer attribute";
+    sig.layers.push_back(layer.getInt());
+  }
+  return sig;
+}
+
+LogicalResult Binder::collectWeights(func::FuncOp func) {
+  WalkResult result = func.walk([&](WeightOp op) {
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!type || !type.hasStaticShape())
+      return op.emitOpError("weights of type ")
+                 << op.getType()
+                 << " cannot be bound yet: only static plain tensors are",
+             WalkResult::interrupt();
+    auto [it, inserted] =
+        layout.weights.try_emplace(op.getName(), WeightSlot{type, 0, {}});
+    if (!inserted) {
+      if (it->second.type != type)
+        return op.emitOpError("weight '")
+                   << op.getName() << "' is used as " << type << " and as "
+                   << it->second.type,
+               WalkResult::interrupt();
+      return WalkResult::advance();
+    }
+    it->second.offset = llvm::alignTo(layout.weightBytes, kAlignment);
+    it->second.value = op.getValueAttr();
+    layout.weightBytes = it->second.offset + byteSize(type);
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+LogicalResult Binder::collectCaches(func::FuncOp func,
+                                    const EntrySignature &sig) {
+  for (auto [i, layer] : llvm::enumerate(sig.layers)) {
+    BlockArgument arg = func.getArgument(3 + i);
+    auto type = cast<KVCacheType>(arg.getType());
+    std::optional<AttentionKind> kind;
+    for (Operation *user : arg.getUsers()) {
+      if (auto attn = dyn_cast<AttentionOp>(user))
+        kind = attn.getKind();
+      else if (auto shared = dyn_cast<SharedKVAttentionOp>(user))
+        kind = shared.getKind();
+    }
+    auto it = layout.caches.find(layer);
+    if (it != layout.caches.end()) {
+      if (it->second.type != type)
+        return func.emitOpError("cache of layer ")
+               << layer << " is " << type << " here but "
+               << it->second.type << " in another entry point";
+      continue;
+    }
+    uint64_t bytes = 2 * uint64_t(type.getKvHeads()) * type.getCapacity() *
+                     type.getHeadDim() *
+                     llvm::divideCeil(type.getElementType().getIntOrFloatBitWidth(), 8);
+    layout.caches.emplace(layer, CacheSlot{type, 0, bytes, kind, arg.getLoc()});
+  }
+  return success();
+}
+
+void Binder::rewrite(func::FuncOp func, const EntrySignature &sig) {
+  MLIRContext *ctx = module.getContext();
+  Location loc = func.getLoc();
+  auto i8 = b.getIntegerType(8);
+  auto weightsType = MemRefType::get(
+      {int64_t(std::max<uint64_t>(layout.weightBytes, 1))}, i8);
+  auto arenaType = MemRefType::get(
+      {int64_t(std::max<uint64_t>(layout.arenaBytes, 1))}, i8);
+  auto tokensType = MemRefType::get(sig.tokens.getShape(), b.getI32Type());
+  auto logitsType = MemRefType::get(sig.logits.getShape(), b.getF32Type());
+  SmallVector<Type> inputs = {weightsType, tokensType,
+                              b.getIndexType(), b.getIndexType(),
+                              arenaType, logitsType,
+                              LLVM::LLVMPointerType::get(ctx)};
+
+  Block &entry = func.getBody().front();
+  unsigned oldArgs = entry.getNumArguments();
+  SmallVector<Location> locs(inputs.size(), loc);
+  entry.addArguments(inputs, locs);
+  Value weights = entry.getArgument(oldArgs + 0);
+  Value tokens = entry.getArgument(oldArgs + 1);
+  Value count = entry.getArgument(oldArgs + 2);
+  Value position = entry.getArgument(oldArgs + 3);
+  Value arena = entry.getArgument(oldArgs + 4);
+  Value logits = entry.getArgument(oldArgs + 5);
+
+  b.setInsertionPointToStart(&entry);
+  auto view = [&](Value source, uint64_t offset, MemRefType type) {
+    Value shift = arith::ConstantIndexOp::create(b, loc, offset);
+    return memref::ViewOp::create(b, loc, type, source, shift, ValueRange{})
+        .getResult();
+  };
+  Value tokenTensor = bufferization::ToTensorOp::create(
+      b, loc, sig.tokens, tokens, /*restrict=*/true, /*writable=*/false);
+  entry.getArgument(0).replaceAllUsesWith(tokenTensor);
+  entry.getArgument(1).replaceAllUsesWith(count);
+  entry.getArgument(2).replaceAllUsesWith(position);
+  for (auto [i, layer] : llvm::enumerate(sig.layers)) {
+    const CacheSlot &slot = layout.caches.at(layer);
+    auto type = MemRefType::get({2, slot.type.getKvHeads(),
+                                 slot.type.getCapacity(),
+                                 slot.type.getHeadDim()},
+                                slot.type.getElementType());
+    entry.getArgument(3 + i).replaceAllUsesWith(view(arena, slot.offset, type));
+  }
+
+  SmallVector<WeightOp> weightOps;
+  func.walk([&](WeightOp op) { weightOps.push_back(op); });
+  for (WeightOp op : weightOps) {
+    const WeightSlot &slot = layout.weights.lookup(op.getName());
+    b.setInsertionPoint(op);
+    auto type = MemRefType::get(slot.type.getShape(),
+                                slot.type.getElementType());
+    Value tensor = bufferization::ToTensorOp::create(
+        b, op.getLoc(), slot.type, view(weights, slot.offset, type),
+        /*restrict=*/true, /*writable=*/false);
+    op.replaceAllUsesWith(tensor);
+    op.erase();
+  }
+
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  b.setInsertionPoint(ret);
+  Value result = ret.getOperand(0);
+  if (cast<RankedTensorType>(result.getType()).getRank() == 2)
+    result = tensor::CollapseShapeOp::create(
+        b, loc, sig.logits, result,
+        SmallVector<ReassociationIndices>{{0, 1}});
+  auto store = bufferization::MaterializeInDestinationOp::create(
+      b, loc, TypeRange{}, result, logits);
+  store.setRestrict(true);
+  store.setWritable(true);
+  func::ReturnOp::create(b, loc);
+  ret.erase();
+
+  entry.eraseArguments(0, oldArgs);
+  func.setFunctionType(FunctionType::get(ctx, inputs, {}));
+  // Argument attributes described the old arguments.
+  func.setAllArgAttrs(SmallVector<DictionaryAttr>(inputs.size(),
+                                                  DictionaryAttr::get(ctx)));
+  StringRef kind = func->getAttrOfType<StringAttr>("afm.entry").getValue();
+  func.setSymName(("afm_" + kind).str());
+}
+
+void Binder::recordLayout() {
+  SmallVector<Attribute> weights;
+  for (auto &[name, slot] : layout.weights) {
+    SmallVector<NamedAttribute> fields = {
+        b.getNamedAttr("name", b.getStringAttr(name)),
+        b.getNamedAttr("offset", b.getI64IntegerAttr(slot.offset)),
+        b.getNamedAttr("bytes", b.getI64IntegerAttr(byteSize(slot.type))),
+        b.getNamedAttr("type", TypeAttr::get(slot.type))};
+    if (slot.value)
+      fields.push_back(b.getNamedAttr("value", slot.value));
+    weights.push_back(b.getDictionaryAttr(fields));
+  }
+  SmallVector<Attribute> caches;
+  for (auto &[layer, slot] : layout.caches) {
+    SmallVector<NamedAttribute> fields = {
+        b.getNamedAttr("layer", b.getI64IntegerAttr(layer)),
+        b.getNamedAttr("offset", b.getI64IntegerAttr(slot.offset)),
+        b.getNamedAttr("bytes", b.getI64IntegerAttr(slot.bytes)),
+        b.getNamedAttr("type", TypeAttr::get(slot.type)),
+        b.getNamedAttr("attention",
+                       b.getStringAttr(slot.kind ? stringifyAttentionKind(*slot.kind)
+                                                 : "none"))};
+    caches.push_back(b.getDictionaryAttr(fields));
+  }
+  module->setAttr("afm.weights", b.getArrayAttr(weights));
+  module->setAttr("afm.weights_bytes", b.getI64IntegerAttr(layout.weightBytes));
+  module->setAttr("afm.kv_layout", b.getArrayAttr(caches));
+  module->setAttr("afm.kv_arena_bytes", b.getI64IntegerAttr(layout.arenaBytes));
+}
+
+LogicalResult Binder::run() {
+  SmallVector<std::pair<func::FuncOp, EntrySignature>> entries;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto kind = func->getAttrOfType<StringAttr>("afm.entry");
+    if (!kind)
+      continue;
+    if (kind.getValue() != "prefill" && kind.getValue() != "decode")
+      return func.emitOpError("afm.entry must be \"prefill\" or \"decode\", "
+                              "got ")
+             << kind;
+    FailureOr<EntrySignature> sig = checkSignature(func);
+    if (failed(sig) || failed(collectWeights(func)) ||
+        failed(collectCaches(func, *sig)))
+      return failure();
+    entries.emplace_back(func, *sig);
+  }
+  if (entries.empty())
+    return module.emitError("no function has an afm.entry attribute; "
+                            "nothing to bind");
+  for (auto &[layer, slot] : layout.caches) {
+    slot.offset = llvm::alignTo(layout.arenaBytes, kAlignment);
+    layout.arenaBytes = slot.offset + slot.bytes;
+  }
+  for (auto &[func, sig] : entries)
+    rewrite(func, sig);
+  recordLayout();
+  return success();
+}
+
+namespace {
+struct AFMBindEntryABIPass
+    : afm::impl::AFMBindEntryABIPassBase<AFMBindEntryABIPass> {
+  void runOnOperation() override {
+    if (failed(Binder(getOperation()).run()))
+      signalPassFailure();
+  }
+};
+} // namespace

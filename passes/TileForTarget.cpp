@@ -1,0 +1,151 @@
+//===- TileForTarget.cpp - tile and vectorize for a target ----------------===//
+//
+// Every number here comes from the TargetDescription: the f32 lanes of a
+// vector register and the number of registers. Tiles divide the static
+// loop sizes, so every tile has a static shape and vectorizes without
+// masks or peeling.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "afm/Target/TargetDescription.h"
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::afm {
+#define GEN_PASS_DEF_AFMTILEFORTARGETPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::afm
+
+using namespace mlir;
+using namespace mlir::afm;
+
+namespace {
+/// The tile of one linalg op: a size per loop (0 = not tiled).
+struct TilePlan {
+  SmallVector<int64_t> tiles;
+  bool contraction = false;
+};
+} // namespace
+
+/// The largest divisor of `size` that is at most `want`.
+static int64_t divisorAtMost(int64_t size, int64_t want) {
+  if (want >= size)
+    return size;
+  for (int64_t t = want; t > 1; --t)
+    if (size % t == 0)
+      return t;
+  return 1;
+}
+
+/// Register-tile rows for a contraction whose output rows are `nr` wide:
+/// accumulators `mr * nr / lanes` plus one register per B vector plus one
+/// broadcast A value must fit the register file.
+static int64_t registerRows(const TargetDescription &target, int64_t nr) {
+  int64_t vectorsPerRow = std::max<int64_t>(1, nr / target.f32Lanes());
+  int64_t available =
+      int64_t(target.vectorRegisters) - vectorsPerRow - 1;
+  return std::clamp<int64_t>(available / vectorsPerRow, 1, 8);
+}
+
+static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
+                                         const TargetDescription &target) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic) || op.getNumDpsInits() != 1)
+    return std::nullopt;
+  TilePlan plan;
+  plan.contraction = linalg::isaContractionOpInterface(op);
+  int64_t lanes = target.f32Lanes();
+  plan.tiles.assign(ranges.size(), 1);
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (auto [i, iterator] : llvm::enumerate(iterators))
+    if (iterator == utils::IteratorType::reduction)
+      plan.tiles[i] =
+          plan.contraction ? divisorAtMost(ranges[i], lanes) : ranges[i];
+
+  // The output's innermost dimension is the vector dimension; for a
+  // contraction the one before it holds the register rows.
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<unsigned> outDims;
+  for (AffineExpr e : outMap.getResults())
+    if (auto dim = dyn_cast<AffineDimExpr>(e))
+      outDims.push_back(dim.getPosition());
+  if (!outDims.empty()) {
+    unsigned inner = outDims.back();
+    int64_t nr = plan.contraction ? 2 * lanes : lanes;
+    plan.tiles[inner] = divisorAtMost(ranges[inner], nr);
+    if (plan.contraction && outDims.size() >= 2) {
+      unsigned rows = outDims[outDims.size() - 2];
+      plan.tiles[rows] =
+          divisorAtMost(ranges[rows], registerRows(target, plan.tiles[inner]));
+    }
+  }
+  return plan;
+}
+
+/// memref.copy -> linalg.copy, so copies are tiled and vectorized too.
+static void copiesToLinalg(func::FuncOp func, RewriterBase &rewriter) {
+  SmallVector<memref::CopyOp> copies;
+  func.walk([&](memref::CopyOp op) { copies.push_back(op); });
+  for (memref::CopyOp copy : copies) {
+    rewriter.setInsertionPoint(copy);
+    linalg::CopyOp::create(rewriter, copy.getLoc(), copy.getSource(),
+                           copy.getTarget());
+    rewriter.eraseOp(copy);
+  }
+}
+
+namespace {
+struct AFMTileForTargetPass
+    : afm::impl::AFMTileForTargetPassBase<AFMTileForTargetPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    auto target = lookupTarget(this->target, targetOS);
+    if (!target) {
+      getOperation().emitError(llvm::toString(target.takeError()));
+      return signalPassFailure();
+    }
+    func::FuncOp func = getOperation();
+    IRRewriter rewriter(&getContext());
+    if (!annotateOnly)
+      copiesToLinalg(func, rewriter);
+
+    SmallVector<linalg::LinalgOp> ops;
+    func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    for (linalg::LinalgOp op : ops) {
+      std::optional<TilePlan> plan = planTiles(op, *target);
+      if (!plan)
+        continue;
+      if (annotateOnly) {
+        op->setAttr("afm.tiles", rewriter.getDenseI64ArrayAttr(plan->tiles));
+        continue;
+      }
+      if (!op.hasPureBufferSemantics())
+        continue;
+      auto tileable = dyn_cast<TilingInterface>(op.getOperation());
+      if (!tileable)
+        continue;
+      rewriter.setInsertionPoint(op);
+      scf::SCFTilingOptions options;
+      options.setTileSizes(getAsIndexOpFoldResult(&getContext(), plan->tiles));
+      FailureOr<scf::SCFTilingResult> tiled =
+          scf::tileUsingSCF(rewriter, tileable, options);
+      if (failed(tiled))
+        continue;
+      rewriter.eraseOp(op);
+      Operation *tile = tiled->tiledOps.front();
+      rewriter.setInsertionPoint(tile);
+      if (succeeded(linalg::vectorize(rewriter, tile)))
+        rewriter.eraseOp(tile);
+    }
+    if (!annotateOnly)
+      linalg::hoistRedundantVectorTransfers(func);
+  }
+};
+} // namespace
