@@ -11,6 +11,7 @@
 #include "afm/Model/ExampleModel.h"
 #include "afm/Model/ModelConfig.h"
 #include "afm/Model/SafeTensors.h"
+#include "afm/Reference/ReferenceModel.h"
 
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -59,6 +60,19 @@ inline ModelConfig smallConfig(int64_t layers = 2) {
   config.maxPositionEmbeddings = 64;
   config.tieWordEmbeddings = true;
   return config;
+}
+
+/// A reference model of `config` with the example weights of `seed`.
+inline llvm::Expected<ReferenceModel> exampleModel(const ModelConfig &config,
+                                                   uint64_t seed = 1) {
+  llvm::Expected<std::string> bytes =
+      serializeSafeTensors(generateExampleWeights(config, seed));
+  if (!bytes)
+    return bytes.takeError();
+  llvm::Expected<SafeTensorsFile> file = openBytes(*bytes);
+  if (!file)
+    return file.takeError();
+  return ReferenceModel::create(config, *file);
 }
 
 } // namespace mlir::afm::test
