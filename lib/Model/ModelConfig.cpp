@@ -9,6 +9,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -164,6 +165,31 @@ std::string formatDouble(double value) {
   }
   return text;
 }
+/// The first key of the top-level object that `json` (valid JSON) holds
+/// twice: llvm::json silently keeps one of them.
+std::optional<std::string> repeatedTopLevelKey(StringRef json) {
+  llvm::StringSet<> seen;
+  int depth = 0;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    } else if (c == '"') {
+      size_t end = i + 1;
+      while (end < json.size() && json[end] != '"')
+        end += json[end] == '\\' ? 2 : 1;
+      StringRef text = json.slice(i + 1, end);
+      i = end;
+      bool isKey = json.substr(end + 1).ltrim().starts_with(":");
+      if (depth == 1 && isKey && !seen.insert(text).second)
+        return text.str();
+    }
+  }
+  return std::nullopt;
+}
+
 Error readArchitecture(const ConfigReader &reader, Architecture &out) {
   std::string name;
   if (Error err = reader.readString("architecture", name, /*required=*/true))
@@ -291,6 +317,9 @@ Expected<ModelConfig> mlir::afm::parseModelConfig(StringRef json,
   if (!object)
     return llvm::createStringError(fileName +
                                    ": expected a JSON object at the top level");
+  if (std::optional<std::string> key = repeatedTopLevelKey(json))
+    return llvm::createStringError(fileName + ": key '" + *key +
+                                   "' is given twice");
   ConfigReader reader(*object, fileName);
   ModelConfig config;
   if (Error err = reader.checkNoUnknownKeys())

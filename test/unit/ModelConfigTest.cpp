@@ -126,6 +126,21 @@ TEST(ModelConfigErrors, UnknownKeyIsNamed) {
             "config.json: unknown key 'hiden_size'");
 }
 
+TEST(ModelConfigErrors, RepeatedKeyIsNamed) {
+  EXPECT_EQ(parseError(R"({"architecture": "afm-dense", "vocab_size": 256,
+      "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "vocab_size": 300})"),
+            "config.json: key 'vocab_size' is given twice");
+  // Keys of nested values and string contents do not count.
+  EXPECT_EQ(parseError(withKey("architecture", "vocab_size")),
+            "config.json: key 'architecture': unknown architecture "
+            "'vocab_size' (supported: afm-dense)");
+  EXPECT_EQ(parseError(withKey("rope_theta",
+                               llvm::json::Object{{"vocab_size", 1}})),
+            "config.json: key 'rope_theta': expected a number, got an "
+            "object");
+}
+
 TEST(ModelConfigErrors, WrongJSONTypeNamesKeyAndValue) {
   EXPECT_EQ(parseError(withKey("hidden_size", "64")),
             "config.json: key 'hidden_size': expected an integer, got a "
