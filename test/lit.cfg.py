@@ -23,7 +23,10 @@ llvm_config.use_default_substitutions()
 
 tool_dirs = [config.afm_tools_dir, config.llvm_tools_dir]
 tools = [
+    ToolSubst("afm-compare", unresolved="fatal"),
+    ToolSubst("afm-gen-example", unresolved="fatal"),
     ToolSubst("afm-opt", unresolved="fatal"),
+    ToolSubst("afm-reference", unresolved="fatal"),
     ToolSubst("afm-translate", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

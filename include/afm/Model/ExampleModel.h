@@ -1,0 +1,38 @@
+//===- ExampleModel.h - small random models for tests and demos -*- C++ -*-===//
+//
+// Named example configs and reproducible random weights for any config, so
+// that tests and demos can build a model without downloading one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_MODEL_EXAMPLEMODEL_H
+#define AFM_MODEL_EXAMPLEMODEL_H
+
+#include "afm/Model/ModelConfig.h"
+#include "afm/Model/SafeTensors.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mlir::afm {
+
+/// The names of the example presets, e.g. "tiny-dense".
+std::vector<llvm::StringRef> examplePresetNames();
+
+/// The config of preset `name`; an error listing the presets otherwise.
+llvm::Expected<ModelConfig> examplePresetConfig(llvm::StringRef name);
+
+/// Random F32 weights for every tensor of `expectedTensors(config)`, in that
+/// order, from one SplitMix64 stream seeded with `seed`: the embeddings
+/// N(0, 1), projection matrices (including an untied LM head)
+/// N(0, 1 / fan_in) with fan_in = shape[1], the input width, and norm
+/// weights 1 + 0.1 * N(0, 1). The same config and seed give the same bits
+/// on every machine.
+std::vector<SafeTensor> generateExampleWeights(const ModelConfig &config,
+                                               uint64_t seed);
+
+} // namespace mlir::afm
+
+#endif // AFM_MODEL_EXAMPLEMODEL_H

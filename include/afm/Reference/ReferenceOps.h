@@ -1,0 +1,68 @@
+//===- ReferenceOps.h - the model math, one token at a time -----*- C++ -*-===//
+//
+// The operations of DESIGN.md section 1, written directly and obviously so
+// that they can serve as the test oracle: dot products, norms and softmax
+// accumulate in double, RoPE angles and their sine and cosine are computed
+// in double, and every result is stored as f32.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_REFERENCE_REFERENCEOPS_H
+#define AFM_REFERENCE_REFERENCEOPS_H
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mlir::afm::reference {
+
+/// RMSNorm: y = x / sqrt(mean(x^2) + eps) * g. `g` has x.size() elements.
+std::vector<float> rmsNorm(llvm::ArrayRef<float> x, llvm::ArrayRef<float> g,
+                           double eps);
+
+/// y = x W^T for a row-major `weight` of shape [out, x.size()].
+std::vector<float> linear(llvm::ArrayRef<float> x,
+                          llvm::ArrayRef<float> weight);
+
+/// RoPE ("rotate half") of one head vector at `position`: each pair
+/// (i, i + hd/2), i < hd/2, rotates by the angle p * theta^(-2i/hd).
+void applyRope(llvm::MutableArrayRef<float> head, int64_t position,
+               double theta);
+
+/// SwiGLU's gating: silu(gate) * up, element-wise (silu(x) = x sigmoid(x)).
+std::vector<float> swiglu(llvm::ArrayRef<float> gate,
+                          llvm::ArrayRef<float> up);
+
+/// The KV head that query head `head` reads under GQA: head / (H / G).
+int64_t kvHeadOf(int64_t head, int64_t numHeads, int64_t numKVHeads);
+
+/// The first position that a query at `position` attends to: 0 for a
+/// global layer (`window` == 0), max(0, position - window + 1) for a local
+/// layer with window `window`.
+int64_t firstVisiblePosition(int64_t position, int64_t window);
+
+/// Head counts and size of an attention layer.
+struct AttentionShape {
+  int64_t numHeads;
+  int64_t numKVHeads;
+  int64_t headDim;
+};
+
+/// Causal GQA attention of the query (H * hd values) at position p over
+/// the keys and values of positions 0..p (one row of G * hd values per
+/// position, p + 1 rows): each head h attends with scale 1/sqrt(hd) to
+/// positions `firstVisible`..p of KV head kvHeadOf(h). Returns H * hd
+/// values.
+std::vector<float> attention(llvm::ArrayRef<float> query,
+                             llvm::ArrayRef<float> keys,
+                             llvm::ArrayRef<float> values,
+                             const AttentionShape &shape,
+                             int64_t firstVisible);
+
+/// x += y, element-wise (the residual connection).
+void addInPlace(llvm::MutableArrayRef<float> x, llvm::ArrayRef<float> y);
+
+} // namespace mlir::afm::reference
+
+#endif // AFM_REFERENCE_REFERENCEOPS_H

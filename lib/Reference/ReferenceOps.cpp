@@ -1,0 +1,121 @@
+//===- ReferenceOps.cpp - the model math, one token at a time -------------===//
+//
+// Clarity over speed: plain loops, double accumulation, f32 results.
+//
+//===----------------------------------------------------------------------===//
+
+#include "afm/Reference/ReferenceOps.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+using namespace mlir::afm::reference;
+using llvm::ArrayRef;
+
+/// The dot product of `a` and `b` (same size), accumulated in double.
+static double dot(const float *a, const float *b, int64_t size) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < size; ++i)
+    sum += static_cast<double>(a[i]) * static_cast<double>(b[i]);
+  return sum;
+}
+
+std::vector<float> mlir::afm::reference::rmsNorm(ArrayRef<float> x,
+                                                 ArrayRef<float> g,
+                                                 double eps) {
+  assert(g.size() == x.size() && "one gain per element");
+  double meanSquare = dot(x.data(), x.data(), x.size()) / x.size();
+  double inverseRms = 1.0 / std::sqrt(meanSquare + eps);
+  std::vector<float> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    y[i] = static_cast<float>(x[i] * inverseRms * g[i]);
+  return y;
+}
+
+std::vector<float> mlir::afm::reference::linear(ArrayRef<float> x,
+                                                ArrayRef<float> weight) {
+  assert(!x.empty() && weight.size() % x.size() == 0 && "weight is [out, in]");
+  size_t out = weight.size() / x.size();
+  std::vector<float> y(out);
+  for (size_t row = 0; row < out; ++row)
+    y[row] = static_cast<float>(
+        dot(weight.data() + row * x.size(), x.data(), x.size()));
+  return y;
+}
+
+void mlir::afm::reference::applyRope(llvm::MutableArrayRef<float> head,
+                                     int64_t position, double theta) {
+  int64_t half = head.size() / 2;
+  for (int64_t i = 0; i < half; ++i) {
+    double angle = static_cast<double>(position) *
+                   std::pow(theta, -2.0 * i / static_cast<double>(head.size()));
+    double c = std::cos(angle), s = std::sin(angle);
+    double a = head[i], b = head[i + half];
+    head[i] = static_cast<float>(a * c - b * s);
+    head[i + half] = static_cast<float>(a * s + b * c);
+  }
+}
+
+std::vector<float> mlir::afm::reference::swiglu(ArrayRef<float> gate,
+                                                ArrayRef<float> up) {
+  assert(gate.size() == up.size() && "gate and up have the FFN width");
+  std::vector<float> y(gate.size());
+  for (size_t i = 0; i < gate.size(); ++i) {
+    double g = gate[i];
+    double silu = g / (1.0 + std::exp(-g));
+    y[i] = static_cast<float>(silu * up[i]);
+  }
+  return y;
+}
+
+int64_t mlir::afm::reference::kvHeadOf(int64_t head, int64_t numHeads,
+                                       int64_t numKVHeads) {
+  return head / (numHeads / numKVHeads);
+}
+
+int64_t mlir::afm::reference::firstVisiblePosition(int64_t position,
+                                                   int64_t window) {
+  if (window == 0)
+    return 0;
+  return std::max<int64_t>(0, position - window + 1);
+}
+
+std::vector<float> mlir::afm::reference::attention(
+    ArrayRef<float> query, ArrayRef<float> keys, ArrayRef<float> values,
+    const AttentionShape &shape, int64_t firstVisible) {
+  int64_t hd = shape.headDim;
+  int64_t rowSize = shape.numKVHeads * hd;
+  assert(keys.size() == values.size() && keys.size() % rowSize == 0);
+  int64_t last = keys.size() / rowSize - 1; // The query's own position.
+  double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  std::vector<float> out(shape.numHeads * hd);
+  std::vector<double> scores(last + 1);
+  for (int64_t h = 0; h < shape.numHeads; ++h) {
+    const float *q = query.data() + h * hd;
+    int64_t kvOffset = kvHeadOf(h, shape.numHeads, shape.numKVHeads) * hd;
+    // Softmax over the visible positions, shifted by the maximum.
+    double maxScore = -INFINITY;
+    for (int64_t p = firstVisible; p <= last; ++p) {
+      scores[p] = dot(q, keys.data() + p * rowSize + kvOffset, hd) * scale;
+      maxScore = std::max(maxScore, scores[p]);
+    }
+    double total = 0.0;
+    for (int64_t p = firstVisible; p <= last; ++p)
+      total += (scores[p] = std::exp(scores[p] - maxScore));
+    for (int64_t i = 0; i < hd; ++i) {
+      double sum = 0.0;
+      for (int64_t p = firstVisible; p <= last; ++p)
+        sum += scores[p] * values[p * rowSize + kvOffset + i];
+      out[h * hd + i] = static_cast<float>(sum / total);
+    }
+  }
+  return out;
+}
+
+void mlir::afm::reference::addInPlace(llvm::MutableArrayRef<float> x,
+                                      ArrayRef<float> y) {
+  assert(x.size() == y.size() && "residual and update have the same size");
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] += y[i];
+}
