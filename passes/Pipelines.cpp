@@ -27,6 +27,8 @@ void afm::buildAFMCodegenPipeline(OpPassManager &pm,
   pm.addPass(createAFMLowerAttentionPass());
   pm.addPass(createAFMLowerToLinalgPass());
   pm.addPass(createAFMCheckLoweredPass());
+  // Residual additions are arith ops on tensors.
+  pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 

@@ -141,7 +141,14 @@ struct AFMTileForTargetPass
       rewriter.eraseOp(op);
       Operation *tile = tiled->tiledOps.front();
       rewriter.setInsertionPoint(tile);
-      if (succeeded(linalg::vectorize(rewriter, tile)))
+      // Contractions become vector.contract (lowered to FMAs later); the
+      // rest element-wise vector ops and multi-reductions.
+      if (succeeded(linalg::vectorize(
+              rewriter, tile, /*inputVectorSizes=*/{},
+              /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
+              /*flatten1DDepthwiseConv=*/false,
+              /*assumeDynamicDimsMatchVecSizes=*/false,
+              /*createNamedContraction=*/plan->contraction)))
         rewriter.eraseOp(tile);
     }
     if (!annotateOnly)

@@ -3,6 +3,7 @@
 #include "afm/Translate/Translations.h"
 
 void mlir::afm::registerTranslations() {
+  registerConfigImportTranslation();
   registerWeightTableTranslation();
   registerLLVMIRExportTranslation();
 }

@@ -23,6 +23,9 @@ void registerTranslations();
 /// Registers `--afm-to-weight-table`.
 void registerWeightTableTranslation();
 
+/// Registers `--import-afm-config`.
+void registerConfigImportTranslation();
+
 /// Registers `--afm-to-llvmir`.
 void registerLLVMIRExportTranslation();
 

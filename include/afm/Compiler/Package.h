@@ -1,0 +1,27 @@
+//===- Package.h - compiled module + weights -> .afmb -----------*- C++ -*-===//
+
+#ifndef AFM_COMPILER_PACKAGE_H
+#define AFM_COMPILER_PACKAGE_H
+
+#include "afm/Target/TargetDescription.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::afm {
+
+class SafeTensorsFile;
+
+/// Writes the .afmb of a module lowered by the afm-codegen pipeline (it
+/// carries the weight and KV layouts) with its compiled shared `library`.
+/// External weights are read from `weights` (converted to f32); inline ones
+/// from the layout. Errors name the weight at fault.
+llvm::Error writePackage(llvm::raw_ostream &os, ModuleOp lowered,
+                         llvm::StringRef library,
+                         const TargetDescription &target,
+                         const SafeTensorsFile *weights);
+
+} // namespace mlir::afm
+
+#endif // AFM_COMPILER_PACKAGE_H

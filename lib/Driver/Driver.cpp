@@ -1,0 +1,195 @@
+//===- Driver.cpp - the afm-compile command line --------------------------===//
+//
+// config.json + model.safetensors (or afm IR) in, .afmb out, for one target.
+// Each intermediate stage can be emitted instead, to inspect or test it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "afm/Compiler/Driver.h"
+
+#include "afm/CodeGen/ObjectEmitter.h"
+#include "afm/Compiler/Compile.h"
+#include "afm/Compiler/Package.h"
+#include "afm/Import/ConfigImport.h"
+#include "afm/InitAll.h"
+#include "afm/Model/SafeTensors.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace mlir;
+using namespace mlir::afm;
+namespace cl = llvm::cl;
+
+namespace {
+enum class Emit { AFMB, AFM, LLVMDialect, LLVMIR, Object, Library };
+
+struct Options {
+  cl::OptionCategory category{"afm-compile options"};
+  cl::opt<std::string> input{cl::Positional,
+                             cl::desc("[model.mlir: afm IR instead of --config]"),
+                             cl::init(""), cl::cat(category)};
+  cl::opt<std::string> config{"config",
+                              cl::desc("Model config (config.json)"),
+                              cl::value_desc("file"), cl::cat(category)};
+  cl::opt<std::string> weights{
+      "weights",
+      cl::desc("Weights (.safetensors); defaults to the afm.weights_file "
+               "attribute of an IR input"),
+      cl::value_desc("file"), cl::cat(category)};
+  cl::opt<std::string> output{"o", cl::desc("Output file (default: "
+                                            "model.afmb, - for stdout)"),
+                              cl::value_desc("file"), cl::init("model.afmb"),
+                              cl::cat(category)};
+  cl::opt<std::string> target{"target",
+                              cl::desc("Target (see --list-targets); "
+                                       "default: this machine"),
+                              cl::init("host"), cl::cat(category)};
+  cl::opt<std::string> targetOS{
+      "target-os",
+      cl::desc("Link for another OS than the target's: linux or macos "
+               "(e.g. apple-m2 code paths as Linux AArch64 for qemu)"),
+      cl::init(""), cl::cat(category)};
+  cl::opt<int64_t> prefillChunk{
+      "prefill-chunk", cl::desc("Tokens per prefill call (default 16)"),
+      cl::init(16), cl::cat(category)};
+  cl::opt<Emit> emit{
+      "emit", cl::desc("What to write (default: afmb)"), cl::init(Emit::AFMB),
+      cl::values(clEnumValN(Emit::AFMB, "afmb", "the runtime-loadable binary"),
+                 clEnumValN(Emit::AFM, "afm", "the imported afm IR"),
+                 clEnumValN(Emit::LLVMDialect, "llvm-dialect",
+                            "IR after the afm-codegen pipeline"),
+                 clEnumValN(Emit::LLVMIR, "llvm-ir", "optimized LLVM IR"),
+                 clEnumValN(Emit::Object, "object", "the object file"),
+                 clEnumValN(Emit::Library, "library",
+                            "the linked shared library")),
+      cl::cat(category)};
+  cl::opt<bool> listTargets{"list-targets",
+                            cl::desc("Print the known targets and exit"),
+                            cl::cat(category)};
+};
+} // namespace
+
+static int error(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "afm-compile") << message << "\n";
+  return 1;
+}
+
+static void printTargets(llvm::raw_ostream &os) {
+  TargetDescription host = getHostTarget();
+  os << "host (this machine: " << host.name << ", " << host.triple << ")\n";
+  for (const TargetDescription &t : getKnownTargets())
+    os << llvm::left_justify(t.name, 16) << " " << t.triple << ", cpu "
+       << t.cpu << ", " << t.vectorBits << "-bit vectors x "
+       << t.vectorRegisters << (t.hasSME ? ", SME" : "") << "\n";
+}
+
+int mlir::afm::runCompileDriver(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  Options opts;
+  cl::HideUnrelatedOptions(opts.category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "afm-compile: compile a model for a target into an .afmb binary\n\n"
+      "  afm-compile --config config.json --weights model.safetensors "
+      "-o model.afmb --target x86-64-v3\n"
+      "  afm-compile model.mlir --weights model.safetensors -o model.afmb\n");
+  if (opts.listTargets) {
+    printTargets(llvm::outs());
+    return 0;
+  }
+  if (opts.config.empty() == opts.input.empty())
+    return error("give exactly one of --config FILE or an input .mlir file");
+  auto target = lookupTarget(opts.target, opts.targetOS);
+  if (!target)
+    return error(llvm::toString(target.takeError()));
+
+  DialectRegistry registry;
+  registerDialects(registry);
+  registerLLVMIRTranslations(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  OwningOpRef<ModuleOp> module;
+  std::string weightsPath = opts.weights;
+  if (!opts.config.empty()) {
+    if (weightsPath.empty() && opts.emit != Emit::AFM)
+      return error("--config needs --weights model.safetensors");
+    ConfigImportOptions importOptions;
+    importOptions.weightsPath = weightsPath;
+    importOptions.prefillChunk = opts.prefillChunk;
+    auto imported = importModelFiles(&context, opts.config, importOptions);
+    if (!imported)
+      return error(llvm::toString(imported.takeError()));
+    module = std::move(*imported);
+  } else {
+    module = parseSourceFile<ModuleOp>(opts.input, sourceMgr, &context);
+    if (!module)
+      return 1;
+    if (weightsPath.empty())
+      if (auto attr = (*module)->getAttrOfType<StringAttr>("afm.weights_file"))
+        weightsPath = attr.str();
+  }
+
+  std::string errorMessage;
+  auto output = openOutputFile(opts.output, &errorMessage);
+  if (!output)
+    return error(errorMessage);
+  llvm::raw_ostream &os = output->os();
+  auto finish = [&] {
+    output->keep();
+    return 0;
+  };
+
+  if (opts.emit == Emit::AFM) {
+    module->print(os);
+    return finish();
+  }
+  if (failed(lowerToLLVMDialect(*module, *target)))
+    return 1;
+  if (opts.emit == Emit::LLVMDialect) {
+    module->print(os);
+    return finish();
+  }
+  if (opts.emit == Emit::LLVMIR) {
+    llvm::LLVMContext llvmContext;
+    auto llvmModule = toLLVMIR(*module, llvmContext, *target);
+    if (!llvmModule)
+      return error(llvm::toString(llvmModule.takeError()));
+    (*llvmModule)->print(os, nullptr);
+    return finish();
+  }
+  auto object = toObject(*module, *target);
+  if (!object)
+    return error(llvm::toString(object.takeError()));
+  if (opts.emit == Emit::Object) {
+    os << *object;
+    return finish();
+  }
+  auto library = linkSharedLibrary(*object, *target);
+  if (!library)
+    return error(llvm::toString(library.takeError()));
+  if (opts.emit == Emit::Library) {
+    os << *library;
+    return finish();
+  }
+
+  std::optional<SafeTensorsFile> weights;
+  if (!weightsPath.empty()) {
+    auto opened = SafeTensorsFile::open(weightsPath);
+    if (!opened)
+      return error(llvm::toString(opened.takeError()));
+    weights.emplace(std::move(*opened));
+  }
+  if (llvm::Error err = writePackage(os, *module, *library, *target,
+                                     weights ? &*weights : nullptr))
+    return error(llvm::toString(std::move(err)));
+  return finish();
+}

@@ -1,0 +1,176 @@
+//===- Package.cpp - compiled module + weights -> .afmb -------------------===//
+//
+// Reads the layouts afm-bind-entry-abi recorded on the module (afm.weights,
+// afm.kv_layout, afm.model) and turns them into the weights section and the
+// manifest of docs/afmb-format.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "afm/Compiler/Package.h"
+
+#include "afm/Binary/AFMBWriter.h"
+#include "afm/Model/SafeTensors.h"
+#include "afm/kernel_abi.h"
+#include "dialects/afm/IR/AFMDialect.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::afm;
+
+static llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(message.str());
+}
+
+template <typename AttrT>
+static AttrT getField(DictionaryAttr dict, StringRef name) {
+  return dict.getAs<AttrT>(name);
+}
+
+static int64_t getInt(DictionaryAttr dict, StringRef name) {
+  auto attr = dict.getAs<IntegerAttr>(name);
+  return attr ? attr.getInt() : 0;
+}
+
+/// Raw bytes of an inline dense or dense_resource value.
+static std::optional<ArrayRef<char>> inlineBytes(Attribute value) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (dense.isSplat())
+      return std::nullopt; // expanded by the caller
+    return dense.getRawData();
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    return blob->getData();
+  }
+  return std::nullopt;
+}
+
+static llvm::Error fillWeight(MutableArrayRef<uint8_t> dest, StringRef name,
+                              RankedTensorType type, Attribute value,
+                              const SafeTensorsFile *weights) {
+  if (!type.getElementType().isF32())
+    return fail("weight '" + name + "' has element type that cannot be " +
+                "packaged yet (only f32 is)");
+  size_t bytes = dest.size();
+  if (value) {
+    if (auto dense = dyn_cast<DenseElementsAttr>(value); dense && dense.isSplat()) {
+      float v = dense.getSplatValue<float>();
+      for (size_t i = 0; i < bytes; i += 4)
+        std::memcpy(dest.data() + i, &v, 4);
+      return llvm::Error::success();
+    }
+    std::optional<ArrayRef<char>> data = inlineBytes(value);
+    if (!data || data->size() != bytes)
+      return fail("inline value of weight '" + name +
+                  "' is not a dense f32 payload of " + llvm::Twine(bytes) +
+                  " bytes");
+    std::memcpy(dest.data(), data->data(), bytes);
+    return llvm::Error::success();
+  }
+  if (!weights)
+    return fail("weight '" + name +
+                "' is external but no weights file was given (--weights)");
+  const TensorInfo *info = weights->lookup(name);
+  if (!info)
+    return fail("weight '" + name + "' is not in " + weights->path());
+  if (info->numElements() != type.getNumElements())
+    return fail("weight '" + name + "' has " +
+                llvm::Twine(info->numElements()) + " elements in " +
+                weights->path() + " but the model needs " +
+                llvm::Twine(type.getNumElements()));
+  std::vector<float> values = weights->toF32(*info);
+  std::memcpy(dest.data(), values.data(), bytes);
+  return llvm::Error::success();
+}
+
+llvm::Error afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
+                              StringRef library,
+                              const TargetDescription &target,
+                              const SafeTensorsFile *weights) {
+  auto model = lowered->getAttrOfType<DictionaryAttr>("afm.model");
+  auto weightLayout = lowered->getAttrOfType<ArrayAttr>("afm.weights");
+  auto kvLayout = lowered->getAttrOfType<ArrayAttr>("afm.kv_layout");
+  if (!model || !weightLayout || !kvLayout)
+    return fail("the module lacks afm.model / afm.weights / afm.kv_layout: "
+                "was it lowered by the afm-codegen pipeline from an "
+                "imported model?");
+
+  afm::manifest::Manifest manifest;
+  manifest.set_abi_version(AFM_KERNEL_ABI_VERSION);
+  manifest.set_producer("afm-compile (afm-compiler)");
+  auto *t = manifest.mutable_target();
+  t->set_name(target.name);
+  t->set_triple(target.triple);
+  t->set_cpu(target.cpu);
+  t->set_features(target.features);
+  t->set_object_format(target.objectFormat == ObjectFormat::MachO ? "macho"
+                                                                  : "elf");
+  auto *info = manifest.mutable_model();
+  if (auto name = model.getAs<StringAttr>("name"))
+    info->set_name(name.str());
+  info->set_vocab_size(getInt(model, "vocab_size"));
+  info->set_hidden_size(getInt(model, "hidden_size"));
+  info->set_num_layers(getInt(model, "num_layers"));
+  info->set_context_length(getInt(model, "context_length"));
+
+  auto *prefill = manifest.add_entry_points();
+  prefill->set_kind(afm::manifest::EntryPoint::PREFILL);
+  prefill->set_symbol("afm_prefill");
+  prefill->set_max_tokens(getInt(model, "prefill_chunk"));
+  auto *decode = manifest.add_entry_points();
+  decode->set_kind(afm::manifest::EntryPoint::DECODE);
+  decode->set_symbol("afm_decode");
+  decode->set_max_tokens(1);
+
+  auto weightsBytes = lowered->getAttrOfType<IntegerAttr>("afm.weights_bytes");
+  std::vector<uint8_t> section(weightsBytes ? weightsBytes.getInt() : 0, 0);
+  for (Attribute entry : weightLayout) {
+    auto dict = cast<DictionaryAttr>(entry);
+    StringRef name = getField<StringAttr>(dict, "name").getValue();
+    auto type = cast<RankedTensorType>(
+        getField<TypeAttr>(dict, "type").getValue());
+    uint64_t offset = getInt(dict, "offset"), bytes = getInt(dict, "bytes");
+    if (offset + bytes > section.size())
+      return fail("weight '" + name + "' lies outside the weights section");
+    if (llvm::Error error =
+            fillWeight(MutableArrayRef(section).slice(offset, bytes), name,
+                       type, dict.get("value"), weights))
+      return error;
+    auto *tensor = manifest.add_tensors();
+    tensor->set_name(name.str());
+    tensor->set_format("f32");
+    for (int64_t dim : type.getShape())
+      tensor->add_shape(dim);
+    tensor->set_offset(offset);
+    tensor->set_size(bytes);
+  }
+
+  auto *kv = manifest.mutable_kv_cache();
+  if (auto arena = lowered->getAttrOfType<IntegerAttr>("afm.kv_arena_bytes"))
+    kv->set_arena_bytes(arena.getInt());
+  for (Attribute entry : kvLayout) {
+    auto dict = cast<DictionaryAttr>(entry);
+    auto type = cast<KVCacheType>(getField<TypeAttr>(dict, "type").getValue());
+    auto *buffer = kv->add_buffers();
+    buffer->set_layer(getInt(dict, "layer"));
+    buffer->set_attention(getField<StringAttr>(dict, "attention").str());
+    buffer->set_offset(getInt(dict, "offset"));
+    buffer->set_bytes(getInt(dict, "bytes"));
+    buffer->set_kv_heads(type.getKvHeads());
+    buffer->set_capacity(type.getCapacity());
+    buffer->set_head_dim(type.getHeadDim());
+    std::string dtype;
+    llvm::raw_string_ostream(dtype) << type.getElementType();
+    buffer->set_dtype(dtype);
+  }
+
+  ArrayRef<uint8_t> code(reinterpret_cast<const uint8_t *>(library.data()),
+                         library.size());
+  return writeAFMB(os, manifest, section, code);
+}

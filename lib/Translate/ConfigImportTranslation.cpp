@@ -1,0 +1,64 @@
+//===- ConfigImportTranslation.cpp - --import-afm-config ------------------===//
+
+#include "afm/Translate/Translations.h"
+
+#include "afm/Import/ConfigImport.h"
+#include "afm/Model/ModelWeights.h"
+#include "afm/Model/SafeTensors.h"
+#include "afm/InitAll.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+
+static llvm::cl::OptionCategory importCategory("afm import options");
+static llvm::cl::opt<std::string> weightsPath(
+    "afm-weights",
+    llvm::cl::desc("safetensors file to check against the config and to "
+                   "record as the model's weights (--import-afm-config)"),
+    llvm::cl::init(""), llvm::cl::cat(importCategory));
+static llvm::cl::opt<int64_t> prefillChunk(
+    "afm-prefill-chunk",
+    llvm::cl::desc("Tokens per prefill call (--import-afm-config)"),
+    llvm::cl::init(16), llvm::cl::cat(importCategory));
+
+void afm::registerConfigImportTranslation() {
+  TranslateToMLIRRegistration registration(
+      "import-afm-config",
+      "import a model from config.json (+ --afm-weights model.safetensors) "
+      "into afm IR",
+      [](llvm::SourceMgr &sourceMgr,
+         MLIRContext *context) -> OwningOpRef<Operation *> {
+        const llvm::MemoryBuffer *input =
+            sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+        ConfigImportOptions options;
+        options.weightsPath = weightsPath;
+        options.prefillChunk = prefillChunk;
+        auto config = parseModelConfig(input->getBuffer(),
+                                       input->getBufferIdentifier());
+        llvm::Error error = config.takeError();
+        if (!error && !options.weightsPath.empty()) {
+          auto weights = SafeTensorsFile::open(options.weightsPath);
+          if (!weights)
+            error = weights.takeError();
+          else
+            error = checkWeights(*config, *weights);
+        }
+        if (!error && options.prefillChunk < 1)
+          error = llvm::createStringError(
+              "--afm-prefill-chunk must be at least 1");
+        if (error) {
+          Location loc = FileLineColLoc::get(
+              StringAttr::get(context, input->getBufferIdentifier()), 1, 1);
+          emitError(loc) << llvm::toString(std::move(error));
+          return nullptr;
+        }
+        return OwningOpRef<Operation *>(
+            importModelConfig(context, *config, options).release());
+      },
+      [](DialectRegistry &registry) { registerDialects(registry); });
+}

@@ -1,0 +1,108 @@
+// RUN: afm-opt %s -split-input-file -afm-bind-entry-abi -verify-diagnostics | FileCheck %s
+
+// Weights are laid out 64-byte aligned in order of first use; a weight used
+// twice (tied embedding) is stored once. Each layer's cache is a view of the
+// KV arena; the logits are stored into the runtime's buffer.
+// CHECK: module attributes {afm.kv_arena_bytes = 4096 : i64
+// CHECK-SAME: afm.kv_layout = [{attention = "local", bytes = 2048 : i64, layer = 0 : i64, offset = 0 : i64, type = !afm.kv_cache<2x8x16, f32>}, {attention = "global", bytes = 2048 : i64, layer = 1 : i64, offset = 2048 : i64, type = !afm.kv_cache<2x8x16, f32>}]
+// CHECK-SAME: afm.weights = [{bytes = 8192 : i64, name = "embed", offset = 0 : i64, type = tensor<32x64xf32>}, {bytes = 12 : i64, name = "norm", offset = 8192 : i64, type = tensor<3xf32>, value = dense<1.000000e+00> : tensor<3xf32>}, {bytes = 8192 : i64, name = "head", offset = 8256 : i64, type = tensor<32x64xf32>}]
+// CHECK-SAME: afm.weights_bytes = 16448 : i64
+// CHECK-LABEL: func.func @afm_prefill(
+// CHECK-SAME: %[[W:.*]]: memref<16448xi8>, %[[TOK:.*]]: memref<4xi32>, %[[COUNT:.*]]: index, %[[POS:.*]]: index, %[[KV:.*]]: memref<4096xi8>, %[[LOGITS:.*]]: memref<32xf32>, %{{.*}}: !llvm.ptr)
+// CHECK-SAME: attributes {afm.entry = "prefill"}
+// CHECK-DAG: bufferization.to_tensor %[[TOK]] restrict : memref<4xi32> to tensor<4xi32>
+// CHECK-DAG: memref.view %[[KV]][%c0{{.*}}][] : memref<4096xi8> to memref<2x2x8x16xf32>
+// CHECK-DAG: memref.view %[[KV]][%c2048{{.*}}][] : memref<4096xi8> to memref<2x2x8x16xf32>
+// CHECK: afm.attention local {{.*}} at %[[POS]] count %[[COUNT]]
+// CHECK: memref.view %[[W]][%c8256{{.*}}][] : memref<16448xi8> to memref<32x64xf32>
+// CHECK: bufferization.materialize_in_destination %{{.*}} in restrict writable %[[LOGITS]] : (tensor<32xf32>, memref<32xf32>) -> ()
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func @afm_decode(
+// CHECK-SAME: memref<16448xi8>, %{{.*}}: memref<1xi32>
+func.func @prefill(%tokens: tensor<4xi32>, %count: index, %pos: index,
+                   %kv0: !afm.kv_cache<2x8x16, f32> {afm.layer = 0 : i64},
+                   %kv1: !afm.kv_cache<2x8x16, f32> {afm.layer = 1 : i64}) -> tensor<1x32xf32>
+    attributes {afm.entry = "prefill"} {
+  %table = afm.weight "embed" : tensor<32x64xf32>
+  %n = afm.weight "norm" : tensor<3xf32> = dense<1.0>
+  %h = afm.embedding %table[%tokens] : tensor<32x64xf32>, tensor<4xi32> -> tensor<4x64xf32>
+  %q = tensor.expand_shape %h [[0], [1, 2]] output_shape [4, 4, 16] : tensor<4x64xf32> into tensor<4x4x16xf32>
+  %k = tensor.extract_slice %q[0, 0, 0] [4, 2, 16] [1, 1, 1] : tensor<4x4x16xf32> to tensor<4x2x16xf32>
+  %a = afm.attention local %q, %k, %k into %kv0 at %pos count %count {window = 8} : tensor<4x4x16xf32>, tensor<4x2x16xf32>, tensor<4x2x16xf32>, !afm.kv_cache<2x8x16, f32> -> tensor<4x4x16xf32>
+  %b = afm.attention global %q, %k, %k into %kv1 at %pos count %count : tensor<4x4x16xf32>, tensor<4x2x16xf32>, tensor<4x2x16xf32>, !afm.kv_cache<2x8x16, f32> -> tensor<4x4x16xf32>
+  %f = tensor.collapse_shape %b [[0], [1, 2]] : tensor<4x4x16xf32> into tensor<4x64xf32>
+  %row = tensor.extract_slice %f[0, 0] [1, 64] [1, 1] : tensor<4x64xf32> to tensor<1x64xf32>
+  %head = afm.weight "head" : tensor<32x64xf32>
+  %l = afm.lm_head %row, %head : tensor<1x64xf32>, tensor<32x64xf32> -> tensor<1x32xf32>
+  return %l : tensor<1x32xf32>
+}
+func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index,
+                  %kv0: !afm.kv_cache<2x8x16, f32> {afm.layer = 0 : i64},
+                  %kv1: !afm.kv_cache<2x8x16, f32> {afm.layer = 1 : i64}) -> tensor<32xf32>
+    attributes {afm.entry = "decode"} {
+  %table = afm.weight "embed" : tensor<32x64xf32>
+  %h = afm.embedding %table[%tokens] : tensor<32x64xf32>, tensor<1xi32> -> tensor<1x64xf32>
+  %l = afm.lm_head %h, %table : tensor<1x64xf32>, tensor<32x64xf32> -> tensor<1x32xf32>
+  %flat = tensor.collapse_shape %l [[0, 1]] : tensor<1x32xf32> into tensor<32xf32>
+  return %flat : tensor<32xf32>
+}
+
+// -----
+
+// expected-error @+1 {{no function has an afm.entry attribute; nothing to bind}}
+module {
+  func.func @f() {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op entry point tokens must be a static tensor<Nxi32>, got 'tensor<?xi32>'}}
+func.func @prefill(%tokens: tensor<?xi32>, %count: index, %pos: index) -> tensor<32xf32>
+    attributes {afm.entry = "prefill"} {
+  %z = arith.constant dense<0.0> : tensor<32xf32>
+  return %z : tensor<32xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op entry point cache argument 3 needs an afm.layer attribute}}
+func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index, %kv: !afm.kv_cache<2x8x16, f32>) -> tensor<32xf32>
+    attributes {afm.entry = "decode"} {
+  %z = arith.constant dense<0.0> : tensor<32xf32>
+  return %z : tensor<32xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op afm.entry must be "prefill" or "decode", got "train"}}
+func.func @train(%tokens: tensor<1xi32>, %count: index, %pos: index) -> tensor<32xf32>
+    attributes {afm.entry = "train"} {
+  %z = arith.constant dense<0.0> : tensor<32xf32>
+  return %z : tensor<32xf32>
+}
+
+// -----
+
+func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index) -> tensor<32xf32>
+    attributes {afm.entry = "decode"} {
+  // expected-error @+1 {{'afm.weight' op weights of type '!afm.q2<32x64, per_tensor>' cannot be bound yet: only static plain tensors are}}
+  %w = afm.weight "w" : !afm.q2<32x64, per_tensor>
+  %z = arith.constant dense<0.0> : tensor<32xf32>
+  return %z : tensor<32xf32>
+}
+
+// -----
+
+func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index, %kv: !afm.kv_cache<2x16x16, f32> {afm.layer = 0 : i64}) -> tensor<32xf32>
+    attributes {afm.entry = "decode"} {
+  %z = arith.constant dense<0.0> : tensor<32xf32>
+  return %z : tensor<32xf32>
+}
+// expected-error @+1 {{'func.func' op cache of layer 0 is '!afm.kv_cache<2x8x16, f32>' here but '!afm.kv_cache<2x16x16, f32>' in another entry point}}
+func.func @prefill(%tokens: tensor<4xi32>, %count: index, %pos: index, %kv: !afm.kv_cache<2x8x16, f32> {afm.layer = 0 : i64}) -> tensor<32xf32>
+    attributes {afm.entry = "prefill"} {
+  %z = arith.constant dense<0.0> : tensor<32xf32>
+  return %z : tensor<32xf32>
+}

@@ -1,0 +1,80 @@
+// Tile sizes come from the target description: f32 lanes of a vector
+// register and the number of registers.
+// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=x86-64-v3 annotate-only=true" | FileCheck %s --check-prefix=AVX2
+// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=x86-64-v4 annotate-only=true" | FileCheck %s --check-prefix=AVX512
+// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=apple-m2 annotate-only=true" | FileCheck %s --check-prefix=M2
+// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=x86-64-v3" | FileCheck %s --check-prefix=VEC
+// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=apple-m2" | FileCheck %s --check-prefix=VEC-M2
+
+#A = affine_map<(m, n, k) -> (m, k)>
+#B = affine_map<(m, n, k) -> (n, k)>
+#C = affine_map<(m, n, k) -> (m, n)>
+
+// A contraction gets [rows, 2 x lanes, lanes]: AVX2 has 8 f32 lanes and 16
+// registers (6 rows fit, 4 divides 16); AVX-512 16 lanes and 32 registers;
+// NEON 4 lanes and 32 registers.
+// AVX2-LABEL: func.func @linear
+// AVX2: linalg.matmul {{.*}}{afm.tiles = array<i64: 4, 16, 8>
+// AVX512-LABEL: func.func @linear
+// AVX512: linalg.matmul {{.*}}{afm.tiles = array<i64: 8, 32, 16>
+// M2-LABEL: func.func @linear
+// M2: linalg.matmul {{.*}}{afm.tiles = array<i64: 8, 8, 4>
+
+// Each tile is one vector.contract of the register tile's shape.
+// VEC-LABEL: func.func @linear
+// VEC: scf.for {{.*}} step %c4
+// VEC: scf.for {{.*}} step %c16
+// VEC: scf.for {{.*}} step %c8
+// VEC: vector.contract {{.*}} : vector<4x8xf32>, vector<16x8xf32> into vector<4x16xf32>
+// VEC-NOT: linalg.matmul
+// VEC-M2-LABEL: func.func @linear
+// VEC-M2: vector.contract {{.*}} : vector<8x4xf32>, vector<8x4xf32> into vector<8x8xf32>
+func.func @linear(%x: memref<16x64xf32>, %w: memref<128x64xf32>, %y: memref<16x128xf32>) {
+  linalg.matmul indexing_maps = [#A, #B, #C] ins(%x, %w : memref<16x64xf32>, memref<128x64xf32>) outs(%y : memref<16x128xf32>)
+  return
+}
+
+// -----
+
+// Element-wise ops get one vector register along the innermost dimension.
+// AVX2-LABEL: func.func @elementwise
+// AVX2: afm.tiles = array<i64: 1, 8>
+// AVX512-LABEL: func.func @elementwise
+// AVX512: afm.tiles = array<i64: 1, 16>
+// M2-LABEL: func.func @elementwise
+// M2: afm.tiles = array<i64: 1, 4>
+// VEC-LABEL: func.func @elementwise
+// VEC: vector.transfer_read {{.*}} vector<1x8xf32>
+// VEC: math.exp {{.*}} : vector<1x8xf32>
+// VEC-M2-LABEL: func.func @elementwise
+// VEC-M2: math.exp {{.*}} : vector<1x4xf32>
+func.func @elementwise(%x: memref<16x64xf32>, %y: memref<16x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<16x64xf32>) outs(%y : memref<16x64xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// Tiles divide the sizes: 6 rows would not divide 9, so 3 are used.
+// AVX2-LABEL: func.func @odd_rows
+// AVX2: afm.tiles = array<i64: 3, 16, 8>
+func.func @odd_rows(%x: memref<9x64xf32>, %w: memref<32x64xf32>, %y: memref<9x32xf32>) {
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] ins(%x, %w : memref<9x64xf32>, memref<32x64xf32>) outs(%y : memref<9x32xf32>)
+  return
+}
+
+// -----
+
+// Copies become vectorized linalg.copy tiles, so no runtime copy call is needed.
+// VEC-LABEL: func.func @copy
+// VEC-NOT: memref.copy
+// VEC: vector.transfer_read {{.*}} vector<1x8xf32>
+// VEC: vector.transfer_write
+func.func @copy(%x: memref<4x16xf32>, %y: memref<4x16xf32, strided<[32, 1]>>) {
+  memref.copy %x, %y : memref<4x16xf32> to memref<4x16xf32, strided<[32, 1]>>
+  return
+}
