@@ -13,8 +13,9 @@ PACKAGES=(
   libprotobuf-c-dev protobuf-c-compiler libprotobuf-c-dev:arm64
   # Tests.
   googletest libgtest-dev libonnx-testdata
-  # Cross-target execution of AArch64 code.
-  qemu-user gcc-aarch64-linux-gnu
+  # Cross-target execution of AArch64 code. The cross gcc only recommends
+  # its C library headers and start files, and recommends are not installed.
+  qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 )
 
 missing=()

@@ -1,0 +1,239 @@
+/*===- manifest.c - decoding and validating the manifest -------------------===*
+ *
+ * The manifest is the runtime's only source of sizes for memory it hands to
+ * compiled code, so every bound is checked here, once, at load.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "manifest.h"
+
+#include "afm/afmb_format.h"
+#include "afm/kernel_abi.h"
+#include "checked_math.h"
+#include "error.h"
+
+#include <stdint.h>
+#include <string.h>
+
+typedef unsigned long long ull;
+
+/* The container format and architecture this process can load code of. */
+#if defined(__APPLE__)
+#define AFM_HOST_OBJECT_FORMAT "macho"
+#else
+#define AFM_HOST_OBJECT_FORMAT "elf"
+#endif
+
+#if defined(__x86_64__) || defined(_M_X64)
+#define AFM_HOST_ARCH "x86_64"
+#elif defined(__aarch64__) || defined(_M_ARM64)
+#define AFM_HOST_ARCH "aarch64"
+#else
+#define AFM_HOST_ARCH "unknown"
+#endif
+
+/* The architecture component of a target triple, with the aliases LLVM
+ * accepts folded to one name ("arm64-apple-macosx" -> "aarch64"). */
+static void tripleArch(const char *triple, char *arch, size_t archSize) {
+  size_t length = strcspn(triple, "-");
+  if (length >= archSize)
+    length = archSize - 1;
+  memcpy(arch, triple, length);
+  arch[length] = '\0';
+  if (strcmp(arch, "amd64") == 0)
+    strcpy(arch, "x86_64");
+  else if (strcmp(arch, "arm64") == 0)
+    strcpy(arch, "aarch64");
+}
+
+static afm_status checkTarget(const char *name,
+                              const Afm__Manifest__Target *target) {
+  if (!target)
+    return afm_error(AFM_ERR_FORMAT, "%s: the manifest has no target", name);
+  char shown[2][128];
+  if (strcmp(target->object_format, AFM_HOST_OBJECT_FORMAT) != 0)
+    return afm_error(
+        AFM_ERR_TARGET,
+        "%s: the code is a '%s' object, but this platform loads "
+        "'%s' objects",
+        name, afm_printable(target->object_format, shown[0], sizeof(shown[0])),
+        AFM_HOST_OBJECT_FORMAT);
+  if (target->triple[0] == '\0')
+    return afm_error(AFM_ERR_TARGET,
+                     "%s: the manifest's target triple is empty", name);
+  char arch[32];
+  tripleArch(target->triple, arch, sizeof(arch));
+  if (strcmp(arch, AFM_HOST_ARCH) != 0)
+    return afm_error(AFM_ERR_TARGET,
+                     "%s: the code is for %s (triple '%s'), but this process "
+                     "runs on %s",
+                     name, afm_printable(arch, shown[0], sizeof(shown[0])),
+                     afm_printable(target->triple, shown[1], sizeof(shown[1])),
+                     AFM_HOST_ARCH);
+  return AFM_OK;
+}
+
+static afm_status checkModel(const char *name,
+                             const Afm__Manifest__ModelInfo *model) {
+  if (!model)
+    return afm_error(AFM_ERR_FORMAT, "%s: the manifest has no model info",
+                     name);
+  if (model->vocab_size == 0 || model->vocab_size > INT32_MAX)
+    return afm_error(AFM_ERR_FORMAT,
+                     "%s: model vocab_size is %u, expected 1 to %d", name,
+                     model->vocab_size, INT32_MAX);
+  if (model->context_length == 0 || model->context_length > INT32_MAX)
+    return afm_error(AFM_ERR_FORMAT,
+                     "%s: model context_length is %u, expected 1 to %d", name,
+                     model->context_length, INT32_MAX);
+  return AFM_OK;
+}
+
+static const char *entryKindName(Afm__Manifest__EntryPoint__Kind kind) {
+  switch (kind) {
+  case AFM__MANIFEST__ENTRY_POINT__KIND__PREFILL:
+    return "PREFILL";
+  case AFM__MANIFEST__ENTRY_POINT__KIND__DECODE:
+    return "DECODE";
+  default:
+    return "unknown";
+  }
+}
+
+/* Exactly one PREFILL and one DECODE entry, each naming a symbol. */
+static afm_status checkEntries(const char *name,
+                               const Afm__Manifest__Manifest *m,
+                               afm_manifest *out) {
+  /* Index of the entry of each kind seen so far, SIZE_MAX for none. */
+  size_t seen[2] = {SIZE_MAX, SIZE_MAX};
+  for (size_t i = 0; i < m->n_entry_points; ++i) {
+    const Afm__Manifest__EntryPoint *e = m->entry_points[i];
+    if (e->kind != AFM__MANIFEST__ENTRY_POINT__KIND__PREFILL &&
+        e->kind != AFM__MANIFEST__ENTRY_POINT__KIND__DECODE)
+      return afm_error(AFM_ERR_FORMAT,
+                       "%s: entry point %zu has unknown kind %d", name, i,
+                       (int)e->kind);
+    if (seen[e->kind] != SIZE_MAX)
+      return afm_error(AFM_ERR_FORMAT,
+                       "%s: entry points %zu and %zu are both %s; expected "
+                       "exactly one",
+                       name, seen[e->kind], i, entryKindName(e->kind));
+    if (e->symbol[0] == '\0')
+      return afm_error(AFM_ERR_FORMAT,
+                       "%s: entry point %zu (%s) has an empty symbol", name, i,
+                       entryKindName(e->kind));
+    seen[e->kind] = i;
+  }
+  for (int kind = 0; kind < 2; ++kind)
+    if (seen[kind] == SIZE_MAX)
+      return afm_error(AFM_ERR_FORMAT, "%s: the manifest has no %s entry point",
+                       name,
+                       entryKindName((Afm__Manifest__EntryPoint__Kind)kind));
+  out->prefill =
+      m->entry_points[seen[AFM__MANIFEST__ENTRY_POINT__KIND__PREFILL]];
+  out->decode = m->entry_points[seen[AFM__MANIFEST__ENTRY_POINT__KIND__DECODE]];
+  char symbol[128];
+  if (out->prefill->max_tokens < 1)
+    return afm_error(
+        AFM_ERR_FORMAT,
+        "%s: the PREFILL entry point '%s' has max_tokens 0, "
+        "expected at least 1",
+        name, afm_printable(out->prefill->symbol, symbol, sizeof(symbol)));
+  if (out->decode->max_tokens != 1)
+    return afm_error(AFM_ERR_FORMAT,
+                     "%s: the DECODE entry point '%s' has max_tokens %u, "
+                     "expected 1",
+                     name,
+                     afm_printable(out->decode->symbol, symbol, sizeof(symbol)),
+                     out->decode->max_tokens);
+  return AFM_OK;
+}
+
+/* Every tensor inside the weights section, at a 64-byte aligned offset. */
+static afm_status checkTensors(const char *name,
+                               const Afm__Manifest__Manifest *m,
+                               uint64_t weightsSize) {
+  char shown[128];
+  for (size_t i = 0; i < m->n_tensors; ++i) {
+    const Afm__Manifest__Tensor *t = m->tensors[i];
+    if (t->offset % AFMB_TENSOR_ALIGNMENT != 0)
+      return afm_error(AFM_ERR_FORMAT,
+                       "%s: tensor %zu ('%s') offset %llu is not %d-byte "
+                       "aligned",
+                       name, i, afm_printable(t->name, shown, sizeof(shown)),
+                       (ull)t->offset, AFMB_TENSOR_ALIGNMENT);
+    uint64_t end;
+    if (!afm_checked_add(t->offset, t->size, &end) || end > weightsSize)
+      return afm_error(AFM_ERR_FORMAT,
+                       "%s: tensor %zu ('%s') at offset %llu of %llu bytes "
+                       "ends past the weights section size %llu",
+                       name, i, afm_printable(t->name, shown, sizeof(shown)),
+                       (ull)t->offset, (ull)t->size, (ull)weightsSize);
+  }
+  return AFM_OK;
+}
+
+/* Every KV buffer inside the arena a session allocates. */
+static afm_status checkKVCache(const char *name,
+                               const Afm__Manifest__KVCacheLayout *kv,
+                               uint64_t *arenaBytes) {
+  *arenaBytes = kv ? kv->arena_bytes : 0;
+  if (!kv)
+    return AFM_OK;
+  for (size_t i = 0; i < kv->n_buffers; ++i) {
+    const Afm__Manifest__KVBuffer *b = kv->buffers[i];
+    uint64_t end;
+    if (!afm_checked_add(b->offset, b->bytes, &end) || end > kv->arena_bytes)
+      return afm_error(AFM_ERR_FORMAT,
+                       "%s: KV buffer %zu (layer %u) at offset %llu of %llu "
+                       "bytes ends past the arena of %llu bytes",
+                       name, i, b->layer, (ull)b->offset, (ull)b->bytes,
+                       (ull)kv->arena_bytes);
+  }
+  return AFM_OK;
+}
+
+afm_status afm_manifest_decode(const char *name, const uint8_t *data,
+                               size_t size, uint64_t weights_size,
+                               afm_manifest *out) {
+  memset(out, 0, sizeof(*out));
+  Afm__Manifest__Manifest *m =
+      afm__manifest__manifest__unpack(NULL, size, data);
+  if (!m)
+    return afm_error(AFM_ERR_FORMAT,
+                     "%s: the manifest section (%zu bytes) is not a valid "
+                     "afm.manifest.Manifest protobuf",
+                     name, size);
+  out->message = m;
+  afm_status status = AFM_OK;
+  if (m->abi_version != AFM_KERNEL_ABI_VERSION)
+    status = afm_error(AFM_ERR_VERSION,
+                       "%s: the code was compiled for kernel ABI version %u; "
+                       "this runtime implements version %d",
+                       name, m->abi_version, AFM_KERNEL_ABI_VERSION);
+  if (status == AFM_OK)
+    status = checkTarget(name, m->target);
+  if (status == AFM_OK)
+    status = checkModel(name, m->model);
+  if (status == AFM_OK)
+    status = checkEntries(name, m, out);
+  if (status == AFM_OK)
+    status = checkTensors(name, m, weights_size);
+  if (status == AFM_OK)
+    status = checkKVCache(name, m->kv_cache, &out->arena_bytes);
+  if (status != AFM_OK) {
+    afm_manifest_release(out);
+    return status;
+  }
+  out->target_name =
+      m->target->name[0] != '\0' ? m->target->name : m->target->triple;
+  out->vocab_size = m->model->vocab_size;
+  out->context_length = m->model->context_length;
+  return AFM_OK;
+}
+
+void afm_manifest_release(afm_manifest *manifest) {
+  if (manifest->message)
+    afm__manifest__manifest__free_unpacked(manifest->message, NULL);
+  memset(manifest, 0, sizeof(*manifest));
+}

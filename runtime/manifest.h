@@ -1,0 +1,38 @@
+/*===- manifest.h - decoding and validating the manifest -----------*- C -*-===*
+ *
+ * Unpacks the manifest section (protobuf-c) and checks everything the
+ * runtime relies on before it runs any code: ABI version, target, shape,
+ * entry points, tensor table against the weights, KV layout against the
+ * arena.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef AFM_RUNTIME_MANIFEST_H
+#define AFM_RUNTIME_MANIFEST_H
+
+#include "afm/runtime.h"
+#include "manifest.pb-c.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A manifest that passed validation, with the fields the runtime uses. */
+typedef struct afm_manifest {
+  Afm__Manifest__Manifest *message; /* owned; strings below point into it */
+  const Afm__Manifest__EntryPoint *prefill;
+  const Afm__Manifest__EntryPoint *decode;
+  const char *target_name; /* target.name, or target.triple if unnamed */
+  uint32_t vocab_size;     /* 1 .. INT32_MAX */
+  uint32_t context_length; /* 1 .. INT32_MAX */
+  uint64_t arena_bytes;
+} afm_manifest;
+
+/* Decodes and validates `size` bytes of manifest for a weights section of
+ * `weights_size` bytes. On success the caller owns `out` and releases it
+ * with afm_manifest_release. */
+afm_status afm_manifest_decode(const char *name, const uint8_t *data,
+                               size_t size, uint64_t weights_size,
+                               afm_manifest *out);
+void afm_manifest_release(afm_manifest *manifest);
+
+#endif /* AFM_RUNTIME_MANIFEST_H */

@@ -1,0 +1,150 @@
+/*===- model.c - loading an .afmb file -------------------------------------===*
+ *
+ * map the file -> validate the layout -> decode the manifest -> load the
+ * code -> resolve the entry points. Any failure unwinds what was done and
+ * leaves the caller's `out` NULL.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "model.h"
+
+#include "error.h"
+#include "format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Maps `path` read-only. An empty file maps as (NULL, 0): there is nothing
+ * to map, and the format check reports it. */
+static afm_status mapFile(const char *path, void **map, size_t *size) {
+  *map = NULL;
+  *size = 0;
+  /* O_NONBLOCK: a FIFO must not block the open; S_ISREG rejects it below. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return afm_error(AFM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return afm_error(AFM_ERR_IO, "%s: cannot stat: %s", path, strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return afm_error(AFM_ERR_IO, "%s: not a regular file%s", path,
+                     S_ISDIR(st.st_mode) ? " (it is a directory)" : "");
+  }
+  if ((uint64_t)st.st_size > SIZE_MAX) {
+    close(fd);
+    return afm_error(AFM_ERR_IO, "%s: %llu bytes do not fit in memory", path,
+                     (unsigned long long)st.st_size);
+  }
+  if (st.st_size > 0) {
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      int err = errno;
+      close(fd);
+      return afm_error(AFM_ERR_IO, "%s: cannot map %llu bytes: %s", path,
+                       (unsigned long long)st.st_size, strerror(err));
+    }
+    *map = p;
+    *size = (size_t)st.st_size;
+  }
+  close(fd);
+  return AFM_OK;
+}
+
+static void destroy(afm_model *model) {
+  afm_code_free(model->code);
+  afm_manifest_release(&model->manifest);
+  if (model->map)
+    munmap(model->map, model->map_size);
+  free(model);
+}
+
+static afm_status loadInto(afm_model *model, const char *path, uint32_t flags) {
+  afm_status status = mapFile(path, &model->map, &model->map_size);
+  if (status != AFM_OK)
+    return status;
+  const uint8_t *bytes = model->map;
+  afm_layout layout;
+  status = afm_layout_parse(path, bytes, model->map_size,
+                            (flags & AFM_LOAD_VERIFY_WEIGHTS) != 0, &layout);
+  if (status != AFM_OK)
+    return status;
+  model->weights = bytes + layout.weights.offset;
+  status = afm_manifest_decode(path, bytes + layout.manifest.offset,
+                               (size_t)layout.manifest.size,
+                               layout.weights.size, &model->manifest);
+  if (status != AFM_OK)
+    return status;
+  status = afm_code_load(path, bytes + layout.code.offset,
+                         (size_t)layout.code.size, &model->code);
+  if (status != AFM_OK)
+    return status;
+  const Afm__Manifest__EntryPoint *prefill = model->manifest.prefill;
+  const Afm__Manifest__EntryPoint *decode = model->manifest.decode;
+  status = afm_code_entry(model->code, path, prefill->symbol, "PREFILL",
+                          &model->prefill.fn);
+  if (status == AFM_OK)
+    status = afm_code_entry(model->code, path, decode->symbol, "DECODE",
+                            &model->decode.fn);
+  model->prefill.max_tokens = prefill->max_tokens;
+  model->decode.max_tokens = decode->max_tokens;
+  return status;
+}
+
+afm_status afm_model_load(const char *path, uint32_t flags, afm_model **out) {
+  if (!out)
+    return afm_error(AFM_ERR_ARGUMENT, "afm_model_load: `out` is NULL");
+  *out = NULL;
+  if (!path)
+    return afm_error(AFM_ERR_ARGUMENT, "afm_model_load: `path` is NULL");
+  if ((flags & ~(uint32_t)AFM_LOAD_VERIFY_WEIGHTS) != 0)
+    return afm_error(AFM_ERR_ARGUMENT, "afm_model_load: unknown flags 0x%x",
+                     flags & ~(uint32_t)AFM_LOAD_VERIFY_WEIGHTS);
+  afm_model *model = calloc(1, sizeof(*model));
+  if (!model)
+    return afm_error(AFM_ERR_MEMORY, "%s: out of memory", path);
+  atomic_init(&model->references, 1);
+  afm_status status = loadInto(model, path, flags);
+  if (status != AFM_OK) {
+    destroy(model);
+    return status;
+  }
+  *out = model;
+  return AFM_OK;
+}
+
+void afm_model_retain(afm_model *model) {
+  atomic_fetch_add(&model->references, 1);
+}
+
+void afm_model_release(afm_model *model) {
+  if (model && atomic_fetch_sub(&model->references, 1) == 1)
+    destroy(model);
+}
+
+void afm_model_free(afm_model *model) { afm_model_release(model); }
+
+int32_t afm_model_vocab_size(const afm_model *model) {
+  return model ? (int32_t)model->manifest.vocab_size : 0;
+}
+
+int32_t afm_model_context_length(const afm_model *model) {
+  return model ? (int32_t)model->manifest.context_length : 0;
+}
+
+uint64_t afm_model_kv_bytes(const afm_model *model) {
+  return model ? model->manifest.arena_bytes : 0;
+}
+
+const char *afm_model_target(const afm_model *model) {
+  return model ? model->manifest.target_name : "";
+}

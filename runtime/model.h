@@ -1,0 +1,36 @@
+/*===- model.h - the loaded model, shared by the sessions on it ---*- C -*-===*/
+
+#ifndef AFM_RUNTIME_MODEL_H
+#define AFM_RUNTIME_MODEL_H
+
+#include "afm/kernel_abi.h"
+#include "afm/runtime.h"
+#include "code_loader.h"
+#include "manifest.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct afm_entry {
+  afm_entry_fn fn;
+  uint32_t max_tokens; /* the tokens buffer the entry reads */
+} afm_entry;
+
+/* Read-only once loaded; only the reference count changes. */
+struct afm_model {
+  atomic_int references; /* the caller's, plus one per session */
+  void *map;             /* the whole file, mmapped read-only */
+  size_t map_size;
+  const uint8_t *weights; /* inside `map` */
+  afm_manifest manifest;
+  afm_code *code;
+  afm_entry prefill;
+  afm_entry decode;
+};
+
+void afm_model_retain(afm_model *model);
+/* Drops one reference; the last one unloads the model. */
+void afm_model_release(afm_model *model);
+
+#endif /* AFM_RUNTIME_MODEL_H */

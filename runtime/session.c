@@ -1,0 +1,227 @@
+/*===- session.c - one sequence: KV memory, logits, threads ----------------===*
+ *
+ * A session owns everything that changes while a sequence runs; the model
+ * it points to stays read-only. Arguments are checked in full before any
+ * entry point runs, so a failed call leaves the session as it was.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "checked_math.h"
+#include "error.h"
+#include "model.h"
+#include "thread_pool.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Memory handed to compiled code is 64-byte aligned (kernel_abi.h). */
+#define AFM_BUFFER_ALIGNMENT 64
+/* More threads than this is a caller's mistake, not a machine. */
+#define AFM_MAX_THREADS 1024
+
+struct afm_session {
+  afm_model *model; /* one reference held */
+  afm_thread_pool *pool;
+  afm_host_api host;
+  uint8_t *kv_arena;
+  size_t kv_arena_size; /* allocated: arena_bytes rounded up */
+  float *logits;
+  int32_t *tokens; /* the padded buffer entry points read */
+  int64_t position;
+  bool has_logits;
+};
+
+/* A zeroed, 64-byte aligned buffer of at least `bytes` (at least one
+ * alignment unit, so even an empty arena is a valid pointer). */
+static void *allocBuffer(uint64_t bytes, size_t *allocated) {
+  uint64_t rounded;
+  if (!afm_checked_align(bytes ? bytes : 1, AFM_BUFFER_ALIGNMENT, &rounded) ||
+      rounded > SIZE_MAX)
+    return NULL;
+  void *buffer = aligned_alloc(AFM_BUFFER_ALIGNMENT, (size_t)rounded);
+  if (buffer)
+    memset(buffer, 0, (size_t)rounded);
+  if (allocated)
+    *allocated = (size_t)rounded;
+  return buffer;
+}
+
+static afm_status resolveThreads(const afm_session_options *options,
+                                 int32_t *threads) {
+  int32_t requested = options ? options->num_threads : 0;
+  if (requested < 0 || requested > AFM_MAX_THREADS)
+    return afm_error(AFM_ERR_ARGUMENT,
+                     "afm_session_create: num_threads is %d, expected 0 "
+                     "(one per online CPU) to %d",
+                     requested, AFM_MAX_THREADS);
+  if (requested == 0) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    requested = online < 1                 ? 1
+                : online > AFM_MAX_THREADS ? AFM_MAX_THREADS
+                                           : (int32_t)online;
+  }
+  *threads = requested;
+  return AFM_OK;
+}
+
+afm_status afm_session_create(afm_model *model,
+                              const afm_session_options *options,
+                              afm_session **out) {
+  if (!out)
+    return afm_error(AFM_ERR_ARGUMENT, "afm_session_create: `out` is NULL");
+  *out = NULL;
+  if (!model)
+    return afm_error(AFM_ERR_ARGUMENT, "afm_session_create: `model` is NULL");
+  int32_t threads = 1;
+  afm_status status = resolveThreads(options, &threads);
+  if (status != AFM_OK)
+    return status;
+
+  afm_session *s = calloc(1, sizeof(*s));
+  if (!s)
+    return afm_error(AFM_ERR_MEMORY, "afm_session_create: out of memory");
+  afm_model_retain(model);
+  s->model = model;
+  uint32_t tokenCapacity = model->prefill.max_tokens > model->decode.max_tokens
+                               ? model->prefill.max_tokens
+                               : model->decode.max_tokens;
+  s->kv_arena = allocBuffer(model->manifest.arena_bytes, &s->kv_arena_size);
+  s->logits =
+      allocBuffer((uint64_t)model->manifest.vocab_size * sizeof(float), NULL);
+  s->tokens = allocBuffer((uint64_t)tokenCapacity * sizeof(int32_t), NULL);
+  if (!s->kv_arena || !s->logits || !s->tokens) {
+    afm_session_free(s);
+    return afm_error(AFM_ERR_MEMORY,
+                     "afm_session_create: cannot allocate %llu bytes of KV "
+                     "memory, %u logits and %u tokens",
+                     (unsigned long long)model->manifest.arena_bytes,
+                     model->manifest.vocab_size, tokenCapacity);
+  }
+  status = afm_thread_pool_create(threads, &s->pool);
+  if (status != AFM_OK) {
+    afm_session_free(s);
+    return status;
+  }
+  s->host.parallel_for = afm_thread_pool_parallel_for;
+  s->host.pool = s->pool;
+  s->host.num_threads = afm_thread_pool_size(s->pool);
+  *out = s;
+  return AFM_OK;
+}
+
+void afm_session_free(afm_session *session) {
+  if (!session)
+    return;
+  afm_thread_pool_free(session->pool);
+  free(session->tokens);
+  free(session->logits);
+  free(session->kv_arena);
+  afm_model_release(session->model);
+  free(session);
+}
+
+/* Room for `count` more positions, and every token in the vocabulary. */
+static afm_status checkAppend(const afm_session *s, const char *function,
+                              const int32_t *tokens, size_t count) {
+  const afm_manifest *m = &s->model->manifest;
+  uint64_t room = (uint64_t)m->context_length - (uint64_t)s->position;
+  if ((uint64_t)count > room)
+    return afm_error(AFM_ERR_CONTEXT_FULL,
+                     "%s: position %lld + %zu token%s exceeds the context "
+                     "length %u",
+                     function, (long long)s->position, count,
+                     count == 1 ? "" : "s", m->context_length);
+  for (size_t i = 0; i < count; ++i)
+    if (tokens[i] < 0 || (uint32_t)tokens[i] >= m->vocab_size)
+      return afm_error(AFM_ERR_ARGUMENT,
+                       "%s: token %zu is %d, outside the vocabulary [0, %u)",
+                       function, i, tokens[i], m->vocab_size);
+  return AFM_OK;
+}
+
+/* Runs `entry` on `count` tokens at the current position through the padded
+ * buffer: exactly max_tokens entries, zeros after the first `count`. */
+static void runEntry(afm_session *s, const afm_entry *entry,
+                     const int32_t *tokens, size_t count) {
+  memcpy(s->tokens, tokens, count * sizeof(int32_t));
+  memset(s->tokens + count, 0, (entry->max_tokens - count) * sizeof(int32_t));
+  entry->fn(s->model->weights, s->tokens, (int64_t)count, s->position,
+            s->kv_arena, s->logits, &s->host);
+  s->position += (int64_t)count;
+  s->has_logits = true;
+}
+
+afm_status afm_session_prefill(afm_session *session, const int32_t *tokens,
+                               size_t count) {
+  if (!session || !tokens)
+    return afm_error(AFM_ERR_ARGUMENT, "afm_session_prefill: `%s` is NULL",
+                     session ? "tokens" : "session");
+  if (count == 0)
+    return afm_error(AFM_ERR_ARGUMENT,
+                     "afm_session_prefill: count is 0, at least 1 token is "
+                     "needed");
+  afm_status status =
+      checkAppend(session, "afm_session_prefill", tokens, count);
+  if (status != AFM_OK)
+    return status;
+  const afm_entry *prefill = &session->model->prefill;
+  for (size_t done = 0; done < count;) {
+    size_t chunk =
+        count - done < prefill->max_tokens ? count - done : prefill->max_tokens;
+    runEntry(session, prefill, tokens + done, chunk);
+    done += chunk;
+  }
+  return AFM_OK;
+}
+
+afm_status afm_session_decode(afm_session *session, int32_t token) {
+  if (!session)
+    return afm_error(AFM_ERR_ARGUMENT, "afm_session_decode: `session` is NULL");
+  if (session->position == 0)
+    return afm_error(AFM_ERR_STATE,
+                     "afm_session_decode: the context is empty; prefill a "
+                     "prompt first");
+  afm_status status = checkAppend(session, "afm_session_decode", &token, 1);
+  if (status != AFM_OK)
+    return status;
+  runEntry(session, &session->model->decode, &token, 1);
+  return AFM_OK;
+}
+
+const float *afm_session_logits(const afm_session *session) {
+  return session && session->has_logits ? session->logits : NULL;
+}
+
+afm_status afm_session_argmax(const afm_session *session, int32_t *token) {
+  if (!session || !token)
+    return afm_error(AFM_ERR_ARGUMENT, "afm_session_argmax: `%s` is NULL",
+                     session ? "token" : "session");
+  if (!session->has_logits)
+    return afm_error(AFM_ERR_STATE,
+                     "afm_session_argmax: no logits yet; prefill a prompt "
+                     "first");
+  const float *logits = session->logits;
+  uint32_t best = 0;
+  /* Lowest index on ties; a NaN never beats a number. */
+  for (uint32_t v = 1; v < session->model->manifest.vocab_size; ++v)
+    if (logits[v] > logits[best] || (isnan(logits[best]) && !isnan(logits[v])))
+      best = v;
+  *token = (int32_t)best;
+  return AFM_OK;
+}
+
+int64_t afm_session_position(const afm_session *session) {
+  return session ? session->position : 0;
+}
+
+afm_status afm_session_reset(afm_session *session) {
+  if (!session)
+    return afm_error(AFM_ERR_ARGUMENT, "afm_session_reset: `session` is NULL");
+  memset(session->kv_arena, 0, session->kv_arena_size);
+  session->position = 0;
+  session->has_logits = false;
+  return AFM_OK;
+}

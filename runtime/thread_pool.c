@@ -1,0 +1,161 @@
+/*===- thread_pool.c - threads for afm_host_api.parallel_for ---------------===*
+ *
+ * One job at a time: the dispatcher publishes it under the mutex with a new
+ * generation number and wakes every worker; each worker runs its chunk (if
+ * the job has one for it) and counts itself done.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "thread_pool.h"
+
+#include "error.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct job {
+  int64_t n;
+  int64_t chunks;
+  void (*fn)(void *ctx, int64_t i);
+  void *ctx;
+} job;
+
+typedef struct worker {
+  afm_thread_pool *pool;
+  int64_t chunk; /* the chunk index this worker runs, 1 .. threads-1 */
+  pthread_t thread;
+} worker;
+
+struct afm_thread_pool {
+  int64_t threads;
+  worker *workers; /* threads - 1 */
+  int64_t started;
+  pthread_mutex_t mutex;
+  pthread_cond_t wake;
+  pthread_cond_t done;
+  uint64_t generation;
+  int64_t pending; /* workers still running the current job */
+  bool stopping;
+  job current;
+  atomic_flag busy; /* set while a job is dispatched */
+};
+
+/* Runs chunk `chunk` of `j`: [chunk * n / chunks, (chunk + 1) * n / chunks)
+ * computed without overflow. */
+static void runChunk(const job *j, int64_t chunk) {
+  if (chunk >= j->chunks)
+    return;
+  int64_t base = j->n / j->chunks, extra = j->n % j->chunks;
+  int64_t begin = chunk * base + (chunk < extra ? chunk : extra);
+  int64_t end = begin + base + (chunk < extra ? 1 : 0);
+  for (int64_t i = begin; i < end; ++i)
+    j->fn(j->ctx, i);
+}
+
+static void *workerMain(void *arg) {
+  worker *self = arg;
+  afm_thread_pool *pool = self->pool;
+  uint64_t seen = 0;
+  pthread_mutex_lock(&pool->mutex);
+  for (;;) {
+    while (!pool->stopping && pool->generation == seen)
+      pthread_cond_wait(&pool->wake, &pool->mutex);
+    if (pool->stopping)
+      break;
+    seen = pool->generation;
+    job j = pool->current;
+    pthread_mutex_unlock(&pool->mutex);
+    runChunk(&j, self->chunk);
+    pthread_mutex_lock(&pool->mutex);
+    if (--pool->pending == 0)
+      pthread_cond_signal(&pool->done);
+  }
+  pthread_mutex_unlock(&pool->mutex);
+  return NULL;
+}
+
+afm_status afm_thread_pool_create(int32_t num_threads, afm_thread_pool **out) {
+  *out = NULL;
+  if (num_threads < 1)
+    return afm_error(AFM_ERR_ARGUMENT,
+                     "a thread pool needs at least 1 thread, got %d",
+                     num_threads);
+  afm_thread_pool *pool = calloc(1, sizeof(*pool));
+  worker *workers =
+      num_threads > 1 ? calloc((size_t)num_threads - 1, sizeof(worker)) : NULL;
+  if (!pool || (num_threads > 1 && !workers)) {
+    free(pool);
+    free(workers);
+    return afm_error(AFM_ERR_MEMORY, "out of memory for a pool of %d threads",
+                     num_threads);
+  }
+  pool->threads = num_threads;
+  pool->workers = workers;
+  atomic_flag_clear(&pool->busy);
+  pthread_mutex_init(&pool->mutex, NULL);
+  pthread_cond_init(&pool->wake, NULL);
+  pthread_cond_init(&pool->done, NULL);
+  for (int64_t i = 0; i < num_threads - 1; ++i) {
+    workers[i].pool = pool;
+    workers[i].chunk = i + 1;
+    int rc = pthread_create(&workers[i].thread, NULL, workerMain, &workers[i]);
+    if (rc != 0) {
+      afm_thread_pool_free(pool);
+      return afm_error(AFM_ERR_MEMORY, "cannot start thread %lld of %d: %s",
+                       (long long)i + 2, num_threads, strerror(rc));
+    }
+    pool->started = i + 1;
+  }
+  *out = pool;
+  return AFM_OK;
+}
+
+void afm_thread_pool_free(afm_thread_pool *pool) {
+  if (!pool)
+    return;
+  pthread_mutex_lock(&pool->mutex);
+  pool->stopping = true;
+  pthread_cond_broadcast(&pool->wake);
+  pthread_mutex_unlock(&pool->mutex);
+  for (int64_t i = 0; i < pool->started; ++i)
+    pthread_join(pool->workers[i].thread, NULL);
+  pthread_cond_destroy(&pool->done);
+  pthread_cond_destroy(&pool->wake);
+  pthread_mutex_destroy(&pool->mutex);
+  free(pool->workers);
+  free(pool);
+}
+
+int64_t afm_thread_pool_size(const afm_thread_pool *pool) {
+  return pool->threads;
+}
+
+void afm_thread_pool_parallel_for(void *opaque, int64_t n,
+                                  void (*fn)(void *ctx, int64_t i), void *ctx) {
+  afm_thread_pool *pool = opaque;
+  if (n <= 0)
+    return;
+  job j = {n, pool->threads < n ? pool->threads : n, fn, ctx};
+  if (j.chunks == 1 || atomic_flag_test_and_set(&pool->busy)) {
+    for (int64_t i = 0; i < n; ++i)
+      fn(ctx, i);
+    return;
+  }
+  pthread_mutex_lock(&pool->mutex);
+  pool->current = j;
+  pool->pending = pool->threads - 1;
+  ++pool->generation;
+  pthread_cond_broadcast(&pool->wake);
+  pthread_mutex_unlock(&pool->mutex);
+
+  runChunk(&j, 0);
+
+  pthread_mutex_lock(&pool->mutex);
+  while (pool->pending > 0)
+    pthread_cond_wait(&pool->done, &pool->mutex);
+  pthread_mutex_unlock(&pool->mutex);
+  atomic_flag_clear(&pool->busy);
+}

@@ -1,0 +1,34 @@
+/*===- thread_pool.h - threads for afm_host_api.parallel_for -------*- C -*-===*
+ *
+ * A fixed set of worker threads plus the calling thread. parallel_for cuts
+ * [0, n) into one contiguous chunk per thread (static chunking); the caller
+ * runs chunk 0 and returns when every chunk is done. A pool of one thread
+ * runs everything inline. A call made while the pool is busy (from inside
+ * a chunk, or from another thread) runs inline too, so nesting never
+ * deadlocks.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef AFM_RUNTIME_THREAD_POOL_H
+#define AFM_RUNTIME_THREAD_POOL_H
+
+#include "afm/runtime.h"
+
+#include <stdint.h>
+
+typedef struct afm_thread_pool afm_thread_pool;
+
+/* Starts `num_threads - 1` workers (num_threads >= 1). */
+afm_status afm_thread_pool_create(int32_t num_threads, afm_thread_pool **out);
+
+/* Stops and joins the workers. */
+void afm_thread_pool_free(afm_thread_pool *pool);
+
+/* Threads the pool runs on, the caller included. */
+int64_t afm_thread_pool_size(const afm_thread_pool *pool);
+
+/* afm_host_api.parallel_for; `pool` is an afm_thread_pool. */
+void afm_thread_pool_parallel_for(void *pool, int64_t n,
+                                  void (*fn)(void *ctx, int64_t i), void *ctx);
+
+#endif /* AFM_RUNTIME_THREAD_POOL_H */
