@@ -68,7 +68,12 @@ mlir::afm::generateExampleWeights(const ModelConfig &config, uint64_t seed) {
     if (expected.shape.size() == 1) {
       mean = 1.0; // RMSNorm gains.
       stddev = 0.1;
-    } else if (expected.name != kEmbedTokensName) {
+    } else if (expected.name == kEmbedTokensName) {
+      // Small next to what the layers add to the residual stream, so that
+      // with tied embeddings the next token is not simply the current one
+      // (which would make greedy-token comparisons prove little).
+      stddev = 0.1;
+    } else {
       stddev = 1.0 / std::sqrt(static_cast<double>(expected.shape[1]));
     }
     std::vector<float> values(expected.numElements());

@@ -19,7 +19,11 @@
 #include <cstring>
 
 using namespace mlir;
-using namespace mlir::afm;
+using mlir::afm::KVCacheType;
+using mlir::afm::ObjectFormat;
+using mlir::afm::SafeTensorsFile;
+using mlir::afm::TargetDescription;
+using mlir::afm::TensorInfo;
 
 static llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(message.str());
@@ -89,7 +93,7 @@ static llvm::Error fillWeight(MutableArrayRef<uint8_t> dest, StringRef name,
   return llvm::Error::success();
 }
 
-llvm::Error afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
+llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
                               StringRef library,
                               const TargetDescription &target,
                               const SafeTensorsFile *weights) {
@@ -101,7 +105,7 @@ llvm::Error afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
                 "was it lowered by the afm-codegen pipeline from an "
                 "imported model?");
 
-  afm::manifest::Manifest manifest;
+  ::afm::manifest::Manifest manifest;
   manifest.set_abi_version(AFM_KERNEL_ABI_VERSION);
   manifest.set_producer("afm-compile (afm-compiler)");
   auto *t = manifest.mutable_target();
@@ -120,11 +124,11 @@ llvm::Error afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
   info->set_context_length(getInt(model, "context_length"));
 
   auto *prefill = manifest.add_entry_points();
-  prefill->set_kind(afm::manifest::EntryPoint::PREFILL);
+  prefill->set_kind(::afm::manifest::EntryPoint::PREFILL);
   prefill->set_symbol("afm_prefill");
   prefill->set_max_tokens(getInt(model, "prefill_chunk"));
   auto *decode = manifest.add_entry_points();
-  decode->set_kind(afm::manifest::EntryPoint::DECODE);
+  decode->set_kind(::afm::manifest::EntryPoint::DECODE);
   decode->set_symbol("afm_decode");
   decode->set_max_tokens(1);
 
@@ -172,5 +176,5 @@ llvm::Error afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
 
   ArrayRef<uint8_t> code(reinterpret_cast<const uint8_t *>(library.data()),
                          library.size());
-  return writeAFMB(os, manifest, section, code);
+  return ::afm::writeAFMB(os, manifest, section, code);
 }
