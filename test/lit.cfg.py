@@ -24,8 +24,15 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.afm_tools_dir, config.llvm_tools_dir]
 tools = [
     ToolSubst("afm-opt", unresolved="fatal"),
+    ToolSubst("afm-pack-test-binary", unresolved="fatal"),
+    ToolSubst("afm-run", unresolved="fatal"),
     ToolSubst("afm-translate", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The runtime's libraries and the fake model its tests pack (host build).
+config.substitutions.append(("%afm_lib_dir", config.afm_lib_dir))
+config.substitutions.append(("%host_fake_model", config.afm_fake_model))
+
 llvm_config.with_environment("PATH", config.afm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
