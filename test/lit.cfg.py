@@ -24,11 +24,51 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.afm_tools_dir, config.llvm_tools_dir]
 tools = [
     ToolSubst("afm-compare", unresolved="fatal"),
+    ToolSubst("afm-compile", unresolved="fatal"),
     ToolSubst("afm-gen-example", unresolved="fatal"),
     ToolSubst("afm-opt", unresolved="fatal"),
     ToolSubst("afm-reference", unresolved="fatal"),
+    ToolSubst("afm-pack-test-binary", unresolved="fatal"),
+    ToolSubst("afm-run", unresolved="fatal"),
     ToolSubst("afm-translate", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# The runtime's libraries and the fake model its tests pack (host build).
+config.substitutions.append(("%afm_lib_dir", config.afm_lib_dir))
+config.substitutions.append(("%host_fake_model", config.afm_fake_model))
+
+# The AArch64 cross build, run under qemu-aarch64 when both are there.
+aarch64_run = (
+    os.path.join(config.afm_aarch64_dir, "bin", "afm-run")
+    if config.afm_aarch64_dir
+    else ""
+)
+if (
+    config.qemu_aarch64
+    and os.path.exists(config.qemu_aarch64)
+    and aarch64_run
+    and os.path.exists(aarch64_run)
+    and os.path.exists(config.afm_aarch64_fake_model)
+):
+    config.available_features.add("qemu-aarch64")
+    # -L gives the loader; LD_LIBRARY_PATH pins the C library to the same
+    # glibc build. Without it ld.so.cache finds libc6:arm64's libc.so.6
+    # (multiarch, another build), and the mismatch hangs pthread_create.
+    prefix = config.qemu_aarch64_prefix
+    config.substitutions.append(
+        (
+            "%qemu_aarch64",
+            f"{config.qemu_aarch64} -L {prefix} -E LD_LIBRARY_PATH={prefix}/lib",
+        )
+    )
+    config.substitutions.append(("%afm_run_aarch64", aarch64_run))
+    config.substitutions.append(
+        ("%afm_aarch64_lib_dir", os.path.join(config.afm_aarch64_dir, "lib"))
+    )
+    config.substitutions.append(
+        ("%aarch64_fake_model", config.afm_aarch64_fake_model)
+    )
+
 llvm_config.with_environment("PATH", config.afm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -1,0 +1,99 @@
+//===- ThreadPoolTest.cpp - the runtime's parallel_for --------------------===//
+//
+// The pool behind afm_host_api.parallel_for, tested through its internal
+// header: every index runs exactly once, chunks really run on other threads,
+// and nested calls run inline instead of deadlocking.
+//
+//===----------------------------------------------------------------------===//
+
+extern "C" {
+#include "runtime/thread_pool.h"
+}
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+namespace {
+
+struct Pool {
+  explicit Pool(int32_t threads) {
+    EXPECT_EQ(afm_thread_pool_create(threads, &pool), AFM_OK);
+  }
+  ~Pool() { afm_thread_pool_free(pool); }
+  afm_thread_pool *pool = nullptr;
+};
+
+struct Record {
+  std::vector<std::atomic<int>> hits;
+  std::vector<std::thread::id> threads;
+  explicit Record(size_t n) : hits(n), threads(n) {}
+};
+
+void record(void *ctx, int64_t i) {
+  auto *r = static_cast<Record *>(ctx);
+  r->hits[i]++;
+  r->threads[i] = std::this_thread::get_id();
+}
+
+TEST(ThreadPool, EveryIndexRunsOnce) {
+  for (int32_t threads : {1, 2, 3, 8}) {
+    Pool pool(threads);
+    EXPECT_EQ(afm_thread_pool_size(pool.pool), threads);
+    for (int64_t n : {0, 1, 2, 7, 1000}) {
+      Record r(n);
+      afm_thread_pool_parallel_for(pool.pool, n, record, &r);
+      for (int64_t i = 0; i < n; ++i)
+        EXPECT_EQ(r.hits[i], 1)
+            << threads << " threads, n " << n << ", i " << i;
+    }
+  }
+}
+
+TEST(ThreadPool, StaticChunksRunOnTheirOwnThreads) {
+  Pool pool(2);
+  Record r(10);
+  afm_thread_pool_parallel_for(pool.pool, 10, record, &r);
+  // Chunk 0 = [0, 5) on the caller, chunk 1 = [5, 10) on the worker.
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(r.threads[i], std::this_thread::get_id()) << i;
+  for (int i = 5; i < 10; ++i)
+    EXPECT_NE(r.threads[i], std::this_thread::get_id()) << i;
+  EXPECT_EQ(r.threads[5], r.threads[9]);
+}
+
+TEST(ThreadPool, OneThreadRunsInline) {
+  Pool pool(1);
+  Record r(4);
+  afm_thread_pool_parallel_for(pool.pool, 4, record, &r);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(r.threads[i], std::this_thread::get_id());
+}
+
+struct Nested {
+  afm_thread_pool *pool;
+  std::atomic<int> inner{0};
+};
+
+void inner(void *ctx, int64_t) { static_cast<Nested *>(ctx)->inner++; }
+void outer(void *ctx, int64_t) {
+  auto *n = static_cast<Nested *>(ctx);
+  afm_thread_pool_parallel_for(n->pool, 3, inner, n);
+}
+
+TEST(ThreadPool, NestedCallsRunInline) {
+  Pool pool(3);
+  Nested n{pool.pool};
+  afm_thread_pool_parallel_for(pool.pool, 6, outer, &n);
+  EXPECT_EQ(n.inner, 18);
+}
+
+TEST(ThreadPool, RejectsZeroThreads) {
+  afm_thread_pool *pool = nullptr;
+  EXPECT_EQ(afm_thread_pool_create(0, &pool), AFM_ERR_ARGUMENT);
+  EXPECT_EQ(pool, nullptr);
+}
+
+} // namespace
