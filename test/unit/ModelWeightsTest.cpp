@@ -194,7 +194,9 @@ TEST(ExampleModel, WeightsHaveTheDocumentedDistributions) {
     if (tensor.shape.size() == 1) {
       expectedMean = 1;
       expectedVariance = 0.01;
-    } else if (tensor.name != kEmbedTokensName) {
+    } else if (tensor.name == kEmbedTokensName) {
+      expectedVariance = 0.01;
+    } else {
       expectedVariance = 1.0 / tensor.shape[1];
     }
     // Loose bounds: every tensor has at least 64 values.

@@ -26,7 +26,8 @@ llvm::Expected<ModelConfig> examplePresetConfig(llvm::StringRef name);
 
 /// Random F32 weights for every tensor of `expectedTensors(config)`, in that
 /// order, from one SplitMix64 stream seeded with `seed`: the embeddings
-/// N(0, 1), projection matrices (including an untied LM head)
+/// 0.1 * N(0, 1) (small next to what the layers add, so greedy tokens vary),
+/// projection matrices (including an untied LM head)
 /// N(0, 1 / fan_in) with fan_in = shape[1], the input width, and norm
 /// weights 1 + 0.1 * N(0, 1). The same config and seed give the same bits
 /// on every machine.
