@@ -120,7 +120,7 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
   OwningOpRef<ModuleOp> module;
   std::string weightsPath = opts.weights;
   if (!opts.config.empty()) {
-    if (weightsPath.empty() && opts.emit != Emit::AFM)
+    if (weightsPath.empty() && opts.emit == Emit::AFMB)
       return error("--config needs --weights model.safetensors");
     ConfigImportOptions importOptions;
     importOptions.weightsPath = weightsPath;

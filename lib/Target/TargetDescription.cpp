@@ -12,6 +12,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/TargetParser/Host.h"
+
+using llvm::StringRef;
 #include "llvm/TargetParser/Triple.h"
 
 using namespace mlir::afm;
@@ -104,18 +106,23 @@ bool TargetDescription::isAArch64() const {
 
 llvm::Expected<TargetDescription>
 mlir::afm::lookupTarget(llvm::StringRef name, llvm::StringRef os) {
-  if (name == "host")
-    return getHostTarget();
-  const TargetDescription *found = llvm::find_if(
-      getKnownTargets(), [&](const TargetDescription &d) { return d.name == name; });
-  if (found == getKnownTargets().end()) {
-    std::string known;
-    for (const TargetDescription &d : getKnownTargets())
-      known += (known.empty() ? "" : ", ") + d.name;
-    return llvm::createStringError("unknown target '" + name.str() +
-                                   "'; known targets: host, " + known);
+  TargetDescription target;
+  if (name == "host") {
+    target = getHostTarget();
+  } else {
+    const TargetDescription *found =
+        llvm::find_if(getKnownTargets(), [&](const TargetDescription &d) {
+          return d.name == name;
+        });
+    if (found == getKnownTargets().end()) {
+      std::string known;
+      for (const TargetDescription &d : getKnownTargets())
+        known += (known.empty() ? "" : ", ") + d.name;
+      return llvm::createStringError("unknown target '" + name.str() +
+                                     "'; known targets: host, " + known);
+    }
+    target = *found;
   }
-  TargetDescription target = *found;
   if (os.empty())
     return target;
   llvm::Triple triple(target.triple);
@@ -139,12 +146,14 @@ mlir::afm::lookupTarget(llvm::StringRef name, llvm::StringRef os) {
 TargetDescription mlir::afm::getHostTarget() {
   llvm::Triple host(llvm::sys::getProcessTriple());
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  if (host.isAArch64())
-    return *lookupTarget("aarch64-generic", "linux");
   bool avx512 = features.lookup("avx512f") && features.lookup("avx512bw") &&
                 features.lookup("avx512vl") && features.lookup("avx512dq");
-  TargetDescription target =
-      *lookupTarget(avx512 ? "x86-64-v4" : "x86-64-v3");
+  StringRef name = host.isAArch64() ? "aarch64-generic"
+                   : avx512         ? "x86-64-v4"
+                                    : "x86-64-v3";
+  TargetDescription target = *llvm::find_if(
+      getKnownTargets(),
+      [&](const TargetDescription &d) { return d.name == name; });
   target.triple = host.str();
   return target;
 }
