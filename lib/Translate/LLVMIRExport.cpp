@@ -9,6 +9,8 @@
 #include "afm/Translate/Translations.h"
 
 #include "afm/CodeGen/ObjectEmitter.h"
+#include "afm/Compiler/Package.h"
+#include "afm/Model/SafeTensors.h"
 #include "afm/Compiler/Compile.h"
 #include "afm/InitAll.h"
 
@@ -29,6 +31,51 @@ static llvm::cl::opt<std::string>
 
 llvm::Expected<afm::TargetDescription> afm::getTranslationTarget() {
   return lookupTarget(targetName, targetOS);
+}
+
+static llvm::cl::opt<std::string> packageWeights(
+    "afm-package-weights",
+    llvm::cl::desc("Weights for --afm-to-afmb (default: the module's "
+                   "afm.weights_file)"),
+    llvm::cl::init(""), llvm::cl::cat(exportCategory));
+
+void afm::registerAFMBExportTranslation() {
+  TranslateFromMLIRRegistration registration(
+      "afm-to-afmb",
+      "compile afm entry points for --afm-target and package them with "
+      "their weights into an .afmb binary",
+      [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError("expected a builtin.module");
+        auto target = getTranslationTarget();
+        if (!target)
+          return module.emitError(llvm::toString(target.takeError()));
+        std::string weightsPath = packageWeights;
+        if (weightsPath.empty())
+          if (auto attr = module->getAttrOfType<StringAttr>("afm.weights_file"))
+            weightsPath = attr.str();
+        std::optional<SafeTensorsFile> weights;
+        if (!weightsPath.empty()) {
+          auto opened = SafeTensorsFile::open(weightsPath);
+          if (!opened)
+            return module.emitError(llvm::toString(opened.takeError()));
+          weights.emplace(std::move(*opened));
+        }
+        if (failed(lowerToLLVMDialect(module, *target)))
+          return failure();
+        auto library = toSharedLibrary(module, *target);
+        if (!library)
+          return module.emitError(llvm::toString(library.takeError()));
+        if (llvm::Error error = writePackage(os, module, *library, *target,
+                                             weights ? &*weights : nullptr))
+          return module.emitError(llvm::toString(std::move(error)));
+        return success();
+      },
+      [](DialectRegistry &registry) {
+        registerDialects(registry);
+        registerLLVMIRTranslations(registry);
+      });
 }
 
 void afm::registerLLVMIRExportTranslation() {

@@ -6,4 +6,5 @@ void mlir::afm::registerTranslations() {
   registerConfigImportTranslation();
   registerWeightTableTranslation();
   registerLLVMIRExportTranslation();
+  registerAFMBExportTranslation();
 }

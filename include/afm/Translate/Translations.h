@@ -29,6 +29,9 @@ void registerConfigImportTranslation();
 /// Registers `--afm-to-llvmir`.
 void registerLLVMIRExportTranslation();
 
+/// Registers `--afm-to-afmb`.
+void registerAFMBExportTranslation();
+
 } // namespace mlir::afm
 
 #endif // AFM_TRANSLATE_TRANSLATIONS_H
