@@ -33,6 +33,18 @@ llvm::Expected<afm::TargetDescription> afm::getTranslationTarget() {
   return lookupTarget(targetName, targetOS);
 }
 
+/// The module and target of an export translation, or failure (reported).
+static FailureOr<std::pair<ModuleOp, afm::TargetDescription>>
+getExportInputs(Operation *op) {
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    return op->emitError("expected a builtin.module");
+  auto target = afm::getTranslationTarget();
+  if (!target)
+    return module.emitError(llvm::toString(target.takeError()));
+  return std::make_pair(module, *target);
+}
+
 static llvm::cl::opt<std::string> packageWeights(
     "afm-package-weights",
     llvm::cl::desc("Weights for --afm-to-afmb (default: the module's "
@@ -45,12 +57,10 @@ void afm::registerAFMBExportTranslation() {
       "compile afm entry points for --afm-target and package them with "
       "their weights into an .afmb binary",
       [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
-        auto module = dyn_cast<ModuleOp>(op);
-        if (!module)
-          return op->emitError("expected a builtin.module");
-        auto target = getTranslationTarget();
-        if (!target)
-          return module.emitError(llvm::toString(target.takeError()));
+        auto inputs = getExportInputs(op);
+        if (failed(inputs))
+          return failure();
+        auto [module, target] = *inputs;
         std::string weightsPath = packageWeights;
         if (weightsPath.empty())
           if (auto attr = module->getAttrOfType<StringAttr>("afm.weights_file"))
@@ -62,12 +72,12 @@ void afm::registerAFMBExportTranslation() {
             return module.emitError(llvm::toString(opened.takeError()));
           weights.emplace(std::move(*opened));
         }
-        if (failed(lowerToLLVMDialect(module, *target)))
+        if (failed(lowerToLLVMDialect(module, target)))
           return failure();
-        auto library = toSharedLibrary(module, *target);
+        auto library = toSharedLibrary(module, target);
         if (!library)
           return module.emitError(llvm::toString(library.takeError()));
-        if (llvm::Error error = writePackage(os, module, *library, *target,
+        if (llvm::Error error = writePackage(os, module, *library, target,
                                              weights ? &*weights : nullptr))
           return module.emitError(llvm::toString(std::move(error)));
         return success();
@@ -83,16 +93,14 @@ void afm::registerLLVMIRExportTranslation() {
       "afm-to-llvmir",
       "compile afm entry points to optimized LLVM IR for --afm-target",
       [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
-        auto module = dyn_cast<ModuleOp>(op);
-        if (!module)
-          return op->emitError("expected a builtin.module");
-        auto target = getTranslationTarget();
-        if (!target)
-          return module.emitError(llvm::toString(target.takeError()));
-        if (failed(lowerToLLVMDialect(module, *target)))
+        auto inputs = getExportInputs(op);
+        if (failed(inputs))
+          return failure();
+        auto [module, target] = *inputs;
+        if (failed(lowerToLLVMDialect(module, target)))
           return failure();
         llvm::LLVMContext context;
-        auto llvmModule = toLLVMIR(module, context, *target);
+        auto llvmModule = toLLVMIR(module, context, target);
         if (!llvmModule)
           return module.emitError(llvm::toString(llvmModule.takeError()));
         (*llvmModule)->print(os, nullptr);

@@ -91,8 +91,10 @@ private:
   }
   /// Keys (half 0) or values (half 1) of the cache as a [G, C, D] tensor.
   Value cacheHalf(int64_t half);
+  /// out[t, g, r, n] += sum_k lhs[t, g, r, k] * rhs(rhsMap(t, g, r, n, k)).
+  Value contract(Value lhs, Value rhs, Value init, AffineMap rhsMap);
   /// scores[t, g, r, j] = sum_d q[t, g, r, d] * keys(g, j, d) where keys is
-  /// [G, J, D] (cache) or [J, G, D] (new rows, `rowMajorKeys`).
+  /// [G, J, D] (cache) or [J, G, D] (new rows).
   Value scores(Value q4, Value keys, int64_t numKeys, bool newRows);
   /// Masks and scales scores; `newRows` selects the causal mask of the
   /// chunk's own keys, otherwise the slot mask of the cache.
@@ -127,19 +129,25 @@ Value AttentionBuilder::cacheHalf(int64_t half) {
                                            /*writable=*/false);
 }
 
-Value AttentionBuilder::scores(Value q4, Value keys, int64_t numKeys,
-                               bool newRows) {
-  // dims: t, g, r, j, d
-  Value init = filled({tokens, kvHeads, group, numKeys}, 0.0);
-  AffineMap keyMap = newRows ? map(5, {3, 1, 4}) : map(5, {1, 3, 4});
+Value AttentionBuilder::contract(Value lhs, Value rhs, Value init,
+                                 AffineMap rhsMap) {
+  // dims: t, g, r, n, k; out[t, g, r, n] += lhs[t, g, r, k] * rhs(...)
   return buildGeneric(
-      b, loc, ValueRange{q4, keys}, init,
-      {map(5, {0, 1, 2, 4}), keyMap, map(5, {0, 1, 2, 3})},
+      b, loc, ValueRange{lhs, rhs}, init,
+      {map(5, {0, 1, 2, 4}), rhsMap, map(5, {0, 1, 2, 3})},
       {kPar, kPar, kPar, kPar, kRed},
       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
         Value prod = arith::MulFOp::create(nb, l, a[0], a[1]);
         return arith::AddFOp::create(nb, l, a[2], prod);
       });
+}
+
+Value AttentionBuilder::scores(Value q4, Value keys, int64_t numKeys,
+                               bool newRows) {
+  // n = key j, k = d; keys are [G, J, D] (cache) or [J, G, D] (new rows).
+  Value init = filled({tokens, kvHeads, group, numKeys}, 0.0);
+  return contract(q4, keys, init,
+                  newRows ? map(5, {3, 1, 4}) : map(5, {1, 3, 4}));
 }
 
 Value AttentionBuilder::mask(Value scoreTensor, bool newRows) {
@@ -194,16 +202,9 @@ Value AttentionBuilder::mask(Value scoreTensor, bool newRows) {
 
 Value AttentionBuilder::weightedValues(Value probs, Value values, Value init,
                                        bool newRows) {
-  // dims: t, g, r, d, j
-  AffineMap valueMap = newRows ? map(5, {4, 1, 3}) : map(5, {1, 4, 3});
-  return buildGeneric(
-      b, loc, ValueRange{probs, values}, init,
-      {map(5, {0, 1, 2, 4}), valueMap, map(5, {0, 1, 2, 3})},
-      {kPar, kPar, kPar, kPar, kRed},
-      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value prod = arith::MulFOp::create(nb, l, a[0], a[1]);
-        return arith::AddFOp::create(nb, l, a[2], prod);
-      });
+  // n = d, k = key j; values are [G, J, D] (cache) or [J, G, D] (new rows).
+  return contract(probs, values, init,
+                  newRows ? map(5, {4, 1, 3}) : map(5, {1, 4, 3}));
 }
 
 void AttentionBuilder::appendRows() {
