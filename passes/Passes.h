@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "dialects/afm/IR/AFMDialect.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -37,6 +38,11 @@ struct CodegenPipelineOptions
       *this, "target-os",
       llvm::cl::desc("Retarget to another OS: linux or macos"),
       llvm::cl::init("")};
+  Option<int64_t> minParallelWork{
+      *this, "min-parallel-work",
+      llvm::cl::desc("Run tile loops of ops with at least this many loop "
+                     "iterations on the runtime's threads (0: never)"),
+      llvm::cl::init(262144)};
 };
 
 /// afm entry functions -> LLVM dialect ready for translation to LLVM IR:

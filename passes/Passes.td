@@ -118,6 +118,11 @@ def AFMTileForTargetPass : Pass<"afm-tile-for-target", "mlir::func::FuncOp"> {
 
     With `annotate-only`, the pass only records its choice on each op as an
     `afm.tiles` attribute (for tests and inspection).
+
+    Ops with at least `min-parallel-work` loop iterations get their
+    outermost tile loop over a parallel dimension (with two or more
+    iterations) marked `afm.parallel`: its iterations write disjoint tiles
+    and may run on the runtime's threads.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"host\"",
@@ -126,12 +131,47 @@ def AFMTileForTargetPass : Pass<"afm-tile-for-target", "mlir::func::FuncOp"> {
            "Retarget to another OS: linux or macos">,
     Option<"annotateOnly", "annotate-only", "bool", /*default=*/"false",
            "Only record the chosen tiles as afm.tiles attributes">,
+    Option<"minParallelWork", "min-parallel-work", "int64_t",
+           /*default=*/"262144",
+           "Mark the outermost parallel tile loop of ops with at least this "
+           "many loop iterations (multiply-adds for a matmul) for "
+           "afm-outline-parallel-loops; 0 never marks">,
   ];
   let dependentDialects = [
     "mlir::linalg::LinalgDialect",
     "mlir::scf::SCFDialect",
     "mlir::vector::VectorDialect",
   ];
+}
+
+def AFMOutlineParallelLoopsPass
+    : Pass<"afm-outline-parallel-loops", "mlir::ModuleOp"> {
+  let summary = "Outline loops marked afm.parallel into tasks run on the runtime's threads";
+  let description = [{
+    Each `scf.for` marked `afm.parallel` inside an entry point becomes a
+    private function `(index iteration, captures...)` holding the loop body
+    and an `afm.parallel_call` of it over the loop's trip count, with the
+    entry point's `host` argument. Constants and views are recomputed inside
+    the task; scalars and statically shaped identity-layout memrefs are
+    captured. A loop that would need any other capture stays sequential.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::afm::AFMDialect"];
+}
+
+def AFMLowerParallelCallsPass
+    : Pass<"afm-lower-parallel-calls", "mlir::ModuleOp"> {
+  let summary = "Lower afm.parallel_call to a call of the runtime's parallel_for";
+  let description = [{
+    Runs after the conversion to the LLVM dialect. Each `afm.parallel_call`
+    becomes: a stack context holding its captures (memrefs as their aligned
+    pointers, as the tasks take bare pointers), a trampoline
+    `void(ptr ctx, i64 i)` that unpacks the context and calls the task, and
+    an indirect call of `host->parallel_for(host->pool, count, trampoline,
+    ctx)` (`include/afm/kernel_abi.h`).
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
 def AFMLowerVectorPass : Pass<"afm-lower-vector"> {

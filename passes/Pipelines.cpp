@@ -43,9 +43,12 @@ void afm::buildAFMCodegenPipeline(OpPassManager &pm,
   AFMTileForTargetPassOptions tiling;
   tiling.target = options.target;
   tiling.targetOS = options.targetOS;
+  tiling.minParallelWork = options.minParallelWork;
   pm.addNestedPass<func::FuncOp>(createAFMTileForTargetPass(tiling));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Big parallel tile loops run on the runtime's threads.
+  pm.addPass(createAFMOutlineParallelLoopsPass());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createAFMApproximateMathPass());
   pm.addPass(createLowerAffinePass());
@@ -67,6 +70,7 @@ void afm::buildAFMCodegenPipeline(OpPassManager &pm,
   pm.addPass(createConvertFuncToLLVMPass(func));
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createAFMLowerParallelCallsPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }

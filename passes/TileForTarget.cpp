@@ -88,6 +88,36 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
   return plan;
 }
 
+/// Marks the outermost tile loop over a parallel dimension with at least two
+/// iterations `afm.parallel`, when the op is big enough to be worth a
+/// dispatch to the runtime's threads. `tiles` are the op's tile sizes; the
+/// loops come in the order of the dimensions tiled.
+static void markParallelLoop(const scf::SCFTilingResult &tiled,
+                             ArrayRef<int64_t> tiles, linalg::LinalgOp op,
+                             int64_t minWork) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t work = 1;
+  for (int64_t r : ranges)
+    work *= r;
+  if (minWork <= 0 || work < minWork)
+    return;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> tiledDims;
+  for (auto [dim, tile] : llvm::enumerate(tiles))
+    if (tile != 0)
+      tiledDims.push_back(dim);
+  if (tiledDims.size() != tiled.loops.size())
+    return;
+  for (auto [dim, loop] : llvm::zip(tiledDims, tiled.loops)) {
+    if (iterators[dim] != utils::IteratorType::parallel)
+      return;
+    if (ranges[dim] / tiles[dim] >= 2) {
+      loop->setAttr("afm.parallel", UnitAttr::get(loop->getContext()));
+      return;
+    }
+  }
+}
+
 /// memref.copy -> linalg.copy, so copies are tiled and vectorized too.
 static void copiesToLinalg(func::FuncOp func, RewriterBase &rewriter) {
   SmallVector<memref::CopyOp> copies;
@@ -138,6 +168,7 @@ struct AFMTileForTargetPass
           scf::tileUsingSCF(rewriter, tileable, options);
       if (failed(tiled))
         continue;
+      markParallelLoop(*tiled, plan->tiles, op, minParallelWork);
       rewriter.eraseOp(op);
       Operation *tile = tiled->tiledOps.front();
       rewriter.setInsertionPoint(tile);

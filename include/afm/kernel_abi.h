@@ -47,7 +47,9 @@ typedef struct afm_host_api {
  *             entry appends the `count` new positions
  *   logits    vocab_size floats: written with the logits of position
  *             `position + count - 1`
- *   host      runtime services (threads)
+ *   host      runtime services (threads); never NULL. Compiled code runs
+ *             its parallel loops as parallel_for calls of internal
+ *             trampolines `void(void *ctx, int64_t i)`
  * Preconditions checked by the runtime, not the code: token ids in
  * [0, vocab_size), position + count <= context_length. */
 typedef void (*afm_entry_fn)(const uint8_t *weights, const int32_t *tokens,

@@ -10,10 +10,12 @@
 using namespace mlir;
 
 LogicalResult afm::lowerToLLVMDialect(ModuleOp module,
-                                      const TargetDescription &target) {
+                                      const TargetDescription &target,
+                                      const CodegenSettings &settings) {
   PassManager pm(module.getContext());
   CodegenPipelineOptions options;
   options.target = target.name;
+  options.minParallelWork = settings.minParallelWork;
   buildAFMCodegenPipeline(pm, options);
   return pm.run(module);
 }

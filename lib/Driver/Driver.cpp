@@ -70,6 +70,12 @@ struct Options {
                  clEnumValN(Emit::Library, "library",
                             "the linked shared library")),
       cl::cat(category)};
+  cl::opt<int64_t> minParallelWork{
+      "parallel-min-work",
+      cl::desc("Run the tile loops of ops with at least this many loop "
+               "iterations (multiply-adds for a matmul) on the runtime's "
+               "threads; 0 never (default 262144)"),
+      cl::init(262144), cl::cat(category)};
   cl::opt<bool> listTargets{"list-targets",
                             cl::desc("Print the known targets and exit"),
                             cl::cat(category)};
@@ -152,7 +158,11 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
     module->print(os);
     return finish();
   }
-  if (failed(lowerToLLVMDialect(*module, *target)))
+  if (opts.minParallelWork < 0)
+    return error("--parallel-min-work must not be negative");
+  CodegenSettings settings;
+  settings.minParallelWork = opts.minParallelWork;
+  if (failed(lowerToLLVMDialect(*module, *target, settings)))
     return 1;
   if (opts.emit == Emit::LLVMDialect) {
     module->print(os);

@@ -12,6 +12,7 @@
 include "dialects/afm/IR/AFMTypes.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Type constraints
@@ -456,6 +457,40 @@ def AFM_LMHeadOp : AFM_Op<"lm_head", [Pure]> {
       `->` type($logits)
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Runtime threads
+//===----------------------------------------------------------------------===//
+
+def AFM_ParallelCallOp : AFM_Op<"parallel_call",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Run an outlined task for every iteration on the runtime's threads";
+  let description = [{
+    Calls `task(i, captures...)` for every `i` in `[0, count)`, in any order
+    and possibly concurrently, on the threads of the runtime whose
+    `afm_host_api` is `host` (`include/afm/kernel_abi.h`), and returns when
+    all calls have returned. The task is a function taking an `index` and
+    the captures; iterations must not depend on each other.
+
+    `afm-outline-parallel-loops` creates these from parallel tile loops;
+    `afm-lower-parallel-calls` turns them into a call of the host's
+    `parallel_for` with a trampoline and a context holding the captures.
+
+    Example:
+
+    ```mlir
+    afm.parallel_call @linear_task(%n) host %host
+        captures(%x, %w : memref<16x64xf32>, memref<128x64xf32>) : !llvm.ptr
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$task, Index:$count, AnyType:$host,
+                       Variadic<AnyType>:$captures);
+  let assemblyFormat = [{
+    $task `(` $count `)` `host` $host
+      (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict
+      `:` type($host)
+  }];
 }
 
 #endif // AFM_OPS_TD

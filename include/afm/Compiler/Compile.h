@@ -17,11 +17,19 @@
 
 namespace mlir::afm {
 
+/// Choices of the code generator that are not properties of the target.
+struct CodegenSettings {
+  /// Ops with at least this many loop iterations run their tile loops on
+  /// the runtime's threads; 0 keeps everything on the calling thread.
+  int64_t minParallelWork = 262144;
+};
+
 /// Runs the afm-codegen pipeline on `module` in place. Afterwards it is in
 /// the LLVM dialect and carries the weight and KV layouts as attributes
 /// (see afm-bind-entry-abi). Diagnostics go to the context's handler.
 LogicalResult lowerToLLVMDialect(ModuleOp module,
-                                 const TargetDescription &target);
+                                 const TargetDescription &target,
+                                 const CodegenSettings &settings = {});
 
 /// Optimized LLVM IR of a module already in the LLVM dialect.
 llvm::Expected<std::unique_ptr<llvm::Module>>

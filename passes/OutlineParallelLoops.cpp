@@ -1,0 +1,171 @@
+//===- OutlineParallelLoops.cpp - tile loops -> runtime thread tasks ------===//
+//
+// Compiled code never creates threads: a parallel loop becomes a task
+// function and an afm.parallel_call, which the runtime's parallel_for runs
+// on its own threads (include/afm/kernel_abi.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/afm/IR/AFMOps.h"
+
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::afm {
+#define GEN_PASS_DEF_AFMOUTLINEPARALLELLOOPSPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::afm
+
+using namespace mlir;
+using namespace mlir::afm;
+
+/// Values a task can take as arguments: scalars, and memrefs the bare-
+/// pointer calling convention can pass (static shape, identity layout).
+static bool isCapturable(Value value) {
+  Type type = value.getType();
+  if (type.isIntOrIndexOrFloat())
+    return true;
+  auto memref = dyn_cast<MemRefType>(type);
+  return memref && memref.hasStaticShape() && memref.getLayout().isIdentity();
+}
+
+/// Ops the task recomputes instead of capturing their results.
+static bool isRematerializable(Operation *op) {
+  return op && op->getNumRegions() == 0 &&
+         (isa<arith::ConstantOp>(op) ||
+          isa<memref::SubViewOp, memref::ViewOp, memref::ReinterpretCastOp,
+              memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(
+              op));
+}
+
+namespace {
+/// What the loop body needs from outside: arguments and ops to recompute.
+struct TaskInputs {
+  SmallVector<Value> captures;
+  SmallVector<Operation *> recompute; // in a valid order
+};
+} // namespace
+
+static FailureOr<TaskInputs> collectInputs(scf::ForOp loop) {
+  llvm::SetVector<Value> needed;
+  getUsedValuesDefinedAbove(loop.getRegion(), needed);
+  needed.insert(loop.getLowerBound());
+  needed.insert(loop.getStep());
+  TaskInputs inputs;
+  llvm::SetVector<Operation *> recompute;
+  llvm::SetVector<Value> captures;
+  SmallVector<Value> worklist(needed.begin(), needed.end());
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    Operation *def = value.getDefiningOp();
+    if (isRematerializable(def)) {
+      if (recompute.insert(def))
+        worklist.append(def->operand_begin(), def->operand_end());
+      continue;
+    }
+    if (!isCapturable(value))
+      return failure();
+    captures.insert(value);
+  }
+  inputs.captures.assign(captures.begin(), captures.end());
+  // Entry arguments first, in their order: the task reads like its caller.
+  llvm::stable_sort(inputs.captures, [](Value a, Value b) {
+    auto argA = dyn_cast<BlockArgument>(a), argB = dyn_cast<BlockArgument>(b);
+    if (argA && argB)
+      return argA.getArgNumber() < argB.getArgNumber();
+    return argA && !argB;
+  });
+  SmallVector<Operation *> ops(recompute.begin(), recompute.end());
+  if (!computeTopologicalSorting(ops))
+    return failure();
+  inputs.recompute = std::move(ops);
+  return inputs;
+}
+
+/// Outlines `loop` into a task; returns false if it must stay sequential.
+static bool outline(scf::ForOp loop, Value host, func::FuncOp parent,
+                    SymbolTable &symbols, unsigned &counter) {
+  FailureOr<TaskInputs> inputs = collectInputs(loop);
+  if (failed(inputs))
+    return false;
+  MLIRContext *ctx = loop.getContext();
+  Location loc = loop.getLoc();
+  OpBuilder b(ctx);
+
+  // The task: (iteration, captures...) -> ().
+  SmallVector<Type> argTypes = {b.getIndexType()};
+  for (Value v : inputs->captures)
+    argTypes.push_back(v.getType());
+  b.setInsertionPoint(parent);
+  auto task = func::FuncOp::create(
+      b, loc, (parent.getSymName() + "_task" + Twine(counter++)).str(),
+      b.getFunctionType(argTypes, {}));
+  task.setPrivate();
+  symbols.insert(task);
+  Block *body = task.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  IRMapping mapping;
+  for (auto [i, v] : llvm::enumerate(inputs->captures))
+    mapping.map(v, body->getArgument(i + 1));
+  for (Operation *op : inputs->recompute)
+    b.clone(*op, mapping);
+  // i = lb + iteration * step
+  Value offset = arith::MulIOp::create(b, loc, body->getArgument(0),
+                                       mapping.lookup(loop.getStep()));
+  Value iv = arith::AddIOp::create(b, loc, mapping.lookup(loop.getLowerBound()),
+                                   offset);
+  mapping.map(loop.getInductionVar(), iv);
+  for (Operation &op : loop.getBody()->without_terminator())
+    b.clone(op, mapping);
+  func::ReturnOp::create(b, loc);
+
+  // The call: count = ceil((ub - lb) / step).
+  b.setInsertionPoint(loop);
+  Value span = arith::SubIOp::create(b, loc, loop.getUpperBound(),
+                                     loop.getLowerBound());
+  Value count = arith::CeilDivSIOp::create(b, loc, span, loop.getStep());
+  ParallelCallOp::create(b, loc, task.getSymName(), count, host,
+                         inputs->captures);
+  loop.erase();
+  return true;
+}
+
+namespace {
+struct AFMOutlineParallelLoopsPass
+    : afm::impl::AFMOutlineParallelLoopsPassBase<AFMOutlineParallelLoopsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<func::FuncOp> entries;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func->hasAttr("afm.entry") && !func.isExternal() &&
+          func.getNumArguments() > 0 &&
+          isa<LLVM::LLVMPointerType>(func.getArgumentTypes().back()))
+        entries.push_back(func);
+    for (func::FuncOp func : entries) {
+      Value host = func.getArguments().back();
+      SmallVector<scf::ForOp> loops;
+      func.walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
+        if (!loop->hasAttr("afm.parallel"))
+          return WalkResult::advance();
+        loops.push_back(loop);
+        return WalkResult::skip();
+      });
+      unsigned counter = 0;
+      for (scf::ForOp loop : loops)
+        if (!outline(loop, host, func, symbols, counter))
+          loop->removeAttr("afm.parallel");
+    }
+  }
+};
+} // namespace

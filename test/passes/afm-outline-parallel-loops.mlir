@@ -1,0 +1,53 @@
+// RUN: afm-opt %s -split-input-file -afm-outline-parallel-loops | FileCheck %s
+
+// A marked tile loop becomes a private task over its iterations and an
+// afm.parallel_call with the entry point's host. Views and constants are
+// recomputed in the task; static memrefs and scalars are captured.
+// CHECK-LABEL: func.func private @afm_decode_task0(
+// CHECK-SAME: %[[I:.*]]: index, %[[SCALE:.*]]: f32, %[[W:.*]]: memref<256xi8>, %[[Y:.*]]: memref<32xf32>)
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[VIEW:.*]] = memref.view %[[W]][%[[C0]]][] : memref<256xi8> to memref<64xf32>
+// CHECK: %[[OFF:.*]] = arith.muli %[[I]], %[[C8]]
+// CHECK: %[[IV:.*]] = arith.addi %[[C0]], %[[OFF]]
+// CHECK: memref.load %[[VIEW]][%[[IV]]]
+// CHECK: arith.mulf {{.*}}, %[[SCALE]]
+// CHECK: memref.store {{.*}}, %[[Y]][%[[IV]]]
+// CHECK: return
+// CHECK-LABEL: func.func @afm_decode(
+// CHECK-SAME: %[[SC:.*]]: f32, %[[WB:.*]]: memref<256xi8>, %[[YB:.*]]: memref<32xf32>, %[[HOST:.*]]: !llvm.ptr)
+// CHECK-NOT: scf.for
+// CHECK: %[[N:.*]] = arith.ceildivsi
+// CHECK: afm.parallel_call @afm_decode_task0(%[[N]]) host %[[HOST]] captures(%[[SC]], %[[WB]], %[[YB]] : f32, memref<256xi8>, memref<32xf32>) : !llvm.ptr
+func.func @afm_decode(%scale: f32, %w: memref<256xi8>, %y: memref<32xf32>, %host: !llvm.ptr) attributes {afm.entry = "decode"} {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %v = memref.view %w[%c0][] : memref<256xi8> to memref<64xf32>
+  scf.for %i = %c0 to %c32 step %c8 {
+    %x = memref.load %v[%i] : memref<64xf32>
+    %s = arith.mulf %x, %scale : f32
+    memref.store %s, %y[%i] : memref<32xf32>
+  } {afm.parallel}
+  return
+}
+
+// -----
+
+// A loop that would need a dynamically shaped memref stays sequential and
+// loses its mark.
+// CHECK-LABEL: func.func @afm_prefill(
+// CHECK-NOT: afm.parallel_call
+// CHECK: scf.for
+// CHECK-NOT: afm.parallel
+// CHECK: return
+func.func @afm_prefill(%y: memref<?xf32>, %host: !llvm.ptr) attributes {afm.entry = "prefill"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %f = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %c4 step %c1 {
+    memref.store %f, %y[%i] : memref<?xf32>
+  } {afm.parallel}
+  return
+}
