@@ -364,7 +364,7 @@ struct AFMLowerAttentionPass
                         cast<AttentionOp>(op).getValue(),
                         cast<AttentionOp>(op).getCount(), rewriter)
               : getSpec(cast<SharedKVAttentionOp>(op), Value(), Value(),
-                        Value(), rewriter);
+                        cast<SharedKVAttentionOp>(op).getCount(), rewriter);
       if (failed(spec))
         return signalPassFailure();
       Value result = AttentionBuilder(rewriter, op->getLoc(), *spec).build();

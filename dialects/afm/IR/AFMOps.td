@@ -266,8 +266,12 @@ def AFM_SharedKVAttentionOp : AFM_Op<"shared_kv_attention"> {
   let description = [{
     The attention of a Block-2 layer of the on-device model: it has no key
     or value projections and reads, without appending, the cache that a
-    Block-1 layer of the same kind filled for the same positions. Otherwise
-    identical to `afm.attention`.
+    Block-1 layer of the same kind filled for the same positions (so the
+    cache holds positions up to `position + count - 1`). Query row `t`
+    attends to the cached positions `<= position + t` (and, for `local`,
+    within the window). With `count`, rows past it are padding with
+    unspecified outputs; without, all rows are real. Otherwise identical to
+    `afm.attention`.
 
     Example:
 
@@ -280,12 +284,12 @@ def AFM_SharedKVAttentionOp : AFM_Op<"shared_kv_attention"> {
   let arguments = (ins AFM_AttentionKind:$kind, AFM_HeadsTensor:$query,
                        Arg<AFM_KVCacheStorage, "a Block-1 layer's cache",
                            [MemRead]>:$cache,
-                       Index:$position,
+                       Index:$position, Optional<Index>:$count,
                        OptionalAttr<I64Attr>:$window,
                        OptionalAttr<F32Attr>:$scale);
   let results = (outs AFM_HeadsTensor:$result);
   let assemblyFormat = [{
-    $kind $query `from` $cache `at` $position attr-dict
+    $kind $query `from` $cache `at` $position (`count` $count^)? attr-dict
       `:` type($query) `,` qualified(type($cache)) `->` type($result)
   }];
   let hasVerifier = 1;

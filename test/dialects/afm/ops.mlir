@@ -82,8 +82,8 @@ func.func @bound_attention(%q: tensor<16x4x16xf32>, %k: tensor<16x2x16xf32>, %kv
                            %pos: index, %n: index) -> (tensor<16x4x16xf32>, tensor<16x4x16xf32>) {
   // CHECK: afm.attention global %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} at %{{.*}} count %{{.*}} : tensor<16x4x16xf32>, tensor<16x2x16xf32>, tensor<16x2x16xf32>, memref<2x2x512x16xf32> -> tensor<16x4x16xf32>
   %o = afm.attention global %q, %k, %k into %kv at %pos count %n : tensor<16x4x16xf32>, tensor<16x2x16xf32>, tensor<16x2x16xf32>, memref<2x2x512x16xf32> -> tensor<16x4x16xf32>
-  // CHECK: afm.shared_kv_attention global %{{.*}} from %{{.*}} at %{{.*}} : tensor<16x4x16xf32>, memref<2x2x512x16xf32> -> tensor<16x4x16xf32>
-  %s = afm.shared_kv_attention global %q from %kv at %pos : tensor<16x4x16xf32>, memref<2x2x512x16xf32> -> tensor<16x4x16xf32>
+  // CHECK: afm.shared_kv_attention global %{{.*}} from %{{.*}} at %{{.*}} count %{{.*}} : tensor<16x4x16xf32>, memref<2x2x512x16xf32> -> tensor<16x4x16xf32>
+  %s = afm.shared_kv_attention global %q from %kv at %pos count %n : tensor<16x4x16xf32>, memref<2x2x512x16xf32> -> tensor<16x4x16xf32>
   return %o, %s : tensor<16x4x16xf32>, tensor<16x4x16xf32>
 }
 
