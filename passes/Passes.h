@@ -38,6 +38,11 @@ struct CodegenPipelineOptions
       *this, "target-os",
       llvm::cl::desc("Retarget to another OS: linux or macos"),
       llvm::cl::init("")};
+  Option<bool> prefillBypass{
+      *this, "prefill-bypass",
+      llvm::cl::desc("Run the row-wise layers after the last KV-writing "
+                     "attention for the last prompt row only"),
+      llvm::cl::init(true)};
   Option<int64_t> minParallelWork{
       *this, "min-parallel-work",
       llvm::cl::desc("Run tile loops of ops with at least this many loop "

@@ -32,6 +32,26 @@ def AFMLowerToLinalgPass : Pass<"afm-lower-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
+def AFMPrefillBypassPass : Pass<"afm-prefill-bypass", "mlir::ModuleOp"> {
+  let summary = "Compute the layers after the last KV-writing attention for the last prompt row only";
+  let description = [{
+    A prefill chunk needs the logits of its last real row only. Every op
+    after the last `afm.attention` that appends to a cache works row by row
+    (norms, linear layers, SwiGLU, MoE, residual additions, RoPE and
+    `afm.shared_kv_attention`, which reads a cache filled by an earlier
+    layer). So the final "take row count-1" slice can move above them, and
+    they run on one row instead of the chunk. On the on-device model this
+    skips Block 2 during prefill (the paper's prefill bypass), and on any
+    model the feed-forward half of the last layer.
+
+    The pass hoists a single-row `tensor.extract_slice` above the op that
+    produces its source while every use of that op's result is the same
+    single-row slice. `afm.rope` and `afm.shared_kv_attention` move to the
+    row's position; shared-KV attention is only moved for the last real row
+    (`count - 1`), where its view of the cache stays exact.
+  }];
+}
+
 def AFMBindEntryABIPass : Pass<"afm-bind-entry-abi", "mlir::ModuleOp"> {
   let summary = "Give entry points the runtime's C ABI: weights, KV caches and logits become memory";
   let description = [{

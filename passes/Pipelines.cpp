@@ -22,7 +22,9 @@ using namespace mlir;
 
 void afm::buildAFMCodegenPipeline(OpPassManager &pm,
                                   const CodegenPipelineOptions &options) {
-  // afm -> linalg on tensors.
+  // Model-level rewrites, then afm -> linalg on tensors.
+  if (options.prefillBypass)
+    pm.addPass(createAFMPrefillBypassPass());
   pm.addPass(createAFMBindEntryABIPass());
   pm.addPass(createAFMLowerAttentionPass());
   pm.addPass(createAFMLowerToLinalgPass());

@@ -16,6 +16,7 @@ LogicalResult afm::lowerToLLVMDialect(ModuleOp module,
   CodegenPipelineOptions options;
   options.target = target.name;
   options.minParallelWork = settings.minParallelWork;
+  options.prefillBypass = settings.prefillBypass;
   buildAFMCodegenPipeline(pm, options);
   return pm.run(module);
 }

@@ -76,6 +76,12 @@ struct Options {
                "iterations (multiply-adds for a matmul) on the runtime's "
                "threads; 0 never (default 262144)"),
       cl::init(262144), cl::cat(category)};
+  cl::opt<bool> prefillBypass{
+      "prefill-bypass",
+      cl::desc("During prefill, run the layers after the last KV-writing "
+               "attention (Block 2 of the on-device model) for the last "
+               "prompt row only (default true)"),
+      cl::init(true), cl::cat(category)};
   cl::opt<bool> listTargets{"list-targets",
                             cl::desc("Print the known targets and exit"),
                             cl::cat(category)};
@@ -162,6 +168,7 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
     return error("--parallel-min-work must not be negative");
   CodegenSettings settings;
   settings.minParallelWork = opts.minParallelWork;
+  settings.prefillBypass = opts.prefillBypass;
   if (failed(lowerToLLVMDialect(*module, *target, settings)))
     return 1;
   if (opts.emit == Emit::LLVMDialect) {

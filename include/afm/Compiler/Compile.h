@@ -22,6 +22,9 @@ struct CodegenSettings {
   /// Ops with at least this many loop iterations run their tile loops on
   /// the runtime's threads; 0 keeps everything on the calling thread.
   int64_t minParallelWork = 262144;
+  /// Prefill computes the trailing row-wise layers (Block 2 of the
+  /// on-device model) for the last prompt row only.
+  bool prefillBypass = true;
 };
 
 /// Runs the afm-codegen pipeline on `module` in place. Afterwards it is in
