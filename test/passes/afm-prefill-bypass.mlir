@@ -9,7 +9,7 @@
 // CHECK: %[[A:.*]] = afm.attention local {{.*}} : {{.*}} -> tensor<4x4x16xf32>
 // CHECK-DAG: %[[ROW:.*]] = tensor.extract_slice %[[A]][%[[LAST]], 0, 0] [1, 4, 16] [1, 1, 1] : tensor<4x4x16xf32> to tensor<1x4x16xf32>
 // CHECK-DAG: %[[P1:.*]] = arith.addi %[[POS]], %[[LAST]]
-// CHECK: %[[Q:.*]] = afm.rope %[[ROW]] at %[[P1]] {{.*}} : tensor<1x4x16xf32>
+// CHECK: %[[Q:.*]] = afm.rope %[[ROW]] at %[[P1]]{{.*}} : tensor<1x4x16xf32>
 // CHECK: %[[P2:.*]] = arith.addi %[[POS]], %[[LAST]]
 // CHECK: afm.shared_kv_attention local %[[Q]] from %{{.*}} at %[[P2]] count %c1{{.*}} {window = 8 : i64} : tensor<1x4x16xf32>
 // CHECK: afm.linear {{.*}} : tensor<1x64xf32>, tensor<64x64xf32> -> tensor<1x64xf32>
