@@ -52,6 +52,20 @@ def AFMPrefillBypassPass : Pass<"afm-prefill-bypass", "mlir::ModuleOp"> {
   }];
 }
 
+def AFMSizeKVCachesPass : Pass<"afm-size-kv-caches", "mlir::ModuleOp"> {
+  let summary = "Shrink the caches of local-attention layers to ring buffers of their window";
+  let description = [{
+    A cache only read by local attention never needs positions older than
+    the window: its capacity becomes `window` (the attention lowering
+    addresses it as a ring buffer). A multi-row `afm.shared_kv_attention`
+    reader of `T` rows also needs the `T - 1` positions its chunk appended
+    after its first row, so such caches keep `window + T - 1` (prefill
+    bypass leaves shared readers with one row). Caches read by any global
+    layer keep the full context. Caches are identified across entry points
+    by their `afm.layer`, and every entry point gets the same size.
+  }];
+}
+
 def AFMBindEntryABIPass : Pass<"afm-bind-entry-abi", "mlir::ModuleOp"> {
   let summary = "Give entry points the runtime's C ABI: weights, KV caches and logits become memory";
   let description = [{

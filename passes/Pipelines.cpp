@@ -25,6 +25,7 @@ void afm::buildAFMCodegenPipeline(OpPassManager &pm,
   // Model-level rewrites, then afm -> linalg on tensors.
   if (options.prefillBypass)
     pm.addPass(createAFMPrefillBypassPass());
+  pm.addPass(createAFMSizeKVCachesPass());
   pm.addPass(createAFMBindEntryABIPass());
   pm.addPass(createAFMLowerAttentionPass());
   pm.addPass(createAFMLowerToLinalgPass());

@@ -58,14 +58,10 @@ private:
 } // namespace
 
 KVCacheType DecoderBuilder::cacheType(int64_t layer) {
-  int64_t context = config.maxPositionEmbeddings;
-  // A local layer never looks further back than its window: a ring buffer
-  // of `window` entries suffices.
-  int64_t capacity = isLocalLayer(config, layer)
-                         ? std::min(config.slidingWindow, context)
-                         : context;
-  return KVCacheType::get(b.getContext(), config.numKeyValueHeads, capacity,
-                          config.headDim, f32);
+  // Every cache can hold the whole context; afm-size-kv-caches shrinks the
+  // caches of local layers to ring buffers of their window.
+  return KVCacheType::get(b.getContext(), config.numKeyValueHeads,
+                          config.maxPositionEmbeddings, config.headDim, f32);
 }
 
 Value DecoderBuilder::rmsNorm(Value x, StringRef weightName) {

@@ -1,0 +1,85 @@
+//===- SizeKVCaches.cpp - local layers keep ring buffers of their window --===//
+
+#include "passes/Passes.h"
+
+#include "dialects/afm/IR/AFMOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <map>
+
+namespace mlir::afm {
+#define GEN_PASS_DEF_AFMSIZEKVCACHESPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::afm
+
+using namespace mlir;
+using namespace mlir::afm;
+
+/// Positions the readers of one cache need, or nullopt for "all of them".
+static std::optional<int64_t> neededPositions(BlockArgument cache) {
+  int64_t needed = 0;
+  for (Operation *user : cache.getUsers()) {
+    std::optional<int64_t> window;
+    int64_t extra = 0;
+    if (auto attn = dyn_cast<AttentionOp>(user)) {
+      if (attn.getKind() != AttentionKind::Local)
+        return std::nullopt;
+      window = attn.getWindow();
+    } else if (auto shared = dyn_cast<SharedKVAttentionOp>(user)) {
+      if (shared.getKind() != AttentionKind::Local)
+        return std::nullopt;
+      window = shared.getWindow();
+      extra = shared.getQuery().getType().getDimSize(0) - 1;
+    } else {
+      return std::nullopt; // an unknown reader may look anywhere
+    }
+    if (!window || ShapedType::isDynamic(extra + 1))
+      return std::nullopt;
+    needed = std::max(needed, *window + extra);
+  }
+  return needed;
+}
+
+namespace {
+struct AFMSizeKVCachesPass
+    : afm::impl::AFMSizeKVCachesPassBase<AFMSizeKVCachesPass> {
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> entries;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (func->hasAttr("afm.entry") && !func.isExternal())
+        entries.push_back(func);
+
+    // layer -> capacity every entry agrees on (nullopt: keep as is).
+    std::map<int64_t, std::optional<int64_t>> capacity;
+    auto forEachCache = [&](auto fn) {
+      for (func::FuncOp func : entries)
+        for (BlockArgument arg : func.getArguments())
+          if (auto layer =
+                  func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                     "afm.layer");
+              layer && isa<KVCacheType>(arg.getType()))
+            fn(func, arg, layer.getInt());
+    };
+    forEachCache([&](func::FuncOp, BlockArgument arg, int64_t layer) {
+      std::optional<int64_t> needed = neededPositions(arg);
+      auto [it, inserted] = capacity.try_emplace(layer, needed);
+      if (!inserted)
+        it->second = (it->second && needed)
+                         ? std::optional(std::max(*it->second, *needed))
+                         : std::nullopt;
+    });
+    forEachCache([&](func::FuncOp func, BlockArgument arg, int64_t layer) {
+      std::optional<int64_t> size = capacity[layer];
+      auto type = cast<KVCacheType>(arg.getType());
+      if (!size || *size >= type.getCapacity())
+        return;
+      arg.setType(KVCacheType::get(type.getContext(), type.getKvHeads(), *size,
+                                   type.getHeadDim(), type.getElementType()));
+      func.setFunctionType(FunctionType::get(
+          func.getContext(), func.getBody().front().getArgumentTypes(),
+          func.getFunctionType().getResults()));
+    });
+  }
+};
+} // namespace
