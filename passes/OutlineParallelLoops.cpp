@@ -56,11 +56,43 @@ struct TaskInputs {
 };
 } // namespace
 
-static FailureOr<TaskInputs> collectInputs(scf::ForOp loop) {
+namespace {
+/// A one-dimensional parallel loop: a marked scf.for or an scf.forall.
+struct ParallelLoop {
+  Operation *op;
+  Region *region;
+  Value iv;
+  Value lb, ub, step; // materialized before the loop
+};
+} // namespace
+
+/// The loop's bounds as values, or nullopt if it is not 1-D.
+static std::optional<ParallelLoop> getParallelLoop(Operation *op) {
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return ParallelLoop{op, &loop.getRegion(), loop.getInductionVar(),
+                        loop.getLowerBound(), loop.getUpperBound(),
+                        loop.getStep()};
+  auto forall = dyn_cast<scf::ForallOp>(op);
+  if (!forall || forall.getRank() != 1 || !forall.getOutputs().empty())
+    return std::nullopt;
+  OpBuilder b(op);
+  auto value = [&](OpFoldResult ofr) -> Value {
+    if (auto v = dyn_cast<Value>(ofr))
+      return v;
+    return arith::ConstantIndexOp::create(
+        b, op->getLoc(), cast<IntegerAttr>(cast<Attribute>(ofr)).getInt());
+  };
+  return ParallelLoop{op, &forall.getRegion(), forall.getInductionVar(0),
+                      value(forall.getMixedLowerBound()[0]),
+                      value(forall.getMixedUpperBound()[0]),
+                      value(forall.getMixedStep()[0])};
+}
+
+static FailureOr<TaskInputs> collectInputs(const ParallelLoop &loop) {
   llvm::SetVector<Value> needed;
-  getUsedValuesDefinedAbove(loop.getRegion(), needed);
-  needed.insert(loop.getLowerBound());
-  needed.insert(loop.getStep());
+  getUsedValuesDefinedAbove(*loop.region, needed);
+  needed.insert(loop.lb);
+  needed.insert(loop.step);
   TaskInputs inputs;
   llvm::SetVector<Operation *> recompute;
   llvm::SetVector<Value> captures;
@@ -93,13 +125,13 @@ static FailureOr<TaskInputs> collectInputs(scf::ForOp loop) {
 }
 
 /// Outlines `loop` into a task; returns false if it must stay sequential.
-static bool outline(scf::ForOp loop, Value host, func::FuncOp parent,
+static bool outline(const ParallelLoop &loop, Value host, func::FuncOp parent,
                     SymbolTable &symbols, unsigned &counter) {
   FailureOr<TaskInputs> inputs = collectInputs(loop);
   if (failed(inputs))
     return false;
-  MLIRContext *ctx = loop.getContext();
-  Location loc = loop.getLoc();
+  MLIRContext *ctx = loop.op->getContext();
+  Location loc = loop.op->getLoc();
   OpBuilder b(ctx);
 
   // The task: (iteration, captures...) -> ().
@@ -121,22 +153,21 @@ static bool outline(scf::ForOp loop, Value host, func::FuncOp parent,
     b.clone(*op, mapping);
   // i = lb + iteration * step
   Value offset = arith::MulIOp::create(b, loc, body->getArgument(0),
-                                       mapping.lookup(loop.getStep()));
-  Value iv = arith::AddIOp::create(b, loc, mapping.lookup(loop.getLowerBound()),
-                                   offset);
-  mapping.map(loop.getInductionVar(), iv);
-  for (Operation &op : loop.getBody()->without_terminator())
+                                       mapping.lookup(loop.step));
+  Value iv = arith::AddIOp::create(b, loc, mapping.lookup(loop.lb), offset);
+  mapping.map(loop.iv, iv);
+  // (an scf.forall's terminator holds no parallel inserts on buffers)
+  for (Operation &op : loop.region->front().without_terminator())
     b.clone(op, mapping);
   func::ReturnOp::create(b, loc);
 
   // The call: count = ceil((ub - lb) / step).
-  b.setInsertionPoint(loop);
-  Value span = arith::SubIOp::create(b, loc, loop.getUpperBound(),
-                                     loop.getLowerBound());
-  Value count = arith::CeilDivSIOp::create(b, loc, span, loop.getStep());
+  b.setInsertionPoint(loop.op);
+  Value span = arith::SubIOp::create(b, loc, loop.ub, loop.lb);
+  Value count = arith::CeilDivSIOp::create(b, loc, span, loop.step);
   ParallelCallOp::create(b, loc, task.getSymName(), count, host,
                          inputs->captures);
-  loop.erase();
+  loop.op->erase();
   return true;
 }
 
@@ -154,17 +185,22 @@ struct AFMOutlineParallelLoopsPass
         entries.push_back(func);
     for (func::FuncOp func : entries) {
       Value host = func.getArguments().back();
-      SmallVector<scf::ForOp> loops;
-      func.walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
-        if (!loop->hasAttr("afm.parallel"))
+      // Every scf.forall is parallel by construction; an scf.for only when
+      // marked. Nested parallel loops run inside their enclosing task.
+      SmallVector<Operation *> loops;
+      func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (!isa<scf::ForallOp>(op) &&
+            !(isa<scf::ForOp>(op) && op->hasAttr("afm.parallel")))
           return WalkResult::advance();
-        loops.push_back(loop);
+        loops.push_back(op);
         return WalkResult::skip();
       });
       unsigned counter = 0;
-      for (scf::ForOp loop : loops)
-        if (!outline(loop, host, func, symbols, counter))
-          loop->removeAttr("afm.parallel");
+      for (Operation *op : loops) {
+        std::optional<ParallelLoop> loop = getParallelLoop(op);
+        if (!loop || !outline(*loop, host, func, symbols, counter))
+          op->removeAttr("afm.parallel");
+      }
     }
   }
 };

@@ -100,6 +100,25 @@ def AFMBindEntryABIPass : Pass<"afm-bind-entry-abi", "mlir::ModuleOp"> {
   ];
 }
 
+def AFMLowerTracksPass : Pass<"afm-lower-tracks", "mlir::ModuleOp"> {
+  let summary = "Run the tracks of each track block as parallel work items";
+  let description = [{
+    Each `afm.track_block` of `n` tracks becomes an `scf.forall` over the
+    tracks whose iteration runs its track's region (an `scf.index_switch`
+    on the track index) and stores the track's residual stream in one slice
+    of an `[n, ...]` tensor, followed by the mean over tracks. The forall is
+    the block's only synchronization point; inside a track nothing waits for
+    another. `afm-outline-parallel-loops` later hands the iterations to the
+    runtime's threads.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect",
+  ];
+}
+
 def AFMLowerAttentionPass : Pass<"afm-lower-attention", "mlir::ModuleOp"> {
   let summary = "Lower attention over bound KV caches to linalg and cache appends";
   let description = [{
