@@ -14,6 +14,8 @@
 #include "afm/Reference/ReferenceModel.h"
 
 #include "llvm/Support/Endian.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <optional>
@@ -29,6 +31,26 @@ inline std::string errorText(llvm::Error err) {
 /// The error message of `value`, or "" if it holds a value.
 template <typename T> std::string errorText(llvm::Expected<T> &value) {
   return value ? std::string() : llvm::toString(value.takeError());
+}
+
+/// The JSON object `json` with `key` set to `value`, or removed when
+/// `value` is nullopt.
+inline std::string
+withKey(llvm::StringRef json, llvm::StringRef key,
+        std::optional<llvm::json::Value> value) {
+  llvm::json::Object object =
+      *llvm::cantFail(llvm::json::parse(json)).getAsObject();
+  if (value)
+    object[key] = std::move(*value);
+  else
+    object.erase(key);
+  return llvm::formatv("{0}", llvm::json::Value(std::move(object))).str();
+}
+
+/// The error of parsing `json` as "config.json" ("" if it parses).
+inline std::string parseError(llvm::StringRef json) {
+  llvm::Expected<ModelConfig> config = parseModelConfig(json, "config.json");
+  return config ? std::string() : llvm::toString(config.takeError());
 }
 
 /// A safetensors file held in memory, as if read from `name`.
