@@ -10,6 +10,7 @@
 
 #include "afm/Model/ExampleModel.h"
 #include "afm/Model/ModelConfig.h"
+#include "afm/Model/ModelWeights.h"
 #include "afm/Model/SafeTensors.h"
 #include "afm/Reference/ReferenceModel.h"
 
@@ -66,6 +67,36 @@ inline std::string rawSafeTensors(llvm::StringRef header,
   std::string bytes(8, '\0');
   llvm::support::endian::write64le(bytes.data(), header.size());
   return bytes + header.str() + data.str();
+}
+
+/// The tensor called `name` in `tensors`, or null.
+inline const ExpectedTensor *
+findTensor(const std::vector<ExpectedTensor> &tensors, llvm::StringRef name) {
+  for (const ExpectedTensor &tensor : tensors)
+    if (tensor.name == name)
+      return &tensor;
+  return nullptr;
+}
+
+/// checkWeights' error for `tensors` against `config` ("" if they match).
+inline std::string checkError(const ModelConfig &config,
+                              llvm::ArrayRef<SafeTensor> tensors) {
+  llvm::Expected<std::string> bytes = serializeSafeTensors(tensors);
+  if (!bytes)
+    return "serialize: " + errorText(bytes);
+  llvm::Expected<SafeTensorsFile> file = openBytes(*bytes, "w.safetensors");
+  if (!file)
+    return "open: " + errorText(file);
+  return errorText(checkWeights(config, *file));
+}
+
+/// The f32 values of the F32 `tensor`.
+inline std::vector<float> valuesOf(const SafeTensor &tensor) {
+  std::vector<float> values(tensor.data.size() / sizeof(float));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = llvm::support::endian::read<float, llvm::endianness::little>(
+        tensor.data.data() + i * sizeof(float));
+  return values;
 }
 
 /// A tiny dense config: V = 32, d = 16, F = 24, H = 4, G = 2, hd = 4.
