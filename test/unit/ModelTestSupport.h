@@ -19,6 +19,9 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <gtest/gtest.h>
+
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -115,17 +118,73 @@ inline ModelConfig smallConfig(int64_t layers = 2) {
   return config;
 }
 
-/// A reference model of `config` with the example weights of `seed`.
-inline llvm::Expected<ReferenceModel> exampleModel(const ModelConfig &config,
-                                                   uint64_t seed = 1) {
-  llvm::Expected<std::string> bytes =
-      serializeSafeTensors(generateExampleWeights(config, seed));
+/// A reference model of `config` with the weights `tensors`.
+inline llvm::Expected<ReferenceModel>
+modelWith(const ModelConfig &config, llvm::ArrayRef<SafeTensor> tensors) {
+  llvm::Expected<std::string> bytes = serializeSafeTensors(tensors);
   if (!bytes)
     return bytes.takeError();
   llvm::Expected<SafeTensorsFile> file = openBytes(*bytes);
   if (!file)
     return file.takeError();
   return ReferenceModel::create(config, *file);
+}
+
+/// A reference model of `config` with the example weights of `seed`.
+inline llvm::Expected<ReferenceModel> exampleModel(const ModelConfig &config,
+                                                   uint64_t seed = 1) {
+  return modelWith(config, generateExampleWeights(config, seed));
+}
+
+/// The last logits of `tokens` on a fresh model of `config` with the
+/// weights `tensors` (empty, with a test failure, on error).
+inline std::vector<float> logitsWith(const ModelConfig &config,
+                                     llvm::ArrayRef<SafeTensor> tensors,
+                                     llvm::ArrayRef<int32_t> tokens) {
+  llvm::Expected<ReferenceModel> model = modelWith(config, tensors);
+  if (!model) {
+    ADD_FAILURE() << errorText(model);
+    return {};
+  }
+  llvm::Expected<std::vector<float>> logits = model->forward(tokens);
+  if (!logits) {
+    ADD_FAILURE() << errorText(logits);
+    return {};
+  }
+  return *logits;
+}
+
+/// The last logits of `tokens` on a fresh copy of `config`'s example model
+/// (seed 1).
+inline std::vector<float> freshLogits(const ModelConfig &config,
+                                      llvm::ArrayRef<int32_t> tokens) {
+  return logitsWith(config, generateExampleWeights(config, 1), tokens);
+}
+
+/// max_i |a_i - b_i| (infinity if the sizes differ).
+inline double maxAbsDiff(llvm::ArrayRef<float> a, llvm::ArrayRef<float> b) {
+  if (a.size() != b.size())
+    return INFINITY;
+  double diff = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    diff = std::max(diff, std::abs(double(a[i]) - b[i]));
+  return diff;
+}
+
+/// The tensor called `name` in `tensors` (a test failure if there is none).
+inline SafeTensor &tensorNamed(std::vector<SafeTensor> &tensors,
+                               llvm::StringRef name) {
+  for (SafeTensor &tensor : tensors)
+    if (tensor.name == name)
+      return tensor;
+  ADD_FAILURE() << "no tensor " << name.str();
+  static SafeTensor none;
+  return none;
+}
+
+/// Replaces the values of the F32 tensor `tensor`, keeping name and shape.
+inline void setValues(SafeTensor &tensor, llvm::ArrayRef<float> values) {
+  tensor = SafeTensor::fromF32(tensor.name, tensor.shape, values);
 }
 
 } // namespace mlir::afm::test
