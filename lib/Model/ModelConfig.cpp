@@ -558,6 +558,12 @@ std::string mlir::afm::toJSON(const ModelConfig &config) {
   std::string text;
   llvm::raw_string_ostream os(text);
   json::OStream out(os, /*IndentSize=*/2);
+  // Floats are written so that they read back exactly.
+  auto writeFloat = [&](llvm::StringRef key, double value) {
+    out.attributeBegin(key);
+    out.rawValue(formatDouble(value));
+    out.attributeEnd();
+  };
   out.object([&] {
     out.attribute("architecture", architectureName(config.architecture));
     out.attribute("vocab_size", config.vocabSize);
@@ -567,12 +573,8 @@ std::string mlir::afm::toJSON(const ModelConfig &config) {
     out.attribute("num_attention_heads", config.numAttentionHeads);
     out.attribute("num_key_value_heads", config.numKeyValueHeads);
     out.attribute("head_dim", config.headDim);
-    out.attributeBegin("rms_norm_eps");
-    out.rawValue(formatDouble(config.rmsNormEps));
-    out.attributeEnd();
-    out.attributeBegin("rope_theta");
-    out.rawValue(formatDouble(config.ropeTheta));
-    out.attributeEnd();
+    writeFloat("rms_norm_eps", config.rmsNormEps);
+    writeFloat("rope_theta", config.ropeTheta);
     out.attribute("max_position_embeddings", config.maxPositionEmbeddings);
     out.attribute("tie_word_embeddings", config.tieWordEmbeddings);
     out.attribute("sliding_window", config.slidingWindow);
@@ -582,9 +584,7 @@ std::string mlir::afm::toJSON(const ModelConfig &config) {
     case Architecture::Dense:
       break;
     case Architecture::OnDevice:
-      out.attributeBegin("block1_fraction");
-      out.rawValue(formatDouble(config.block1Fraction));
-      out.attributeEnd();
+      writeFloat("block1_fraction", config.block1Fraction);
       break;
     case Architecture::PTMoE:
       out.attribute("num_tracks", config.numTracks);

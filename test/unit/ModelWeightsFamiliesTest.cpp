@@ -157,44 +157,37 @@ TEST(ModelWeightsFamilies, CheckWeightsHoldsTheFamiliesToTheirTables) {
 }
 
 TEST(ExampleModel, FamilyPresetsAreTheDocumentedModels) {
+  for (const char *name : {"tiny-on-device", "tiny-pt-moe"}) {
+    // tiny-dense's sizes with the paper's attention pattern, window 8.
+    ModelConfig config = preset(name);
+    EXPECT_EQ(config.vocabSize, 256) << name;
+    EXPECT_EQ(config.hiddenSize, 64) << name;
+    EXPECT_EQ(config.intermediateSize, 128) << name;
+    EXPECT_EQ(config.numAttentionHeads, 4) << name;
+    EXPECT_EQ(config.numKeyValueHeads, 2) << name;
+    EXPECT_EQ(config.headDim, 16) << name;
+    EXPECT_EQ(config.slidingWindow, 8) << name;
+    EXPECT_EQ(config.localPerGlobal, 3) << name;
+    EXPECT_FALSE(config.ropeInGlobalLayers) << name;
+    EXPECT_EQ(config.ropeTheta, 10000.0) << name;
+    EXPECT_TRUE(config.tieWordEmbeddings) << name;
+  }
   ModelConfig onDevice = preset("tiny-on-device");
   EXPECT_EQ(onDevice.architecture, Architecture::OnDevice);
-  EXPECT_EQ(onDevice.vocabSize, 256);
-  EXPECT_EQ(onDevice.hiddenSize, 64);
-  EXPECT_EQ(onDevice.intermediateSize, 128);
   EXPECT_EQ(onDevice.numHiddenLayers, 8);
   EXPECT_EQ(block1Layers(onDevice), 5);
-  EXPECT_EQ(onDevice.numAttentionHeads, 4);
-  EXPECT_EQ(onDevice.numKeyValueHeads, 2);
-  EXPECT_EQ(onDevice.headDim, 16);
-  EXPECT_EQ(onDevice.slidingWindow, 8);
-  EXPECT_EQ(onDevice.localPerGlobal, 3);
-  EXPECT_FALSE(onDevice.ropeInGlobalLayers);
-  EXPECT_EQ(onDevice.ropeTheta, 10000.0);
   EXPECT_EQ(onDevice.maxPositionEmbeddings, 1024);
-  EXPECT_TRUE(onDevice.tieWordEmbeddings);
 
   ModelConfig moe = preset("tiny-pt-moe");
   EXPECT_EQ(moe.architecture, Architecture::PTMoE);
-  EXPECT_EQ(moe.vocabSize, 256);
-  EXPECT_EQ(moe.hiddenSize, 64);
-  EXPECT_EQ(moe.intermediateSize, 128);
-  EXPECT_EQ(moe.moeIntermediateSize, 64);
   EXPECT_EQ(moe.numHiddenLayers, 4);
+  EXPECT_EQ(moe.moeIntermediateSize, 64);
   EXPECT_EQ(moe.numTracks, 2);
   EXPECT_EQ(moe.trackBlockDepth, 2);
   EXPECT_EQ(moe.numExperts, 4);
   EXPECT_EQ(moe.numExpertsPerTok, 2);
   EXPECT_EQ(moe.moeLayerInterval, 2);
-  EXPECT_EQ(moe.numAttentionHeads, 4);
-  EXPECT_EQ(moe.numKeyValueHeads, 2);
-  EXPECT_EQ(moe.headDim, 16);
-  EXPECT_EQ(moe.slidingWindow, 8);
-  EXPECT_EQ(moe.localPerGlobal, 3);
-  EXPECT_FALSE(moe.ropeInGlobalLayers);
-  EXPECT_EQ(moe.ropeTheta, 10000.0);
   EXPECT_EQ(moe.maxPositionEmbeddings, 512);
-  EXPECT_TRUE(moe.tieWordEmbeddings);
 
   for (llvm::StringRef name : examplePresetNames()) {
     ModelConfig config = preset(name);
