@@ -164,6 +164,16 @@ void DecoderBuilder::buildEntry(StringRef kind, int64_t numTokens) {
   func::ReturnOp::create(b, loc, flat);
 }
 
+llvm::Error afm::checkImportSupported(const ModelConfig &config,
+                                      llvm::StringRef origin) {
+  if (config.architecture == Architecture::Dense)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      origin + ": key 'architecture': '" +
+      architectureName(config.architecture) +
+      "' models cannot be compiled yet (supported: afm-dense)");
+}
+
 OwningOpRef<ModuleOp>
 afm::importModelConfig(MLIRContext *context, const ModelConfig &config,
                        const ConfigImportOptions &options) {
@@ -200,6 +210,8 @@ afm::importModelFiles(MLIRContext *context, llvm::StringRef configPath,
   auto config = loadModelConfig(configPath);
   if (!config)
     return config.takeError();
+  if (llvm::Error error = checkImportSupported(*config, configPath))
+    return std::move(error);
   if (!options.weightsPath.empty()) {
     auto weights = SafeTensorsFile::open(options.weightsPath);
     if (!weights)

@@ -39,7 +39,44 @@ ModelConfig tinyDense() {
   return config;
 }
 
-constexpr Preset kPresets[] = {{"tiny-dense", tinyDense}};
+/// tiny-dense's sizes with the paper's attention pattern: three local layers
+/// (window 8, shorter than the tests' contexts) then one NoPE global layer.
+ModelConfig tinyFamily(Architecture architecture, int64_t layers,
+                       int64_t context) {
+  ModelConfig config = tinyDense();
+  config.architecture = architecture;
+  config.numHiddenLayers = layers;
+  config.maxPositionEmbeddings = context;
+  config.slidingWindow = 8;
+  config.localPerGlobal = 3;
+  config.ropeInGlobalLayers = false;
+  return config;
+}
+
+/// Eight layers, LLLG LLLG: Block 1 = layers 0-4, Block 2 = 5-7 (5 and 6
+/// read layer 4's cache, 7 reads layer 3's).
+ModelConfig tinyOnDevice() {
+  ModelConfig config = tinyFamily(Architecture::OnDevice, 8, 1024);
+  config.block1Fraction = 0.625;
+  return config;
+}
+
+/// Two tracks of four layers (LLLG), blocks of two layers; layers 1 and 3
+/// of each track route to 2 of 4 experts.
+ModelConfig tinyPTMoE() {
+  ModelConfig config = tinyFamily(Architecture::PTMoE, 4, 512);
+  config.numTracks = 2;
+  config.trackBlockDepth = 2;
+  config.numExperts = 4;
+  config.numExpertsPerTok = 2;
+  config.moeLayerInterval = 2;
+  config.moeIntermediateSize = 64;
+  return config;
+}
+
+constexpr Preset kPresets[] = {{"tiny-dense", tinyDense},
+                               {"tiny-on-device", tinyOnDevice},
+                               {"tiny-pt-moe", tinyPTMoE}};
 } // namespace
 
 std::vector<llvm::StringRef> mlir::afm::examplePresetNames() {
@@ -74,7 +111,9 @@ mlir::afm::generateExampleWeights(const ModelConfig &config, uint64_t seed) {
       // (which would make greedy-token comparisons prove little).
       stddev = 0.1;
     } else {
-      stddev = 1.0 / std::sqrt(static_cast<double>(expected.shape[1]));
+      // The input width: [out, in] matrices, routers [E, d] and stacked
+      // experts [E, F_moe, d] / [E, d, F_moe].
+      stddev = 1.0 / std::sqrt(static_cast<double>(expected.shape.back()));
     }
     std::vector<float> values(expected.numElements());
     for (float &value : values)
@@ -83,4 +122,17 @@ mlir::afm::generateExampleWeights(const ModelConfig &config, uint64_t seed) {
                                           values));
   }
   return tensors;
+}
+
+int64_t mlir::afm::zeroTensors(std::vector<SafeTensor> &tensors,
+                               llvm::StringRef substring) {
+  int64_t count = 0;
+  for (SafeTensor &tensor : tensors) {
+    if (!llvm::StringRef(tensor.name).contains(substring))
+      continue;
+    // All-zero bytes are +0.0 in F32, F16 and BF16 alike.
+    std::fill(tensor.data.begin(), tensor.data.end(), 0);
+    ++count;
+  }
+  return count;
 }

@@ -15,6 +15,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +31,10 @@ llvm::StringRef mlir::afm::architectureName(Architecture arch) {
   switch (arch) {
   case Architecture::Dense:
     return "afm-dense";
+  case Architecture::OnDevice:
+    return "afm-on-device";
+  case Architecture::PTMoE:
+    return "afm-pt-moe";
   }
   llvm_unreachable("unknown architecture");
 }
@@ -52,14 +57,53 @@ constexpr const char *kKnownKeys[] = {
     "sliding_window",
     "local_per_global",
     "rope_in_global_layers",
+    "block1_fraction",
+    "num_tracks",
+    "track_block_depth",
+    "num_experts",
+    "num_experts_per_tok",
+    "moe_layer_interval",
+    "moe_intermediate_size",
 };
 
-/// Architectures named in docs/model-config.md that are not implemented yet.
-constexpr const char *kFutureArchitectures[] = {"afm-on-device", "afm-pt-moe"};
+constexpr Architecture kArchitectures[] = {
+    Architecture::Dense, Architecture::OnDevice, Architecture::PTMoE};
+
+constexpr const char *kOnDeviceKeys[] = {"block1_fraction"};
+constexpr const char *kPTMoEKeys[] = {
+    "num_tracks",          "track_block_depth",  "num_experts",
+    "num_experts_per_tok", "moe_layer_interval", "moe_intermediate_size"};
+
+/// The keys only `arch` has; every other key is shared by all families.
+llvm::ArrayRef<const char *> familyKeys(Architecture arch) {
+  switch (arch) {
+  case Architecture::Dense:
+    return {};
+  case Architecture::OnDevice:
+    return kOnDeviceKeys;
+  case Architecture::PTMoE:
+    return kPTMoEKeys;
+  }
+  llvm_unreachable("unknown architecture");
+}
+
+/// "afm-dense, afm-on-device, afm-pt-moe".
+std::string supportedArchitectures() {
+  std::string names;
+  for (Architecture arch : kArchitectures)
+    names += (names.empty() ? "" : ", ") + architectureName(arch).str();
+  return names;
+}
 
 /// Sizes are positive and fit in int32, like token ids and the runtime's
 /// vocabulary size; products of two sizes then never overflow int64.
 constexpr int64_t kMaxSize = std::numeric_limits<int32_t>::max();
+
+/// An error about `key`: "<origin>: key '<key>': <message>".
+Error keyError(StringRef origin, StringRef key, const llvm::Twine &message) {
+  return llvm::createStringError(
+      llvm::formatv("{0}: key '{1}': {2}", origin, key, message.str()).str());
+}
 
 /// Reads typed values out of the top-level object of one config file.
 class ConfigReader {
@@ -67,11 +111,8 @@ public:
   ConfigReader(const json::Object &object, StringRef fileName)
       : object(object), fileName(fileName) {}
 
-  /// An error about `key`: "<file>: key '<key>': <message>".
   Error keyError(StringRef key, const llvm::Twine &message) const {
-    return llvm::createStringError(
-        llvm::formatv("{0}: key '{1}': {2}", fileName, key, message.str())
-            .str());
+    return ::keyError(fileName, key, message);
   }
 
   Error fileError(const llvm::Twine &message) const {
@@ -194,16 +235,30 @@ Error readArchitecture(const ConfigReader &reader, Architecture &out) {
   std::string name;
   if (Error err = reader.readString("architecture", name, /*required=*/true))
     return err;
-  if (name == architectureName(Architecture::Dense)) {
-    out = Architecture::Dense;
-    return Error::success();
+  for (Architecture arch : kArchitectures) {
+    if (name == architectureName(arch)) {
+      out = arch;
+      return Error::success();
+    }
   }
-  if (llvm::is_contained(kFutureArchitectures, StringRef(name)))
-    return reader.keyError("architecture",
-                           "'" + name + "' is not supported yet (supported: "
-                                        "afm-dense)");
   return reader.keyError("architecture", "unknown architecture '" + name +
-                                             "' (supported: afm-dense)");
+                                             "' (supported: " +
+                                             supportedArchitectures() + ")");
+}
+
+/// Keys of one family are errors in the configs of the others: a
+/// `num_experts` in an on-device config is a mistake, not a no-op.
+Error checkFamilyKeys(const ConfigReader &reader, Architecture arch) {
+  for (Architecture family : kArchitectures) {
+    if (family == arch)
+      continue;
+    for (StringRef key : familyKeys(family))
+      if (reader.has(key))
+        return reader.keyError(key, "only " + architectureName(family) +
+                                        " configs have it, not " +
+                                        architectureName(arch));
+  }
+  return Error::success();
 }
 
 /// Reads every key with its type; the defaults that depend on other keys
@@ -212,6 +267,14 @@ Error readKeys(const ConfigReader &reader, ModelConfig &config) {
   Error err = readArchitecture(reader, config.architecture);
   if (err)
     return err;
+  if ((err = checkFamilyKeys(reader, config.architecture)))
+    return err;
+  // The AFM families default to the paper's attention pattern: three
+  // local layers, then one NoPE global layer.
+  if (config.architecture != Architecture::Dense) {
+    config.localPerGlobal = 3;
+    config.ropeInGlobalLayers = false;
+  }
   struct IntKey {
     const char *key;
     int64_t *field;
@@ -228,11 +291,18 @@ Error readKeys(const ConfigReader &reader, ModelConfig &config) {
       {"max_position_embeddings", &config.maxPositionEmbeddings, false},
       {"sliding_window", &config.slidingWindow, false},
       {"local_per_global", &config.localPerGlobal, false},
+      {"num_tracks", &config.numTracks, false},
+      {"track_block_depth", &config.trackBlockDepth, false},
+      {"num_experts", &config.numExperts, false},
+      {"num_experts_per_tok", &config.numExpertsPerTok, false},
+      {"moe_layer_interval", &config.moeLayerInterval, false},
+      {"moe_intermediate_size", &config.moeIntermediateSize, false},
   };
   for (const IntKey &k : intKeys)
     if ((err = reader.readInt(k.key, *k.field, k.required)))
       return err;
-  if ((err = reader.readFloat("rms_norm_eps", config.rmsNormEps)) ||
+  if ((err = reader.readFloat("block1_fraction", config.block1Fraction)) ||
+      (err = reader.readFloat("rms_norm_eps", config.rmsNormEps)) ||
       (err = reader.readFloat("rope_theta", config.ropeTheta)) ||
       (err = reader.readBool("tie_word_embeddings",
                              config.tieWordEmbeddings)) ||
@@ -245,6 +315,9 @@ Error readKeys(const ConfigReader &reader, ModelConfig &config) {
 Error resolveDefaults(const ConfigReader &reader, ModelConfig &config) {
   if (!reader.has("num_key_value_heads"))
     config.numKeyValueHeads = config.numAttentionHeads;
+  if (config.architecture == Architecture::PTMoE &&
+      !reader.has("moe_intermediate_size"))
+    config.moeIntermediateSize = config.intermediateSize;
   // A non-positive H is reported by `validate`.
   if (!reader.has("head_dim") && config.numAttentionHeads > 0) {
     if (config.hiddenSize % config.numAttentionHeads != 0)
@@ -259,13 +332,79 @@ Error resolveDefaults(const ConfigReader &reader, ModelConfig &config) {
   return Error::success();
 }
 
-Error validate(const ConfigReader &reader, const ModelConfig &config) {
+/// The on-device checks: a valid fraction, and a source layer for every
+/// Block-2 layer.
+Error validateOnDevice(StringRef origin, const ModelConfig &config) {
+  double fraction = config.block1Fraction;
+  if (!(fraction > 0.0 && fraction <= 1.0))
+    return keyError(origin, "block1_fraction",
+                    "must be in (0, 1], got " + formatDouble(fraction));
+  // Layer 0 is local whenever there are local layers, so only a global
+  // Block-2 layer can lack a source: the first global layer at or after
+  // Block 2's start, when Block 1 holds no global layer.
+  int64_t block1 = block1Layers(config);
+  if (config.localPerGlobal == 0 || block1 > config.localPerGlobal)
+    return Error::success();
+  int64_t firstGlobal = config.localPerGlobal; // In Block 2.
+  if (firstGlobal < config.numHiddenLayers)
+    return keyError(origin, "block1_fraction",
+                    llvm::formatv("Block 1 (layers 0..{0}) has no global "
+                                  "layer for the global Block-2 layer {1} to "
+                                  "read",
+                                  block1 - 1, firstGlobal));
+  return Error::success();
+}
+
+/// The PT-MoE checks: tracks split the heads, blocks split the layers, and
+/// k experts of E.
+Error validatePTMoE(StringRef origin, const ModelConfig &config) {
+  int64_t n = config.numTracks;
+  const std::pair<const char *, int64_t> headCounts[] = {
+      {"num_attention_heads", config.numAttentionHeads},
+      {"num_key_value_heads", config.numKeyValueHeads}};
+  for (const auto &[key, heads] : headCounts)
+    if (heads % n != 0)
+      return keyError(origin, "num_tracks",
+                      llvm::formatv("{0} does not divide {1} ({2})", n, key,
+                                    heads));
+  if (config.numHiddenLayers % config.trackBlockDepth != 0)
+    return keyError(origin, "track_block_depth",
+                    llvm::formatv("{0} does not divide num_hidden_layers ({1})",
+                                  config.trackBlockDepth,
+                                  config.numHiddenLayers));
+  if (config.numExpertsPerTok > config.numExperts)
+    return keyError(origin, "num_experts_per_tok",
+                    llvm::formatv("must be between 1 and num_experts ({0}), "
+                                  "got {1}",
+                                  config.numExperts, config.numExpertsPerTok));
+  // KV caches are numbered t * L + i, like layers of a dense model.
+  if (n * config.numHiddenLayers > kMaxSize)
+    return keyError(origin, "num_tracks",
+                    llvm::formatv("{0} tracks of {1} layers are more than {2} "
+                                  "layers",
+                                  n, config.numHiddenLayers, kMaxSize));
+  // Like the product of two sizes, a stacked expert tensor [E, F_moe, d]
+  // must have fewer than kMaxSize^2 elements.
+  if (config.numExperts * config.moeIntermediateSize >
+      kMaxSize * kMaxSize / config.hiddenSize)
+    return keyError(origin, "num_experts",
+                    llvm::formatv("the stacked expert tensors [{0}, {1}, {2}] "
+                                  "have more than {3}^2 elements",
+                                  config.numExperts,
+                                  config.moeIntermediateSize,
+                                  config.hiddenSize, kMaxSize));
+  return Error::success();
+}
+} // namespace
+
+Error mlir::afm::validateModelConfig(const ModelConfig &config,
+                                     StringRef origin) {
   struct SizeKey {
     const char *key;
     int64_t value;
     int64_t min;
   };
-  const SizeKey sizes[] = {
+  llvm::SmallVector<SizeKey> sizes = {
       {"vocab_size", config.vocabSize, 1},
       {"hidden_size", config.hiddenSize, 1},
       {"intermediate_size", config.intermediateSize, 1},
@@ -277,35 +416,51 @@ Error validate(const ConfigReader &reader, const ModelConfig &config) {
       {"sliding_window", config.slidingWindow, 1},
       {"local_per_global", config.localPerGlobal, 0},
   };
+  if (config.architecture == Architecture::PTMoE)
+    sizes.append({{"num_tracks", config.numTracks, 1},
+                  {"track_block_depth", config.trackBlockDepth, 1},
+                  {"num_experts", config.numExperts, 1},
+                  {"num_experts_per_tok", config.numExpertsPerTok, 1},
+                  {"moe_layer_interval", config.moeLayerInterval, 1},
+                  {"moe_intermediate_size", config.moeIntermediateSize, 1}});
   for (const SizeKey &s : sizes) {
     if (s.value < s.min)
-      return reader.keyError(s.key, llvm::formatv("must be {0}, got {1}",
-                                                  s.min == 0 ? "non-negative"
-                                                             : "positive",
-                                                  s.value));
+      return keyError(origin, s.key,
+                      llvm::formatv("must be {0}, got {1}",
+                                    s.min == 0 ? "non-negative" : "positive",
+                                    s.value));
     if (s.value > kMaxSize)
-      return reader.keyError(s.key, llvm::formatv("{0} is larger than {1}",
-                                                  s.value, kMaxSize));
+      return keyError(origin, s.key,
+                      llvm::formatv("{0} is larger than {1}", s.value,
+                                    kMaxSize));
   }
   if (config.numAttentionHeads % config.numKeyValueHeads != 0)
-    return reader.keyError(
-        "num_key_value_heads",
+    return keyError(
+        origin, "num_key_value_heads",
         llvm::formatv("{0} does not divide num_attention_heads ({1})",
                       config.numKeyValueHeads, config.numAttentionHeads));
   if (config.headDim % 2 != 0)
-    return reader.keyError(
-        "head_dim", llvm::formatv("must be even (RoPE rotates pairs), got {0}",
-                                  config.headDim));
+    return keyError(
+        origin, "head_dim",
+        llvm::formatv("must be even (RoPE rotates pairs), got {0}",
+                      config.headDim));
   const std::pair<const char *, double> positives[] = {
       {"rms_norm_eps", config.rmsNormEps}, {"rope_theta", config.ropeTheta}};
   for (const auto &[key, value] : positives)
     if (!(value > 0.0) || !std::isfinite(value))
-      return reader.keyError(
-          key, "must be a positive finite number, got " + formatDouble(value));
-  return Error::success();
+      return keyError(origin, key,
+                      "must be a positive finite number, got " +
+                          formatDouble(value));
+  switch (config.architecture) {
+  case Architecture::Dense:
+    return Error::success();
+  case Architecture::OnDevice:
+    return validateOnDevice(origin, config);
+  case Architecture::PTMoE:
+    return validatePTMoE(origin, config);
+  }
+  llvm_unreachable("unknown architecture");
 }
-
-} // namespace
 
 Expected<ModelConfig> mlir::afm::parseModelConfig(StringRef json,
                                                   StringRef fileName) {
@@ -328,7 +483,7 @@ Expected<ModelConfig> mlir::afm::parseModelConfig(StringRef json,
     return std::move(err);
   if (Error err = resolveDefaults(reader, config))
     return std::move(err);
-  if (Error err = validate(reader, config))
+  if (Error err = validateModelConfig(config, fileName))
     return std::move(err);
   return config;
 }
@@ -352,10 +507,63 @@ bool mlir::afm::usesRope(const ModelConfig &config, int64_t layer) {
   return isLocalLayer(config, layer) || config.ropeInGlobalLayers;
 }
 
+int64_t mlir::afm::block1Layers(const ModelConfig &config) {
+  int64_t layers = config.numHiddenLayers;
+  if (config.architecture != Architecture::OnDevice)
+    return layers;
+  // 1e-6 absorbs the rounding of a decimal fraction times L (< 2^31), so
+  // that 0.1 * 30 gives 3, not 4.
+  double exact = config.block1Fraction * static_cast<double>(layers);
+  int64_t count = static_cast<int64_t>(std::ceil(exact - 1e-6));
+  return std::clamp<int64_t>(count, 1, layers);
+}
+
+bool mlir::afm::isBlock2Layer(const ModelConfig &config, int64_t layer) {
+  return config.architecture == Architecture::OnDevice &&
+         layer >= block1Layers(config);
+}
+
+int64_t mlir::afm::kvSourceLayer(const ModelConfig &config, int64_t layer) {
+  if (!isBlock2Layer(config, layer))
+    return layer;
+  int64_t last = block1Layers(config) - 1;
+  if (config.localPerGlobal == 0)
+    return last; // Every layer is global.
+  int64_t period = config.localPerGlobal + 1;
+  if (isLocalLayer(config, layer))
+    // Global layers stand alone, so one of the last two layers is local.
+    return isLocalLayer(config, last) ? last : last - 1;
+  // The last j <= last with j % period == localPerGlobal.
+  if (last < config.localPerGlobal)
+    return -1;
+  return last - (last - config.localPerGlobal) % period;
+}
+
+bool mlir::afm::isMoELayer(const ModelConfig &config, int64_t layerOfTrack) {
+  return config.architecture == Architecture::PTMoE &&
+         layerOfTrack % config.moeLayerInterval ==
+             config.moeLayerInterval - 1;
+}
+
+int64_t mlir::afm::trackCount(const ModelConfig &config) {
+  return config.architecture == Architecture::PTMoE ? config.numTracks : 1;
+}
+
+int64_t mlir::afm::kvCacheIndex(const ModelConfig &config, int64_t track,
+                                int64_t layer) {
+  return track * config.numHiddenLayers + layer;
+}
+
 std::string mlir::afm::toJSON(const ModelConfig &config) {
   std::string text;
   llvm::raw_string_ostream os(text);
   json::OStream out(os, /*IndentSize=*/2);
+  // Floats are written so that they read back exactly.
+  auto writeFloat = [&](llvm::StringRef key, double value) {
+    out.attributeBegin(key);
+    out.rawValue(formatDouble(value));
+    out.attributeEnd();
+  };
   out.object([&] {
     out.attribute("architecture", architectureName(config.architecture));
     out.attribute("vocab_size", config.vocabSize);
@@ -365,17 +573,28 @@ std::string mlir::afm::toJSON(const ModelConfig &config) {
     out.attribute("num_attention_heads", config.numAttentionHeads);
     out.attribute("num_key_value_heads", config.numKeyValueHeads);
     out.attribute("head_dim", config.headDim);
-    out.attributeBegin("rms_norm_eps");
-    out.rawValue(formatDouble(config.rmsNormEps));
-    out.attributeEnd();
-    out.attributeBegin("rope_theta");
-    out.rawValue(formatDouble(config.ropeTheta));
-    out.attributeEnd();
+    writeFloat("rms_norm_eps", config.rmsNormEps);
+    writeFloat("rope_theta", config.ropeTheta);
     out.attribute("max_position_embeddings", config.maxPositionEmbeddings);
     out.attribute("tie_word_embeddings", config.tieWordEmbeddings);
     out.attribute("sliding_window", config.slidingWindow);
     out.attribute("local_per_global", config.localPerGlobal);
     out.attribute("rope_in_global_layers", config.ropeInGlobalLayers);
+    switch (config.architecture) {
+    case Architecture::Dense:
+      break;
+    case Architecture::OnDevice:
+      writeFloat("block1_fraction", config.block1Fraction);
+      break;
+    case Architecture::PTMoE:
+      out.attribute("num_tracks", config.numTracks);
+      out.attribute("track_block_depth", config.trackBlockDepth);
+      out.attribute("num_experts", config.numExperts);
+      out.attribute("num_experts_per_tok", config.numExpertsPerTok);
+      out.attribute("moe_layer_interval", config.moeLayerInterval);
+      out.attribute("moe_intermediate_size", config.moeIntermediateSize);
+      break;
+    }
   });
   os << "\n";
   return text;

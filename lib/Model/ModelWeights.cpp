@@ -3,12 +3,15 @@
 #include "afm/Model/ModelWeights.h"
 
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <limits>
 
 using namespace mlir::afm;
 
-LayerTensorNames mlir::afm::layerTensorNames(int64_t layer) {
-  std::string prefix = "model.layers." + std::to_string(layer) + ".";
+/// The names of a layer whose tensors all start with `prefix`.
+static LayerTensorNames namesWithPrefix(const std::string &prefix) {
   return {
       prefix + "input_layernorm.weight",
       prefix + "self_attn.q_proj.weight",
@@ -19,28 +22,82 @@ LayerTensorNames mlir::afm::layerTensorNames(int64_t layer) {
       prefix + "mlp.gate_proj.weight",
       prefix + "mlp.up_proj.weight",
       prefix + "mlp.down_proj.weight",
+      prefix + "mlp.router.weight",
+      prefix + "mlp.experts.gate_proj.weight",
+      prefix + "mlp.experts.up_proj.weight",
+      prefix + "mlp.experts.down_proj.weight",
   };
+}
+
+LayerTensorNames mlir::afm::layerTensorNames(int64_t layer) {
+  return namesWithPrefix("model.layers." + std::to_string(layer) + ".");
+}
+
+LayerTensorNames mlir::afm::trackLayerTensorNames(int64_t track,
+                                                  int64_t layer) {
+  return namesWithPrefix("model.tracks." + std::to_string(track) +
+                         ".layers." + std::to_string(layer) + ".");
+}
+
+namespace {
+/// What one decoder layer has, beyond the norms and the q / o projections.
+struct LayerShape {
+  /// Query and key/value heads of the layer (per track for afm-pt-moe).
+  int64_t heads, kvHeads;
+  /// False for a Block-2 layer of afm-on-device.
+  bool hasKV;
+  /// True for an MoE layer of afm-pt-moe.
+  bool moe;
+};
+} // namespace
+
+/// Appends the tensors of the layer called `names`.
+static void appendLayer(std::vector<ExpectedTensor> &tensors,
+                        const ModelConfig &config,
+                        const LayerTensorNames &names,
+                        const LayerShape &layer) {
+  int64_t d = config.hiddenSize, f = config.intermediateSize;
+  int64_t qWidth = layer.heads * config.headDim;
+  int64_t kvWidth = layer.kvHeads * config.headDim;
+  tensors.push_back({names.inputNorm, {d}});
+  tensors.push_back({names.qProj, {qWidth, d}});
+  if (layer.hasKV) {
+    tensors.push_back({names.kProj, {kvWidth, d}});
+    tensors.push_back({names.vProj, {kvWidth, d}});
+  }
+  tensors.push_back({names.oProj, {d, qWidth}});
+  tensors.push_back({names.postAttentionNorm, {d}});
+  if (layer.moe) {
+    int64_t e = config.numExperts, fm = config.moeIntermediateSize;
+    tensors.push_back({names.router, {e, d}});
+    tensors.push_back({names.expertsGateProj, {e, fm, d}});
+    tensors.push_back({names.expertsUpProj, {e, fm, d}});
+    tensors.push_back({names.expertsDownProj, {e, d, fm}});
+  } else {
+    tensors.push_back({names.gateProj, {f, d}});
+    tensors.push_back({names.upProj, {f, d}});
+    tensors.push_back({names.downProj, {d, f}});
+  }
 }
 
 std::vector<ExpectedTensor>
 mlir::afm::expectedTensors(const ModelConfig &config) {
-  int64_t v = config.vocabSize, d = config.hiddenSize,
-          f = config.intermediateSize;
-  int64_t qWidth = config.numAttentionHeads * config.headDim;
-  int64_t kvWidth = config.numKeyValueHeads * config.headDim;
+  int64_t v = config.vocabSize, d = config.hiddenSize;
+  int64_t layers = config.numHiddenLayers;
   std::vector<ExpectedTensor> tensors;
   tensors.push_back({kEmbedTokensName, {v, d}});
-  for (int64_t i = 0; i < config.numHiddenLayers; ++i) {
-    LayerTensorNames names = layerTensorNames(i);
-    tensors.push_back({names.inputNorm, {d}});
-    tensors.push_back({names.qProj, {qWidth, d}});
-    tensors.push_back({names.kProj, {kvWidth, d}});
-    tensors.push_back({names.vProj, {kvWidth, d}});
-    tensors.push_back({names.oProj, {d, qWidth}});
-    tensors.push_back({names.postAttentionNorm, {d}});
-    tensors.push_back({names.gateProj, {f, d}});
-    tensors.push_back({names.upProj, {f, d}});
-    tensors.push_back({names.downProj, {d, f}});
+  if (config.architecture == Architecture::PTMoE) {
+    int64_t n = config.numTracks;
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t i = 0; i < layers; ++i)
+        appendLayer(tensors, config, trackLayerTensorNames(t, i),
+                    {config.numAttentionHeads / n, config.numKeyValueHeads / n,
+                     /*hasKV=*/true, isMoELayer(config, i)});
+  } else {
+    for (int64_t i = 0; i < layers; ++i)
+      appendLayer(tensors, config, layerTensorNames(i),
+                  {config.numAttentionHeads, config.numKeyValueHeads,
+                   !isBlock2Layer(config, i), /*moe=*/false});
   }
   tensors.push_back({kFinalNormName, {d}});
   if (!config.tieWordEmbeddings)
@@ -53,9 +110,11 @@ int64_t ExpectedTensor::numElements() const {
 }
 
 int64_t mlir::afm::parameterCount(const ModelConfig &config) {
+  // Saturates rather than overflows: a caller compares it with a limit.
   int64_t count = 0;
   for (const ExpectedTensor &tensor : expectedTensors(config))
-    count += tensor.numElements();
+    if (llvm::AddOverflow(count, tensor.numElements(), count))
+      return std::numeric_limits<int64_t>::max();
   return count;
 }
 

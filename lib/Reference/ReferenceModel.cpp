@@ -2,10 +2,16 @@
 //
 // Pre-norm residual decoder (DESIGN.md section 1, docs/model-config.md):
 //   h = embed(token)
-//   per layer: h += o_proj(attn(rope?(q_proj(n)), rope?(k_proj(n)),
-//                               v_proj(n)))      with n = rmsnorm(h)
-//              h += down(silu(gate(m)) * up(m))  with m = rmsnorm(h)
+//   per track block (afm-pt-moe: D layers; otherwise all L layers, 1 track):
+//     every track t starts from h_t = h and runs the block's layers:
+//       h_t += o_proj(attn(rope?(q_proj(n)), K, V))   with n = rmsnorm(h_t)
+//       h_t += ffn(m)                                  with m = rmsnorm(h_t)
+//     h = mean_t(h_t)
 //   logits = lm_head(rmsnorm(h))
+// K and V are the layer's own rope?(k_proj(n)) and v_proj(n), appended to
+// its cache, except for an on-device Block-2 layer, which attends over the
+// cache of its source layer. The FFN is SwiGLU, or for an MoE layer the
+// top-k mixture of expert SwiGLUs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +22,8 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cassert>
+
 using namespace mlir::afm;
 using namespace mlir::afm::reference;
 using llvm::ArrayRef;
@@ -23,9 +31,12 @@ using llvm::ArrayRef;
 llvm::Expected<ReferenceModel>
 ReferenceModel::create(const ModelConfig &config,
                        const SafeTensorsFile &weights) {
+  if (llvm::Error err = validateModelConfig(config, "the model config"))
+    return std::move(err);
   if (llvm::Error err = checkWeights(config, weights))
     return std::move(err);
-  // checkWeights guarantees that every lookup below succeeds.
+  // checkWeights guarantees that every lookup below succeeds: only the
+  // tensors of expectedTensors are loaded.
   auto load = [&](llvm::StringRef name) {
     return weights.toF32(*weights.lookup(name));
   };
@@ -34,13 +45,35 @@ ReferenceModel::create(const ModelConfig &config,
   model.finalNorm = load(kFinalNormName);
   if (!config.tieWordEmbeddings)
     model.lmHead = load(kLmHeadName);
-  for (int64_t i = 0; i < config.numHiddenLayers; ++i) {
-    LayerTensorNames names = layerTensorNames(i);
-    model.layers.push_back({load(names.inputNorm), load(names.qProj),
-                            load(names.kProj), load(names.vProj),
-                            load(names.oProj), load(names.postAttentionNorm),
-                            load(names.gateProj), load(names.upProj),
-                            load(names.downProj)});
+  bool tracks = config.architecture == Architecture::PTMoE;
+  for (int64_t t = 0; t < trackCount(config); ++t) {
+    for (int64_t i = 0; i < config.numHiddenLayers; ++i) {
+      LayerTensorNames names =
+          tracks ? trackLayerTensorNames(t, i) : layerTensorNames(i);
+      LayerWeights w;
+      w.inputNorm = load(names.inputNorm);
+      w.qProj = load(names.qProj);
+      if (!isBlock2Layer(config, i)) {
+        w.kProj = load(names.kProj);
+        w.vProj = load(names.vProj);
+      }
+      w.oProj = load(names.oProj);
+      w.postAttentionNorm = load(names.postAttentionNorm);
+      if (isMoELayer(config, i)) {
+        w.router = load(names.router);
+        w.expertsGateProj = load(names.expertsGateProj);
+        w.expertsUpProj = load(names.expertsUpProj);
+        w.expertsDownProj = load(names.expertsDownProj);
+      } else {
+        w.gateProj = load(names.gateProj);
+        w.upProj = load(names.upProj);
+        w.downProj = load(names.downProj);
+      }
+      assert(static_cast<int64_t>(model.layers.size()) ==
+                 kvCacheIndex(config, t, i) &&
+             "layers are stored in KV-cache order");
+      model.layers.push_back(std::move(w));
+    }
   }
   model.reset();
   return std::move(model);
@@ -48,7 +81,12 @@ ReferenceModel::create(const ModelConfig &config,
 
 void ReferenceModel::reset() {
   pos = 0;
-  caches.assign(cfg.numHiddenLayers, LayerCache());
+  caches.assign(layers.size(), LayerCache());
+  routed.assign(layers.size(), {});
+  for (int64_t t = 0; t < trackCount(cfg); ++t)
+    for (int64_t i = 0; i < cfg.numHiddenLayers; ++i)
+      if (isMoELayer(cfg, i))
+        routed[kvCacheIndex(cfg, t, i)].assign(cfg.numExperts, 0);
 }
 
 llvm::Error ReferenceModel::checkTokens(ArrayRef<int32_t> tokens) const {
@@ -77,50 +115,95 @@ ReferenceModel::forward(ArrayRef<int32_t> tokens) {
 }
 
 std::vector<float> ReferenceModel::decoderStep(int32_t token) {
-  int64_t d = cfg.hiddenSize;
+  int64_t d = cfg.hiddenSize, layerCount = cfg.numHiddenLayers;
+  int64_t tracks = trackCount(cfg);
+  // A single-track model is one block of all its layers; the mean of one
+  // track is that track exactly.
+  int64_t depth = cfg.architecture == Architecture::PTMoE
+                      ? cfg.trackBlockDepth
+                      : layerCount;
   std::vector<float> h(embedTokens.begin() + token * d,
                        embedTokens.begin() + (token + 1) * d);
-  for (int64_t i = 0; i < cfg.numHiddenLayers; ++i) {
-    const LayerWeights &w = layers[i];
-    addInPlace(h, attentionBlock(i, rmsNorm(h, w.inputNorm, cfg.rmsNormEps)));
-    addInPlace(h, ffnBlock(i, rmsNorm(h, w.postAttentionNorm,
-                                      cfg.rmsNormEps)));
+  for (int64_t first = 0; first < layerCount; first += depth) {
+    std::vector<double> sum(d, 0.0);
+    for (int64_t t = 0; t < tracks; ++t) {
+      std::vector<float> ht = h;
+      for (int64_t i = first; i < first + depth; ++i)
+        layerStep(t, i, ht);
+      for (int64_t j = 0; j < d; ++j)
+        sum[j] += ht[j];
+    }
+    for (int64_t j = 0; j < d; ++j)
+      h[j] = static_cast<float>(sum[j] / static_cast<double>(tracks));
   }
   ++pos;
   return h;
 }
 
-std::vector<float> ReferenceModel::attentionBlock(int64_t layer,
+void ReferenceModel::layerStep(int64_t track, int64_t layer,
+                               std::vector<float> &h) {
+  const LayerWeights &w = layers[kvCacheIndex(cfg, track, layer)];
+  addInPlace(h, attentionBlock(track, layer,
+                               rmsNorm(h, w.inputNorm, cfg.rmsNormEps)));
+  addInPlace(h, ffnBlock(track, layer,
+                         rmsNorm(h, w.postAttentionNorm, cfg.rmsNormEps)));
+}
+
+std::vector<float> ReferenceModel::attentionBlock(int64_t track,
+                                                  int64_t layer,
                                                   ArrayRef<float> x) {
-  const LayerWeights &w = layers[layer];
-  int64_t hd = cfg.headDim;
+  int64_t index = kvCacheIndex(cfg, track, layer);
+  const LayerWeights &w = layers[index];
+  int64_t hd = cfg.headDim, tracks = trackCount(cfg);
+  AttentionShape shape = {cfg.numAttentionHeads / tracks,
+                          cfg.numKeyValueHeads / tracks, hd};
+  bool rope = usesRope(cfg, layer);
   std::vector<float> q = linear(x, w.qProj);
-  std::vector<float> k = linear(x, w.kProj);
-  std::vector<float> v = linear(x, w.vProj);
-  if (usesRope(cfg, layer)) {
-    for (int64_t h = 0; h < cfg.numAttentionHeads; ++h)
+  if (rope)
+    for (int64_t h = 0; h < shape.numHeads; ++h)
       applyRope(llvm::MutableArrayRef<float>(q).slice(h * hd, hd), pos,
                 cfg.ropeTheta);
-    for (int64_t g = 0; g < cfg.numKeyValueHeads; ++g)
-      applyRope(llvm::MutableArrayRef<float>(k).slice(g * hd, hd), pos,
-                cfg.ropeTheta);
+  if (!isBlock2Layer(cfg, layer)) {
+    std::vector<float> k = linear(x, w.kProj);
+    std::vector<float> v = linear(x, w.vProj);
+    if (rope)
+      for (int64_t g = 0; g < shape.numKVHeads; ++g)
+        applyRope(llvm::MutableArrayRef<float>(k).slice(g * hd, hd), pos,
+                  cfg.ropeTheta);
+    LayerCache &cache = caches[index];
+    cache.keys.insert(cache.keys.end(), k.begin(), k.end());
+    cache.values.insert(cache.values.end(), v.begin(), v.end());
   }
-  LayerCache &cache = caches[layer];
-  cache.keys.insert(cache.keys.end(), k.begin(), k.end());
-  cache.values.insert(cache.values.end(), v.begin(), v.end());
+  // A Block-2 layer reads its source, an earlier layer of this step, which
+  // has already appended the current position.
+  const LayerCache &cache =
+      caches[kvCacheIndex(cfg, track, kvSourceLayer(cfg, layer))];
+  assert(static_cast<int64_t>(cache.keys.size()) ==
+             (pos + 1) * shape.numKVHeads * hd &&
+         "the cache holds positions 0..pos");
   int64_t window = isLocalLayer(cfg, layer) ? cfg.slidingWindow : 0;
-  std::vector<float> attended = attention(
-      q, cache.keys, cache.values,
-      {cfg.numAttentionHeads, cfg.numKeyValueHeads, hd},
-      firstVisiblePosition(pos, window));
+  std::vector<float> attended =
+      attention(q, cache.keys, cache.values, shape,
+                firstVisiblePosition(pos, window));
   return linear(attended, w.oProj);
 }
 
-std::vector<float> ReferenceModel::ffnBlock(int64_t layer,
-                                            ArrayRef<float> x) const {
-  const LayerWeights &w = layers[layer];
-  return linear(swiglu(linear(x, w.gateProj), linear(x, w.upProj)),
-                w.downProj);
+std::vector<float> ReferenceModel::ffnBlock(int64_t track, int64_t layer,
+                                            ArrayRef<float> x) {
+  int64_t index = kvCacheIndex(cfg, track, layer);
+  const LayerWeights &w = layers[index];
+  if (!isMoELayer(cfg, layer))
+    return linear(swiglu(linear(x, w.gateProj), linear(x, w.upProj)),
+                  w.downProj);
+  std::vector<int64_t> selected;
+  std::vector<float> y = mixtureOfExperts(
+      x,
+      {w.router, w.expertsGateProj, w.expertsUpProj, w.expertsDownProj,
+       cfg.numExperts},
+      cfg.numExpertsPerTok, &selected);
+  for (int64_t e : selected)
+    ++routed[index][e];
+  return y;
 }
 
 std::vector<float> ReferenceModel::logits(ArrayRef<float> hidden) const {

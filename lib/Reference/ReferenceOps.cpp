@@ -119,3 +119,66 @@ void mlir::afm::reference::addInPlace(llvm::MutableArrayRef<float> x,
   for (size_t i = 0; i < x.size(); ++i)
     x[i] += y[i];
 }
+
+std::vector<int64_t> mlir::afm::reference::topK(ArrayRef<float> scores,
+                                                int64_t k) {
+  assert(k >= 0 && static_cast<size_t>(k) <= scores.size());
+  // k rounds of "the first largest score not taken yet": a strict > keeps
+  // the lowest index among equal scores.
+  std::vector<bool> taken(scores.size(), false);
+  std::vector<int64_t> chosen;
+  for (int64_t round = 0; round < k; ++round) {
+    int64_t best = -1;
+    for (size_t i = 0; i < scores.size(); ++i)
+      if (!taken[i] && (best < 0 || scores[i] > scores[best]))
+        best = i;
+    taken[best] = true;
+    chosen.push_back(best);
+  }
+  return chosen;
+}
+
+std::vector<double> mlir::afm::reference::softmax(ArrayRef<float> x) {
+  double maxValue = -INFINITY;
+  for (float value : x)
+    maxValue = std::max(maxValue, static_cast<double>(value));
+  std::vector<double> y(x.size());
+  double total = 0.0;
+  for (size_t i = 0; i < x.size(); ++i)
+    total += (y[i] = std::exp(x[i] - maxValue));
+  for (double &value : y)
+    value /= total;
+  return y;
+}
+
+std::vector<float> mlir::afm::reference::mixtureOfExperts(
+    ArrayRef<float> x, const MoEWeights &weights, int64_t k,
+    std::vector<int64_t> *selected) {
+  int64_t numExperts = weights.numExperts;
+  assert(weights.router.size() == numExperts * x.size() &&
+         "the router is [E, d]");
+  std::vector<float> logits = linear(x, weights.router);
+  std::vector<int64_t> experts = topK(logits, k);
+  std::vector<float> chosenLogits;
+  for (int64_t e : experts)
+    chosenLogits.push_back(logits[e]);
+  std::vector<double> gates = softmax(chosenLogits);
+  // Expert e's block of a stacked [E, ...] tensor.
+  auto expert = [&](ArrayRef<float> stacked, int64_t e) {
+    size_t size = stacked.size() / numExperts;
+    return stacked.slice(e * size, size);
+  };
+  std::vector<double> sum(x.size(), 0.0);
+  for (size_t j = 0; j < experts.size(); ++j) {
+    int64_t e = experts[j];
+    std::vector<float> y =
+        linear(swiglu(linear(x, expert(weights.gateProj, e)),
+                      linear(x, expert(weights.upProj, e))),
+               expert(weights.downProj, e));
+    for (size_t i = 0; i < sum.size(); ++i)
+      sum[i] += gates[j] * y[i];
+  }
+  if (selected)
+    *selected = experts;
+  return std::vector<float>(sum.begin(), sum.end());
+}

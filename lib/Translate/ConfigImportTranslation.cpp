@@ -41,6 +41,9 @@ void afm::registerConfigImportTranslation() {
         auto config = parseModelConfig(input->getBuffer(),
                                        input->getBufferIdentifier());
         llvm::Error error = config.takeError();
+        if (!error)
+          error = checkImportSupported(*config,
+                                       input->getBufferIdentifier());
         if (!error && !options.weightsPath.empty()) {
           auto weights = SafeTensorsFile::open(options.weightsPath);
           if (!weights)

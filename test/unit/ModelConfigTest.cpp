@@ -12,6 +12,7 @@
 
 using namespace mlir::afm;
 using mlir::afm::test::errorText;
+using mlir::afm::test::parseError;
 using ::testing::HasSubstr;
 
 namespace {
@@ -23,24 +24,12 @@ constexpr const char *kMinimal = R"({
 
 /// kMinimal with `key` set to `value`.
 std::string withKey(llvm::StringRef key, llvm::json::Value value) {
-  llvm::json::Object object = *llvm::cantFail(llvm::json::parse(kMinimal))
-                                   .getAsObject();
-  object[key] = std::move(value);
-  return llvm::formatv("{0}", llvm::json::Value(std::move(object))).str();
+  return test::withKey(kMinimal, key, std::move(value));
 }
 
 /// kMinimal without `key`.
 std::string withoutKey(llvm::StringRef key) {
-  llvm::json::Object object = *llvm::cantFail(llvm::json::parse(kMinimal))
-                                   .getAsObject();
-  object.erase(key);
-  return llvm::formatv("{0}", llvm::json::Value(std::move(object))).str();
-}
-
-/// The error of parsing `json` as "config.json" ("" if it parses).
-std::string parseError(llvm::StringRef json) {
-  llvm::Expected<ModelConfig> config = parseModelConfig(json, "config.json");
-  return errorText(config);
+  return test::withKey(kMinimal, key, std::nullopt);
 }
 
 TEST(ModelConfig, MinimalConfigTakesTheDocumentedDefaults) {
@@ -134,7 +123,7 @@ TEST(ModelConfigErrors, RepeatedKeyIsNamed) {
   // Keys of nested values and string contents do not count.
   EXPECT_EQ(parseError(withKey("architecture", "vocab_size")),
             "config.json: key 'architecture': unknown architecture "
-            "'vocab_size' (supported: afm-dense)");
+            "'vocab_size' (supported: afm-dense, afm-on-device, afm-pt-moe)");
   EXPECT_EQ(parseError(withKey("rope_theta",
                                llvm::json::Object{{"vocab_size", 1}})),
             "config.json: key 'rope_theta': expected a number, got an "
@@ -219,16 +208,10 @@ TEST(ModelConfigErrors, FloatsMustBePositive) {
               HasSubstr("key 'rope_theta': must be a positive finite number"));
 }
 
-TEST(ModelConfigErrors, ArchitecturesOtherThanDenseAreRejected) {
-  EXPECT_EQ(parseError(withKey("architecture", "afm-pt-moe")),
-            "config.json: key 'architecture': 'afm-pt-moe' is not supported "
-            "yet (supported: afm-dense)");
-  EXPECT_EQ(parseError(withKey("architecture", "afm-on-device")),
-            "config.json: key 'architecture': 'afm-on-device' is not "
-            "supported yet (supported: afm-dense)");
+TEST(ModelConfigErrors, UnknownArchitectureListsTheSupportedOnes) {
   EXPECT_EQ(parseError(withKey("architecture", "gpt2")),
             "config.json: key 'architecture': unknown architecture 'gpt2' "
-            "(supported: afm-dense)");
+            "(supported: afm-dense, afm-on-device, afm-pt-moe)");
 }
 
 TEST(ModelConfigErrors, UnreadableFileIsNamed) {

@@ -25,14 +25,6 @@ ModelConfig oddWidths() {
   return config;
 }
 
-const ExpectedTensor *findTensor(const std::vector<ExpectedTensor> &tensors,
-                                 llvm::StringRef name) {
-  for (const ExpectedTensor &tensor : tensors)
-    if (tensor.name == name)
-      return &tensor;
-  return nullptr;
-}
-
 TEST(ModelWeights, ExpectedTensorsFollowTheDocumentedNamesAndShapes) {
   std::vector<ExpectedTensor> tensors = expectedTensors(oddWidths());
   ASSERT_EQ(tensors.size(), 1u + 2 * 9 + 1 + 1);
@@ -75,18 +67,6 @@ TEST(ModelWeights, TiedEmbeddingsHaveNoLmHead) {
   EXPECT_EQ(tensors.size(), 20u);
   EXPECT_EQ(findTensor(tensors, "lm_head.weight"), nullptr);
   EXPECT_EQ(tensors.back().name, "model.norm.weight");
-}
-
-/// checkWeights' error for `tensors` against `config` ("" if they match).
-std::string checkError(const ModelConfig &config,
-                       llvm::ArrayRef<SafeTensor> tensors) {
-  llvm::Expected<std::string> bytes = serializeSafeTensors(tensors);
-  if (!bytes)
-    return "serialize: " + errorText(bytes);
-  llvm::Expected<SafeTensorsFile> file = openBytes(*bytes, "w.safetensors");
-  if (!file)
-    return "open: " + errorText(file);
-  return errorText(checkWeights(config, *file));
 }
 
 TEST(ModelWeights, ExampleWeightsPassTheCheck) {
@@ -154,7 +134,8 @@ TEST(ExampleModel, TinyDensePresetIsTheDocumentedModel) {
   EXPECT_TRUE(config->tieWordEmbeddings);
   EXPECT_EQ(config->rmsNormEps, 1e-5);
   llvm::Expected<ModelConfig> unknown = examplePresetConfig("huge");
-  EXPECT_EQ(errorText(unknown), "unknown preset 'huge' (presets: tiny-dense)");
+  EXPECT_EQ(errorText(unknown), "unknown preset 'huge' (presets: tiny-dense, "
+                                "tiny-on-device, tiny-pt-moe)");
 }
 
 TEST(ExampleModel, WeightsDependOnlyOnConfigAndSeed) {
@@ -169,9 +150,7 @@ TEST(ExampleModel, WeightsDependOnlyOnConfigAndSeed) {
 
 /// Mean and variance of the f32 values of `tensor`.
 std::pair<double, double> moments(const SafeTensor &tensor) {
-  llvm::Expected<SafeTensorsFile> file =
-      openBytes(llvm::cantFail(serializeSafeTensors({tensor})));
-  std::vector<float> values = file->toF32(file->tensors().front());
+  std::vector<float> values = valuesOf(tensor);
   double sum = 0, sumSquares = 0;
   for (float v : values) {
     sum += v;
@@ -187,22 +166,31 @@ TEST(ExampleModel, WeightsHaveTheDocumentedDistributions) {
   config.hiddenSize = 64;
   config.intermediateSize = 256;
   config.headDim = 16;
-  std::vector<SafeTensor> tensors = generateExampleWeights(config, 3);
-  for (const SafeTensor &tensor : tensors) {
-    auto [mean, variance] = moments(tensor);
-    double expectedMean = 0, expectedVariance = 1;
-    if (tensor.shape.size() == 1) {
-      expectedMean = 1;
-      expectedVariance = 0.01;
-    } else if (tensor.name == kEmbedTokensName) {
-      expectedVariance = 0.01;
-    } else {
-      expectedVariance = 1.0 / tensor.shape[1];
+  // PT-MoE adds routers [E, d] and stacked experts [E, F_moe, d] and
+  // [E, d, F_moe]: fan_in is the last dimension.
+  ModelConfig moe = config;
+  moe.architecture = Architecture::PTMoE;
+  moe.numHiddenLayers = 2;
+  moe.trackBlockDepth = 1;
+  moe.numExperts = 4;
+  moe.moeIntermediateSize = 32;
+  for (const ModelConfig &c : {config, moe}) {
+    for (const SafeTensor &tensor : generateExampleWeights(c, 3)) {
+      auto [mean, variance] = moments(tensor);
+      double expectedMean = 0, expectedVariance = 1;
+      if (tensor.shape.size() == 1) {
+        expectedMean = 1;
+        expectedVariance = 0.01;
+      } else if (tensor.name == kEmbedTokensName) {
+        expectedVariance = 0.01;
+      } else {
+        expectedVariance = 1.0 / tensor.shape.back();
+      }
+      // Loose bounds: every tensor has at least 64 values.
+      EXPECT_NEAR(mean, expectedMean, 0.5 * std::sqrt(expectedVariance))
+          << tensor.name;
+      EXPECT_NEAR(variance / expectedVariance, 1.0, 0.5) << tensor.name;
     }
-    // Loose bounds: every tensor has at least 64 values.
-    EXPECT_NEAR(mean, expectedMean, 0.5 * std::sqrt(expectedVariance))
-        << tensor.name;
-    EXPECT_NEAR(variance / expectedVariance, 1.0, 0.5) << tensor.name;
   }
 }
 

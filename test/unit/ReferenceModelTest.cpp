@@ -24,22 +24,6 @@ using ::testing::HasSubstr;
 using ::testing::Pointwise;
 
 namespace {
-/// The last logits of `tokens` on a fresh copy of `config`'s example model.
-std::vector<float> freshLogits(const ModelConfig &config,
-                               llvm::ArrayRef<int32_t> tokens) {
-  llvm::Expected<ReferenceModel> model = exampleModel(config);
-  if (!model) {
-    ADD_FAILURE() << errorText(model);
-    return {};
-  }
-  llvm::Expected<std::vector<float>> logits = model->forward(tokens);
-  if (!logits) {
-    ADD_FAILURE() << errorText(logits);
-    return {};
-  }
-  return *logits;
-}
-
 TEST(ReferenceModel, ForwardReturnsOneLogitPerVocabularyEntry) {
   llvm::Expected<ReferenceModel> model = exampleModel(smallConfig());
   ASSERT_TRUE(bool(model)) << errorText(model);
@@ -136,16 +120,6 @@ TEST(ReferenceModel, GlobalLayersSeeTheWholeContext) {
   std::vector<int32_t> changed = tokens;
   changed[0] = 20;
   EXPECT_NE(freshLogits(config, changed), freshLogits(config, tokens));
-}
-
-/// max_i |a_i - b_i| (infinity if the sizes differ).
-double maxAbsDiff(llvm::ArrayRef<float> a, llvm::ArrayRef<float> b) {
-  if (a.size() != b.size())
-    return INFINITY;
-  double diff = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    diff = std::max(diff, std::abs(double(a[i]) - b[i]));
-  return diff;
 }
 
 TEST(ReferenceModel, NopeGlobalLayersIgnoreTheOrderOfEarlierTokens) {

@@ -109,4 +109,61 @@ TEST(ReferenceOps, SlidingWindowStartsWMinusOnePositionsBack) {
   EXPECT_EQ(firstVisiblePosition(3, 4), 0);
   EXPECT_EQ(firstVisiblePosition(10, 1), 10);
 }
+TEST(ReferenceOps, TopKTakesTheLargestAndBreaksTiesToTheLowerIndex) {
+  EXPECT_THAT(topK({1, 3, 3, 2}, 2), ElementsAre(1, 2));
+  EXPECT_THAT(topK({1, 3, 3, 2}, 3), ElementsAre(1, 2, 3));
+  EXPECT_THAT(topK({-5, 0.5f, -1, 4}, 1), ElementsAre(3));
+  EXPECT_THAT(topK({-5, 0.5f, -1, 4}, 4), ElementsAre(3, 1, 2, 0));
+  // A zero router: all logits equal, the first k experts win.
+  EXPECT_THAT(topK({0, 0, 0, 0}, 2), ElementsAre(0, 1));
+  EXPECT_THAT(topK({2, 7, 7, 7}, 2), ElementsAre(1, 2));
+  EXPECT_THAT(topK({2, 7}, 0), ElementsAre());
+}
+
+TEST(ReferenceOps, SoftmaxIsShiftInvariantAndSumsToOne) {
+  // e^0 : e^(ln 3) = 1 : 3.
+  EXPECT_THAT(softmax({0, float(std::log(3.0))}),
+              Pointwise(testing::DoubleNear(1e-7), {0.25, 0.75}));
+  EXPECT_THAT(softmax({1000, 1000}), ElementsAre(0.5, 0.5)) << "no overflow";
+  EXPECT_THAT(softmax({-3}), ElementsAre(1.0));
+}
+
+/// silu(x) = x / (1 + e^-x).
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+
+TEST(ReferenceOps, MixtureOfExpertsWeighsTheTopKExpertsBySoftmax) {
+  // d = 1, F = 1, E = 3: expert e computes down_e * silu(gate_e x) * up_e x.
+  // Router logits for x = 1 are (1, 2, 0): k = 2 picks experts 1 and 0
+  // with gates softmax(2, 1) = (e / (1 + e), 1 / (1 + e)).
+  std::vector<float> router = {1, 2, 0};
+  std::vector<float> gate = {1, 2, 100}, up = {1, 1, 100}, down = {1, -1, 100};
+  MoEWeights weights = {router, gate, up, down, 3};
+  std::vector<int64_t> selected;
+  std::vector<float> y = mixtureOfExperts({1}, weights, 2, &selected);
+  EXPECT_THAT(selected, ElementsAre(1, 0));
+  double e = std::exp(1.0);
+  double expected = e / (1 + e) * -silu(2) + 1 / (1 + e) * silu(1);
+  EXPECT_THAT(y, Pointwise(FloatNear(kTol), {float(expected)}));
+  // k = 1: expert 1 alone, with gate 1.
+  EXPECT_THAT(mixtureOfExperts({1}, weights, 1),
+              Pointwise(FloatNear(kTol), {float(-silu(2))}));
+  // x = -1 flips the router logits to (-1, -2, 0): experts 2 and 0.
+  EXPECT_EQ(mixtureOfExperts({-1}, weights, 2, &selected).size(), 1u);
+  EXPECT_THAT(selected, ElementsAre(2, 0));
+}
+
+TEST(ReferenceOps, ZeroRouterAveragesTheFirstKExperts) {
+  // d = 2, F = 1, E = 3, k = 2: gates 1/2 and 1/2 on experts 0 and 1.
+  std::vector<float> router(6, 0.0f);
+  std::vector<float> gate = {1, 0, 0, 1, 5, 5};
+  std::vector<float> up = {1, 1, 1, 1, 5, 5};
+  std::vector<float> down = {1, 0, 0, 1, 5, 5};
+  std::vector<int64_t> selected;
+  std::vector<float> y =
+      mixtureOfExperts({1, 2}, {router, gate, up, down, 3}, 2, &selected);
+  EXPECT_THAT(selected, ElementsAre(0, 1));
+  // Expert 0: silu(1) * 3 on output 0; expert 1: silu(2) * 3 on output 1.
+  EXPECT_THAT(y, Pointwise(FloatNear(kTol),
+                           {float(silu(1) * 3 / 2), float(silu(2) * 3 / 2)}));
+}
 } // namespace

@@ -40,6 +40,11 @@ static cl::opt<std::string>
 static cl::opt<uint64_t> seed("seed", cl::desc("Random seed (default 0)"),
                               cl::value_desc("N"), cl::init(0),
                               cl::cat(category));
+static cl::list<std::string> zeroSubstrings(
+    "zero-tensors",
+    cl::desc("Make every tensor whose name contains this substring all "
+             "zeros, the others unchanged (repeatable)"),
+    cl::value_desc("substring"), cl::cat(category));
 
 /// Refuse configs whose f32 weights would not fit comfortably in memory:
 /// this tool is for small examples.
@@ -51,6 +56,19 @@ static Expected<ModelConfig> chosenConfig() {
   if (!presetName.empty())
     return examplePresetConfig(presetName);
   return loadModelConfig(configPath);
+}
+
+/// Zeroes the tensors `--zero-tensors` names; a substring that matches no
+/// tensor is an error (it is most likely a typo).
+static Error applyZeroTensors(std::vector<SafeTensor> &tensors) {
+  for (const std::string &substring : zeroSubstrings) {
+    if (substring.empty())
+      return createStringError("--zero-tensors needs a non-empty substring");
+    if (zeroTensors(tensors, substring) == 0)
+      return createStringError("--zero-tensors '" + substring +
+                               "' matches no tensor of the model");
+  }
+  return Error::success();
 }
 
 static Error writeText(StringRef path, StringRef text) {
@@ -90,7 +108,9 @@ int main(int argc, char **argv) {
   exitOnErr(writeText(path, toJSON(config)));
   sys::path::remove_filename(path);
   sys::path::append(path, "model.safetensors");
-  exitOnErr(writeSafeTensors(path, generateExampleWeights(config, seed),
+  std::vector<SafeTensor> tensors = generateExampleWeights(config, seed);
+  exitOnErr(applyZeroTensors(tensors));
+  exitOnErr(writeSafeTensors(path, tensors,
                              {{"generator", "afm-gen-example"},
                               {"seed", std::to_string(seed)}}));
   return 0;

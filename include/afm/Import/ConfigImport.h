@@ -28,7 +28,14 @@ struct ConfigImportOptions {
   std::string modelName = "model";
 };
 
-/// The afm IR of `config`. Never fails for a config that parsed.
+/// An error unless the importer can build `config`'s architecture: only
+/// afm-dense so far (the reference evaluator runs the AFM families).
+/// `origin` names the config file in the message.
+llvm::Error checkImportSupported(const ModelConfig &config,
+                                 llvm::StringRef origin);
+
+/// The afm IR of `config`, which must pass `checkImportSupported`. Never
+/// fails for such a config that parsed.
 OwningOpRef<ModuleOp> importModelConfig(MLIRContext *context,
                                         const ModelConfig &config,
                                         const ConfigImportOptions &options);

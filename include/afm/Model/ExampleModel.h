@@ -27,12 +27,18 @@ llvm::Expected<ModelConfig> examplePresetConfig(llvm::StringRef name);
 /// Random F32 weights for every tensor of `expectedTensors(config)`, in that
 /// order, from one SplitMix64 stream seeded with `seed`: the embeddings
 /// 0.1 * N(0, 1) (small next to what the layers add, so greedy tokens vary),
-/// projection matrices (including an untied LM head)
-/// N(0, 1 / fan_in) with fan_in = shape[1], the input width, and norm
-/// weights 1 + 0.1 * N(0, 1). The same config and seed give the same bits
-/// on every machine.
+/// projection matrices (including an untied LM head, routers and stacked
+/// experts) N(0, 1 / fan_in) with fan_in = the last dimension, the input
+/// width, and norm weights 1 + 0.1 * N(0, 1). The same config and seed give
+/// the same bits on every machine.
 std::vector<SafeTensor> generateExampleWeights(const ModelConfig &config,
                                                uint64_t seed);
+
+/// Sets every element of each tensor whose name contains `substring` to
+/// zero, leaving the other tensors as they are; returns how many tensors
+/// it zeroed. (A zero router sends every token to experts 0..k-1.)
+int64_t zeroTensors(std::vector<SafeTensor> &tensors,
+                    llvm::StringRef substring);
 
 } // namespace mlir::afm
 

@@ -17,11 +17,16 @@
 
 namespace mlir::afm {
 
-/// The model families a config can name. Only the dense decoder is
-/// supported so far; the others are rejected with "not supported yet".
+/// The model families a config can name (docs/model-config.md).
 enum class Architecture {
   /// `"afm-dense"`: a pre-norm dense decoder (Llama-style).
   Dense,
+  /// `"afm-on-device"`: a dense decoder whose Block-2 layers read the KV
+  /// cache of a Block-1 layer instead of having K/V projections.
+  OnDevice,
+  /// `"afm-pt-moe"`: parallel tracks synchronized at track-block ends, with
+  /// mixture-of-experts FFNs in every `moe_layer_interval`-th layer.
+  PTMoE,
 };
 
 /// The `architecture` string of `arch`, e.g. "afm-dense".
@@ -58,18 +63,47 @@ struct ModelConfig {
   int64_t localPerGlobal = 0;
   /// False: global layers use no positional embedding (NoPE).
   bool ropeInGlobalLayers = true;
+
+  // afm-on-device only.
+  /// Block 1 is the first ceil(block1Fraction * L) layers; 0 < f <= 1.
+  double block1Fraction = 0.625;
+
+  // afm-pt-moe only; `numHiddenLayers` counts the layers of one track.
+  /// n, the number of tracks; divides H and G.
+  int64_t numTracks = 2;
+  /// D, the layers of a track block; divides L.
+  int64_t trackBlockDepth = 4;
+  /// E, the experts of an MoE layer.
+  int64_t numExperts = 64;
+  /// k, the experts each token is routed to; 1 <= k <= E.
+  int64_t numExpertsPerTok = 2;
+  /// Layer i of a track is an MoE layer iff i % interval == interval - 1.
+  int64_t moeLayerInterval = 2;
+  /// F_moe, the FFN width of one expert. parseModelConfig resolves its
+  /// default (`intermediate_size`); a config built in code must set it.
+  int64_t moeIntermediateSize = 0;
 };
 
 /// Parses and validates the text of a config.json. `fileName` only names
 /// the file in error messages, which also name the offending key: unknown
-/// keys, wrong JSON types, missing required keys and invalid values
-/// (non-positive sizes, H % G != 0, odd head_dim, unknown or unsupported
-/// architecture) are all errors.
+/// keys, keys of another architecture, wrong JSON types, missing required
+/// keys and invalid values (see `validateModelConfig`) are all errors. The
+/// defaults of `local_per_global` and `rope_in_global_layers` depend on
+/// the architecture (0 / true for afm-dense, 3 / false otherwise).
 llvm::Expected<ModelConfig> parseModelConfig(llvm::StringRef json,
                                              llvm::StringRef fileName);
 
 /// Reads and parses the config.json at `path`.
 llvm::Expected<ModelConfig> loadModelConfig(llvm::StringRef path);
+
+/// Checks the values of `config` as `parseModelConfig` does: sizes
+/// positive and at most 2^31 - 1, H % G == 0, even head_dim, positive
+/// finite eps and theta; afm-on-device: 0 < block1_fraction <= 1 and every
+/// Block-2 layer has a Block-1 layer of its attention kind; afm-pt-moe:
+/// n divides H and G, D divides L, 1 <= k <= E, n * L and the stacked
+/// expert tensors within bounds. Errors read "<origin>: key '<key>': ...".
+llvm::Error validateModelConfig(const ModelConfig &config,
+                                llvm::StringRef origin);
 
 /// Whether `layer` is a local (sliding-window) layer: layers come in
 /// groups of `localPerGlobal` local layers followed by one global layer;
@@ -80,9 +114,38 @@ bool isLocalLayer(const ModelConfig &config, int64_t layer);
 /// global layers iff `ropeInGlobalLayers`.
 bool usesRope(const ModelConfig &config, int64_t layer);
 
-/// The config as config.json text with every key explicit, in the order of
-/// docs/model-config.md. `parseModelConfig` reads it back to the same
-/// config (floats are printed so that they round-trip exactly).
+/// The number of Block-1 layers of an afm-on-device config:
+/// ceil(block1Fraction * L), at least 1 (see docs/model-config.md,
+/// "Decisions", for the rounding); L for the other architectures.
+int64_t block1Layers(const ModelConfig &config);
+
+/// Whether `layer` of an afm-on-device config lies in Block 2 (it has no
+/// K/V projections and reads the cache of `kvSourceLayer`). Always false
+/// for the other architectures.
+bool isBlock2Layer(const ModelConfig &config, int64_t layer);
+
+/// The layer whose KV cache `layer` attends over: `layer` itself, except
+/// for a Block-2 layer, whose source is the last Block-1 layer of the same
+/// attention kind (local or global); -1 if there is none (a config that
+/// `validateModelConfig` rejects).
+int64_t kvSourceLayer(const ModelConfig &config, int64_t layer);
+
+/// Whether layer `layerOfTrack` of each track of an afm-pt-moe config has
+/// an MoE FFN: layerOfTrack % interval == interval - 1. Always false for
+/// the other architectures.
+bool isMoELayer(const ModelConfig &config, int64_t layerOfTrack);
+
+/// The number of tracks: `numTracks` for afm-pt-moe, 1 otherwise.
+int64_t trackCount(const ModelConfig &config);
+
+/// The KV cache (the compiled model's `afm.layer`) of layer `layer` of track
+/// `track`: track * L + layer; `layer` for a single-track model.
+int64_t kvCacheIndex(const ModelConfig &config, int64_t track, int64_t layer);
+
+/// The config as config.json text with every key of its architecture
+/// explicit, in the order of docs/model-config.md. `parseModelConfig`
+/// reads it back to the same config (floats are printed so that they
+/// round-trip exactly).
 std::string toJSON(const ModelConfig &config);
 
 } // namespace mlir::afm

@@ -26,7 +26,10 @@ inline constexpr const char kFinalNormName[] = "model.norm.weight";
 /// `lm_head.weight`, [V, d]; absent when the embeddings are tied.
 inline constexpr const char kLmHeadName[] = "lm_head.weight";
 
-/// The tensor names of decoder layer `layer` (`model.layers.{layer}.*`).
+/// The tensor names a decoder layer can have. Which of them it has depends
+/// on the config (see `expectedTensors`): a Block-2 layer of afm-on-device
+/// has no `kProj` / `vProj`; an MoE layer of afm-pt-moe has the router and
+/// the stacked experts instead of `gateProj` / `upProj` / `downProj`.
 struct LayerTensorNames {
   std::string inputNorm;
   std::string qProj;
@@ -37,9 +40,22 @@ struct LayerTensorNames {
   std::string gateProj;
   std::string upProj;
   std::string downProj;
+  /// `mlp.router.weight`, [E, d].
+  std::string router;
+  /// `mlp.experts.{gate,up}_proj.weight`, [E, F_moe, d].
+  std::string expertsGateProj;
+  std::string expertsUpProj;
+  /// `mlp.experts.down_proj.weight`, [E, d, F_moe].
+  std::string expertsDownProj;
 };
 
+/// The names of layer `layer` of afm-dense and afm-on-device
+/// (`model.layers.{layer}.*`).
 LayerTensorNames layerTensorNames(int64_t layer);
+
+/// The names of layer `layer` of track `track` of afm-pt-moe
+/// (`model.tracks.{track}.layers.{layer}.*`).
+LayerTensorNames trackLayerTensorNames(int64_t track, int64_t layer);
 
 /// A tensor the config calls for.
 struct ExpectedTensor {
@@ -51,12 +67,13 @@ struct ExpectedTensor {
 };
 
 /// Every tensor of the model, in the order of docs/model-config.md: the
-/// embeddings, each layer's nine tensors, the final norm, and `lm_head`
-/// only when the embeddings are not tied.
+/// embeddings; each layer's tensors in the order of `LayerTensorNames`
+/// (afm-pt-moe: track 0's layers, then track 1's, ...); the final norm;
+/// and `lm_head` only when the embeddings are not tied.
 std::vector<ExpectedTensor> expectedTensors(const ModelConfig &config);
 
 /// The number of parameters of the model: the elements of every expected
-/// tensor.
+/// tensor (INT64_MAX if that does not fit).
 int64_t parameterCount(const ModelConfig &config);
 
 /// Checks that `file` holds exactly the tensors of `expectedTensors` with

@@ -3,7 +3,10 @@
 // Runs a model described by config.json + model.safetensors with the
 // operations of ReferenceOps.h, one token at a time, keeping every
 // position's keys and values. It is the oracle compiled models are checked
-// against, so it favours being obviously right over being fast.
+// against, so it favours being obviously right over being fast. Every
+// architecture of docs/model-config.md runs: afm-dense, afm-on-device
+// (Block-2 layers attend over their source layer's cache) and afm-pt-moe
+// (tracks, track blocks, MoE layers).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,8 +27,9 @@ namespace mlir::afm {
 /// A model with its context: the keys and values of every position so far.
 class ReferenceModel {
 public:
-  /// Checks `weights` against `config` (`checkWeights`) and converts every
-  /// weight to f32 once. `weights` is not used afterwards.
+  /// Checks `config` (`validateModelConfig`, for configs built in code) and
+  /// `weights` against it (`checkWeights`), and converts every weight to
+  /// f32 once. `weights` is not used afterwards.
   static llvm::Expected<ReferenceModel> create(const ModelConfig &config,
                                                const SafeTensorsFile &weights);
 
@@ -43,12 +47,26 @@ public:
 
   const ModelConfig &config() const { return cfg; }
 
+  /// The routing of the context so far: expertCounts()[c][e] is the number
+  /// of tokens that the MoE layer with KV-cache index c (`kvCacheIndex`:
+  /// t * L + i) sent to expert e. Empty rows for dense layers; all rows
+  /// empty for the architectures without MoE. `reset` clears it.
+  const std::vector<std::vector<int64_t>> &expertCounts() const {
+    return routed;
+  }
+
 private:
+  /// One layer's weights. A Block-2 layer has no kProj / vProj; an MoE
+  /// layer has the router and the stacked experts instead of
+  /// gateProj / upProj / downProj.
   struct LayerWeights {
     std::vector<float> inputNorm, qProj, kProj, vProj, oProj;
     std::vector<float> postAttentionNorm, gateProj, upProj, downProj;
+    std::vector<float> router, expertsGateProj, expertsUpProj,
+        expertsDownProj;
   };
-  /// Keys and values of one layer: one row of G * hd floats per position.
+  /// Keys and values of one layer: one row of (G / n) * hd floats per
+  /// position (empty for Block-2 layers).
   struct LayerCache {
     std::vector<float> keys, values;
   };
@@ -56,20 +74,29 @@ private:
   explicit ReferenceModel(const ModelConfig &config) : cfg(config) {}
 
   llvm::Error checkTokens(llvm::ArrayRef<int32_t> tokens) const;
-  /// Runs `token` at position `pos` through every layer (appending to the
-  /// caches) and returns the final hidden state, before the last norm.
+  /// Runs `token` at position `pos` through every track block (appending
+  /// to the caches) and returns the final hidden state, before the last
+  /// norm.
   std::vector<float> decoderStep(int32_t token);
-  /// The attention block of `layer` for the normalized input `x`.
-  std::vector<float> attentionBlock(int64_t layer, llvm::ArrayRef<float> x);
-  /// The SwiGLU FFN of `layer` for the normalized input `x`.
-  std::vector<float> ffnBlock(int64_t layer, llvm::ArrayRef<float> x) const;
+  /// Adds layer `layer` of track `track` (attention, then FFN) to `h`.
+  void layerStep(int64_t track, int64_t layer, std::vector<float> &h);
+  /// The attention block of layer `layer` of track `track` for the
+  /// normalized input `x`.
+  std::vector<float> attentionBlock(int64_t track, int64_t layer,
+                                    llvm::ArrayRef<float> x);
+  /// The dense or MoE FFN of layer `layer` of track `track` for the
+  /// normalized input `x`; records the routing of an MoE layer.
+  std::vector<float> ffnBlock(int64_t track, int64_t layer,
+                              llvm::ArrayRef<float> x);
   /// The final norm and the LM head.
   std::vector<float> logits(llvm::ArrayRef<float> hidden) const;
 
   ModelConfig cfg;
   std::vector<float> embedTokens, finalNorm, lmHead;
+  /// Indexed by KV-cache index (`kvCacheIndex`), like `caches`.
   std::vector<LayerWeights> layers;
   std::vector<LayerCache> caches;
+  std::vector<std::vector<int64_t>> routed;
   int64_t pos = 0;
 };
 

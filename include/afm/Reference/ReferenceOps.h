@@ -63,6 +63,30 @@ std::vector<float> attention(llvm::ArrayRef<float> query,
 /// x += y, element-wise (the residual connection).
 void addInPlace(llvm::MutableArrayRef<float> x, llvm::ArrayRef<float> y);
 
+/// The indices of the `k` largest `scores`, largest first; of equal scores
+/// the lower index comes first (is selected first). k <= scores.size().
+std::vector<int64_t> topK(llvm::ArrayRef<float> scores, int64_t k);
+
+/// softmax(x) in double: exp(x_i - max x) / sum_j exp(x_j - max x).
+std::vector<double> softmax(llvm::ArrayRef<float> x);
+
+/// The weights of an MoE layer with `numExperts` experts of width F over
+/// inputs of width d, row-major: router [E, d], gateProj and upProj
+/// [E, F, d], downProj [E, d, F].
+struct MoEWeights {
+  llvm::ArrayRef<float> router, gateProj, upProj, downProj;
+  int64_t numExperts;
+};
+
+/// An MoE FFN (DESIGN.md section 1): router logits r = x W_r^T, the `k`
+/// largest selected (`topK`), gates g = softmax of the selected logits, and
+/// the output sum_j g_j * down_e(silu(gate_e(x)) * up_e(x)) over the
+/// selected experts e = e_j, accumulated in double. The selected experts,
+/// in the order of `topK`, go to `selected` when it is not null.
+std::vector<float> mixtureOfExperts(llvm::ArrayRef<float> x,
+                                    const MoEWeights &weights, int64_t k,
+                                    std::vector<int64_t> *selected = nullptr);
+
 } // namespace mlir::afm::reference
 
 #endif // AFM_REFERENCE_REFERENCEOPS_H
