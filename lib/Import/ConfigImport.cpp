@@ -4,6 +4,13 @@
 // once for prefill (a chunk) and once for decode (one token). The residual
 // layout is pre-norm: h += attn(norm(h)); h += ffn(norm(h)).
 //
+// - afm-dense: L layers, each with its own KV cache.
+// - afm-on-device: Block-2 layers have no K/V projections and attend over
+//   the cache of their source layer (afm.shared_kv_attention).
+// - afm-pt-moe: every block of D layers is an afm.track_block whose tracks
+//   run their own layers (H/n query heads, G/n KV heads, their own caches);
+//   every other layer's FFN is an afm.moe.
+//
 //===----------------------------------------------------------------------===//
 
 #include "afm/Import/ConfigImport.h"
@@ -16,16 +23,24 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 using namespace mlir;
 using namespace mlir::afm;
 
 namespace {
+/// The layers of one track (the whole model for single-track families).
+struct TrackLayout {
+  int64_t track;
+  int64_t heads;
+  int64_t kvHeads;
+};
+
 class DecoderBuilder {
 public:
   DecoderBuilder(ModuleOp module, const ModelConfig &config)
-      : b(module.getContext()), config(config),
-        loc(b.getUnknownLoc()), f32(b.getF32Type()) {
+      : b(module.getContext()), config(config), loc(b.getUnknownLoc()),
+        f32(b.getF32Type()) {
     b.setInsertionPointToEnd(module.getBody());
   }
 
@@ -41,12 +56,22 @@ private:
                             Attribute());
   }
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  KVCacheType cacheType(int64_t layer);
+  LayerTensorNames names(const TrackLayout &track, int64_t layer) const {
+    return config.architecture == Architecture::PTMoE
+               ? trackLayerTensorNames(track.track, layer)
+               : layerTensorNames(layer);
+  }
+  /// Whether layer `layer` of a track writes keys and values of its own.
+  bool ownsCache(int64_t layer) const {
+    return config.architecture != Architecture::OnDevice ||
+           !isBlock2Layer(config, layer);
+  }
   Value rmsNorm(Value x, StringRef weightName);
   Value linear(Value x, StringRef weightName, int64_t outFeatures);
   Value splitHeads(Value x, int64_t heads);
-  Value attentionBlock(Value h, int64_t layer, Value cache);
-  Value ffnBlock(Value h, int64_t layer);
+  Value attentionBlock(Value h, const TrackLayout &track, int64_t layer);
+  Value ffnBlock(Value h, const TrackLayout &track, int64_t layer);
+  Value layers(Value h, const TrackLayout &track, int64_t begin, int64_t end);
 
   OpBuilder b;
   const ModelConfig &config;
@@ -54,15 +79,10 @@ private:
   Type f32;
   int64_t tokens = 0;
   Value count, position;
+  /// Cache argument of each cache index (t * L + i).
+  llvm::DenseMap<int64_t, Value> caches;
 };
 } // namespace
-
-KVCacheType DecoderBuilder::cacheType(int64_t layer) {
-  // Every cache can hold the whole context; afm-size-kv-caches shrinks the
-  // caches of local layers to ring buffers of their window.
-  return KVCacheType::get(b.getContext(), config.numKeyValueHeads,
-                          config.maxPositionEmbeddings, config.headDim, f32);
-}
 
 Value DecoderBuilder::rmsNorm(Value x, StringRef weightName) {
   Value g = weight(weightName, {config.hiddenSize});
@@ -83,72 +103,133 @@ Value DecoderBuilder::splitHeads(Value x, int64_t heads) {
       SmallVector<ReassociationIndices>{{0}, {1, 2}});
 }
 
-Value DecoderBuilder::attentionBlock(Value h, int64_t layer, Value cache) {
-  LayerTensorNames names = layerTensorNames(layer);
-  int64_t heads = config.numAttentionHeads, kvHeads = config.numKeyValueHeads;
+Value DecoderBuilder::attentionBlock(Value h, const TrackLayout &track,
+                                     int64_t layer) {
+  LayerTensorNames n = names(track, layer);
   int64_t hd = config.headDim;
-  Value n = rmsNorm(h, names.inputNorm);
-  Value q = splitHeads(linear(n, names.qProj, heads * hd), heads);
-  Value k = splitHeads(linear(n, names.kProj, kvHeads * hd), kvHeads);
-  Value v = splitHeads(linear(n, names.vProj, kvHeads * hd), kvHeads);
+  Value normed = rmsNorm(h, n.inputNorm);
+  Value q = splitHeads(linear(normed, n.qProj, track.heads * hd), track.heads);
+  Value k, v;
+  if (ownsCache(layer)) {
+    k = splitHeads(linear(normed, n.kProj, track.kvHeads * hd), track.kvHeads);
+    v = splitHeads(linear(normed, n.vProj, track.kvHeads * hd), track.kvHeads);
+  }
   if (usesRope(config, layer)) {
     FloatAttr theta = b.getF32FloatAttr(float(config.ropeTheta));
     q = RoPEOp::create(b, loc, q.getType(), q, position, theta);
-    k = RoPEOp::create(b, loc, k.getType(), k, position, theta);
+    if (k)
+      k = RoPEOp::create(b, loc, k.getType(), k, position, theta);
   }
   bool local = isLocalLayer(config, layer);
-  Value attn = AttentionOp::create(
-      b, loc, q.getType(),
-      local ? AttentionKind::Local : AttentionKind::Global, q, k, v, cache,
-      position, count,
-      local ? b.getI64IntegerAttr(config.slidingWindow) : IntegerAttr(),
-      FloatAttr());
+  AttentionKind kind = local ? AttentionKind::Local : AttentionKind::Global;
+  IntegerAttr window =
+      local ? b.getI64IntegerAttr(config.slidingWindow) : IntegerAttr();
+  Value attn;
+  if (k) {
+    Value cache = caches.lookup(kvCacheIndex(config, track.track, layer));
+    attn = AttentionOp::create(b, loc, q.getType(), kind, q, k, v, cache,
+                               position, count, window, FloatAttr());
+  } else {
+    // Block 2: read the cache of the source layer, which Block 1 filled.
+    Value cache = caches.lookup(kvSourceLayer(config, layer));
+    attn = SharedKVAttentionOp::create(b, loc, q.getType(), kind, q, cache,
+                                       position, count, window, FloatAttr());
+  }
   Value merged = tensor::CollapseShapeOp::create(
-      b, loc, tensor({tokens, heads * hd}), attn,
+      b, loc, tensor({tokens, track.heads * hd}), attn,
       SmallVector<ReassociationIndices>{{0}, {1, 2}});
-  Value out = linear(merged, names.oProj, config.hiddenSize);
+  Value out = linear(merged, n.oProj, config.hiddenSize);
   return arith::AddFOp::create(b, loc, h, out);
 }
 
-Value DecoderBuilder::ffnBlock(Value h, int64_t layer) {
-  LayerTensorNames names = layerTensorNames(layer);
-  int64_t d = config.hiddenSize, f = config.intermediateSize;
-  Value m = rmsNorm(h, names.postAttentionNorm);
-  Value y = SwiGLUOp::create(b, loc, m.getType(), m,
-                             weight(names.gateProj, {f, d}),
-                             weight(names.upProj, {f, d}),
-                             weight(names.downProj, {d, f}));
+Value DecoderBuilder::ffnBlock(Value h, const TrackLayout &track,
+                               int64_t layer) {
+  LayerTensorNames n = names(track, layer);
+  int64_t d = config.hiddenSize;
+  Value m = rmsNorm(h, n.postAttentionNorm);
+  Value y;
+  if (config.architecture == Architecture::PTMoE && isMoELayer(config, layer)) {
+    int64_t e = config.numExperts, f = config.moeIntermediateSize;
+    y = MoEOp::create(b, loc, m.getType(), m, weight(n.router, {e, d}),
+                      weight(n.expertsGateProj, {e, f, d}),
+                      weight(n.expertsUpProj, {e, f, d}),
+                      weight(n.expertsDownProj, {e, d, f}),
+                      b.getI64IntegerAttr(config.numExpertsPerTok));
+  } else {
+    int64_t f = config.intermediateSize;
+    y = SwiGLUOp::create(b, loc, m.getType(), m, weight(n.gateProj, {f, d}),
+                         weight(n.upProj, {f, d}), weight(n.downProj, {d, f}));
+  }
   return arith::AddFOp::create(b, loc, h, y);
+}
+
+Value DecoderBuilder::layers(Value h, const TrackLayout &track, int64_t begin,
+                             int64_t end) {
+  for (int64_t i = begin; i < end; ++i)
+    h = ffnBlock(attentionBlock(h, track, i), track, i);
+  return h;
 }
 
 void DecoderBuilder::buildEntry(StringRef kind, int64_t numTokens) {
   tokens = numTokens;
-  int64_t layers = config.numHiddenLayers, d = config.hiddenSize;
-  int64_t vocab = config.vocabSize;
-  SmallVector<Type> inputs = {
-      RankedTensorType::get({tokens}, b.getI32Type()), b.getIndexType(),
-      b.getIndexType()};
-  for (int64_t i = 0; i < layers; ++i)
-    inputs.push_back(cacheType(i));
+  int64_t d = config.hiddenSize, vocab = config.vocabSize;
+  int64_t layersPerTrack = config.numHiddenLayers;
+  int64_t tracks = trackCount(config);
+
+  // Arguments: tokens, count, position, then one cache per owning layer.
+  SmallVector<Type> inputs = {RankedTensorType::get({tokens}, b.getI32Type()),
+                              b.getIndexType(), b.getIndexType()};
+  SmallVector<int64_t> cacheIndices;
+  auto cacheType = KVCacheType::get(b.getContext(),
+                                    config.numKeyValueHeads / tracks,
+                                    config.maxPositionEmbeddings,
+                                    config.headDim, f32);
+  for (int64_t t = 0; t < tracks; ++t)
+    for (int64_t i = 0; i < layersPerTrack; ++i)
+      if (ownsCache(i)) {
+        cacheIndices.push_back(kvCacheIndex(config, t, i));
+        inputs.push_back(cacheType);
+      }
   auto func = func::FuncOp::create(
       b, loc, kind, b.getFunctionType(inputs, {tensor({vocab})}));
   func->setAttr("afm.entry", b.getStringAttr(kind));
-  for (int64_t i = 0; i < layers; ++i)
-    func.setArgAttr(3 + i, "afm.layer", b.getI64IntegerAttr(i));
+  for (auto [i, cache] : llvm::enumerate(cacheIndices))
+    func.setArgAttr(3 + i, "afm.layer", b.getI64IntegerAttr(cache));
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(func.addEntryBlock());
   count = func.getArgument(1);
   position = func.getArgument(2);
+  caches.clear();
+  for (auto [i, cache] : llvm::enumerate(cacheIndices))
+    caches[cache] = func.getArgument(3 + i);
+  Value last = arith::SubIOp::create(b, loc, count, index(1));
   Value table = weight(kEmbedTokensName, {vocab, d});
   Value h = EmbeddingOp::create(b, loc, tensor({tokens, d}), table,
                                 func.getArgument(0));
-  for (int64_t i = 0; i < layers; ++i) {
-    h = attentionBlock(h, i, func.getArgument(3 + i));
-    h = ffnBlock(h, i);
+
+  TrackLayout single{0, config.numAttentionHeads, config.numKeyValueHeads};
+  if (config.architecture != Architecture::PTMoE) {
+    h = layers(h, single, 0, layersPerTrack);
+  } else {
+    // One track block per D layers; tracks synchronize only at its end.
+    int64_t depth = config.trackBlockDepth;
+    for (int64_t begin = 0; begin < layersPerTrack; begin += depth) {
+      auto block = TrackBlockOp::create(b, loc, h.getType(), h, tracks);
+      for (int64_t t = 0; t < tracks; ++t) {
+        OpBuilder::InsertionGuard trackGuard(b);
+        Block *body = b.createBlock(&block.getTracks()[t], {}, {h.getType()},
+                                    {loc});
+        TrackLayout track{t, config.numAttentionHeads / tracks,
+                          config.numKeyValueHeads / tracks};
+        Value out = layers(body->getArgument(0), track, begin, begin + depth);
+        YieldOp::create(b, loc, out);
+      }
+      h = block.getResult();
+    }
   }
+
   // Logits of the last real token.
-  Value last = arith::SubIOp::create(b, loc, count, index(1));
   Value row = tensor::ExtractSliceOp::create(
       b, loc, tensor({1, d}), h, ValueRange{last}, ValueRange{}, ValueRange{},
       b.getDenseI64ArrayAttr({ShapedType::kDynamic, 0}),
@@ -156,22 +237,11 @@ void DecoderBuilder::buildEntry(StringRef kind, int64_t numTokens) {
   Value normed = rmsNorm(row, kFinalNormName);
   Value head = config.tieWordEmbeddings ? table
                                         : weight(kLmHeadName, {vocab, d});
-  Value logits =
-      LMHeadOp::create(b, loc, tensor({1, vocab}), normed, head);
+  Value logits = LMHeadOp::create(b, loc, tensor({1, vocab}), normed, head);
   Value flat = tensor::CollapseShapeOp::create(
       b, loc, tensor({vocab}), logits,
       SmallVector<ReassociationIndices>{{0, 1}});
   func::ReturnOp::create(b, loc, flat);
-}
-
-llvm::Error afm::checkImportSupported(const ModelConfig &config,
-                                      llvm::StringRef origin) {
-  if (config.architecture == Architecture::Dense)
-    return llvm::Error::success();
-  return llvm::createStringError(
-      origin + ": key 'architecture': '" +
-      architectureName(config.architecture) +
-      "' models cannot be compiled yet (supported: afm-dense)");
 }
 
 OwningOpRef<ModuleOp>
@@ -187,7 +257,9 @@ afm::importModelConfig(MLIRContext *context, const ModelConfig &config,
                      b.getStringAttr(architectureName(config.architecture))),
       b.getNamedAttr("vocab_size", b.getI64IntegerAttr(config.vocabSize)),
       b.getNamedAttr("hidden_size", b.getI64IntegerAttr(config.hiddenSize)),
-      b.getNamedAttr("num_layers", b.getI64IntegerAttr(config.numHiddenLayers)),
+      b.getNamedAttr("num_layers",
+                     b.getI64IntegerAttr(config.numHiddenLayers *
+                                         trackCount(config))),
       b.getNamedAttr("context_length",
                      b.getI64IntegerAttr(config.maxPositionEmbeddings)),
       b.getNamedAttr("prefill_chunk", b.getI64IntegerAttr(options.prefillChunk))};
@@ -202,16 +274,15 @@ afm::importModelConfig(MLIRContext *context, const ModelConfig &config,
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>>
-afm::importModelFiles(MLIRContext *context, llvm::StringRef configPath,
-                      const ConfigImportOptions &options) {
+afm::importModelJSON(MLIRContext *context, llvm::StringRef json,
+                     llvm::StringRef origin,
+                     const ConfigImportOptions &options) {
   if (options.prefillChunk < 1)
     return llvm::createStringError("prefill chunk must be at least 1, got " +
                                    std::to_string(options.prefillChunk));
-  auto config = loadModelConfig(configPath);
+  auto config = parseModelConfig(json, origin);
   if (!config)
     return config.takeError();
-  if (llvm::Error error = checkImportSupported(*config, configPath))
-    return std::move(error);
   if (!options.weightsPath.empty()) {
     auto weights = SafeTensorsFile::open(options.weightsPath);
     if (!weights)
@@ -220,4 +291,16 @@ afm::importModelFiles(MLIRContext *context, llvm::StringRef configPath,
       return std::move(error);
   }
   return importModelConfig(context, *config, options);
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+afm::importModelFiles(MLIRContext *context, llvm::StringRef configPath,
+                      const ConfigImportOptions &options) {
+  auto buffer = llvm::MemoryBuffer::getFile(configPath);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(),
+                                   configPath + ": cannot read: " +
+                                       buffer.getError().message());
+  return importModelJSON(context, (*buffer)->getBuffer(), configPath,
+                         options);
 }

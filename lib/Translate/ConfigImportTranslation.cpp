@@ -38,30 +38,15 @@ void afm::registerConfigImportTranslation() {
         ConfigImportOptions options;
         options.weightsPath = weightsPath;
         options.prefillChunk = prefillChunk;
-        auto config = parseModelConfig(input->getBuffer(),
-                                       input->getBufferIdentifier());
-        llvm::Error error = config.takeError();
-        if (!error)
-          error = checkImportSupported(*config,
-                                       input->getBufferIdentifier());
-        if (!error && !options.weightsPath.empty()) {
-          auto weights = SafeTensorsFile::open(options.weightsPath);
-          if (!weights)
-            error = weights.takeError();
-          else
-            error = checkWeights(*config, *weights);
-        }
-        if (!error && options.prefillChunk < 1)
-          error = llvm::createStringError(
-              "--afm-prefill-chunk must be at least 1");
-        if (error) {
+        auto module = importModelJSON(context, input->getBuffer(),
+                                      input->getBufferIdentifier(), options);
+        if (!module) {
           Location loc = FileLineColLoc::get(
               StringAttr::get(context, input->getBufferIdentifier()), 1, 1);
-          emitError(loc) << llvm::toString(std::move(error));
+          emitError(loc) << llvm::toString(module.takeError());
           return nullptr;
         }
-        return OwningOpRef<Operation *>(
-            importModelConfig(context, *config, options).release());
+        return OwningOpRef<Operation *>(module->release());
       },
       [](DialectRegistry &registry) { registerDialects(registry); });
 }

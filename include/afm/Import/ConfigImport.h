@@ -28,17 +28,17 @@ struct ConfigImportOptions {
   std::string modelName = "model";
 };
 
-/// An error unless the importer can build `config`'s architecture: only
-/// afm-dense so far (the reference evaluator runs the AFM families).
-/// `origin` names the config file in the message.
-llvm::Error checkImportSupported(const ModelConfig &config,
-                                 llvm::StringRef origin);
-
-/// The afm IR of `config`, which must pass `checkImportSupported`. Never
-/// fails for such a config that parsed.
+/// The afm IR of `config` (any architecture of docs/model-config.md).
+/// Never fails for a config that parsed.
 OwningOpRef<ModuleOp> importModelConfig(MLIRContext *context,
                                         const ModelConfig &config,
                                         const ConfigImportOptions &options);
+
+/// Parses `json` (named `origin` in errors), checks the weights at
+/// options.weightsPath against it when given, then imports.
+llvm::Expected<OwningOpRef<ModuleOp>>
+importModelJSON(MLIRContext *context, llvm::StringRef json,
+                llvm::StringRef origin, const ConfigImportOptions &options);
 
 /// Reads `configPath` (and checks the weights at options.weightsPath
 /// against it, when given), then imports. Errors name the file.
