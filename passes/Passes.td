@@ -119,6 +119,35 @@ def AFMLowerTracksPass : Pass<"afm-lower-tracks", "mlir::ModuleOp"> {
   ];
 }
 
+def AFMLowerMoEPass : Pass<"afm-lower-moe", "mlir::ModuleOp"> {
+  let summary = "Lower mixture-of-experts layers to top-k routing and a grouped GEMM";
+  let description = [{
+    `afm.moe` becomes `afm.topk_router` and, for every expert, a loop over
+    the tokens routed to it: their indices and gate weights are compacted,
+    the tokens are gathered in row tiles of static size, each tile goes
+    through the expert's SwiGLU (`afm.swiglu` on the expert's weight slices,
+    lowered like any dense FFN), and the gated rows are added back to their
+    tokens. The loop over a tile count computed at run time means no token
+    is ever dropped, whatever the routing, and an expert that receives no
+    token costs nothing.
+
+    `afm.topk_router` becomes the router matmul, a scan per token that picks
+    the `top_k` largest logits (ties to the lower expert index) and the
+    softmax of the selected logits.
+  }];
+  let options = [
+    Option<"rowTile", "row-tile", "int64_t", /*default=*/"4",
+           "Tokens per expert GEMM tile (capped at the token count)">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect",
+    "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect",
+  ];
+}
+
 def AFMLowerAttentionPass : Pass<"afm-lower-attention", "mlir::ModuleOp"> {
   let summary = "Lower attention over bound KV caches to linalg and cache appends";
   let description = [{

@@ -27,6 +27,8 @@ void afm::buildAFMCodegenPipeline(OpPassManager &pm,
     pm.addPass(createAFMPrefillBypassPass());
   pm.addPass(createAFMSizeKVCachesPass());
   pm.addPass(createAFMBindEntryABIPass());
+  pm.addPass(createAFMLowerTracksPass());
+  pm.addPass(createAFMLowerMoEPass());
   pm.addPass(createAFMLowerAttentionPass());
   pm.addPass(createAFMLowerToLinalgPass());
   pm.addPass(createAFMCheckLoweredPass());
