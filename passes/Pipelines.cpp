@@ -10,6 +10,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -58,7 +59,11 @@ void afm::buildAFMCodegenPipeline(OpPassManager &pm,
   pm.addPass(createAFMApproximateMathPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createAFMLowerVectorPass());
-  pm.addPass(createConvertVectorToSCFPass());
+  // Fully unrolled: n-D transfers become 1-D vector ops in registers, not
+  // round trips through stack buffers (which, placed in loop bodies, would
+  // grow the stack on every iteration).
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
