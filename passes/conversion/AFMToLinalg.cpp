@@ -327,48 +327,6 @@ struct LowerSwiGLU : OpConversionPattern<SwiGLUOp> {
   }
 };
 
-//===----------------------------------------------------------------------===//
-// Track block, sequentially: h = mean_i(track_i(h))
-//===----------------------------------------------------------------------===//
-
-struct LowerTrackBlockSequentially : OpConversionPattern<TrackBlockOp> {
-  using OpConversionPattern::OpConversionPattern;
-
-  LogicalResult
-  matchAndRewrite(TrackBlockOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value input = adaptor.getInput();
-    SmallVector<Value> outputs;
-    for (Region &track : op.getTracks()) {
-      Block &body = track.front();
-      auto yield = cast<YieldOp>(body.getTerminator());
-      outputs.push_back(yield.getValue());
-      rewriter.inlineBlockBefore(&body, op, input);
-      rewriter.eraseOp(yield);
-    }
-    Type elementType = op.getType().getElementType();
-    Value sum = outputs.front();
-    for (Value next : ArrayRef(outputs).drop_front())
-      sum = mapElementwise(rewriter, loc, ValueRange{sum, next}, elementType,
-                           [](OpBuilder &b, Location l, ValueRange args) {
-                             return arith::AddFOp::create(b, l, args[0],
-                                                          args[1])
-                                 .getResult();
-                           });
-    double inv = 1.0 / double(outputs.size());
-    Value mean = mapElementwise(
-        rewriter, loc, ValueRange{sum}, elementType,
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          Value s = arith::ConstantOp::create(b, l, elementType,
-                                              b.getFloatAttr(elementType, inv));
-          return arith::MulFOp::create(b, l, args[0], s);
-        });
-    rewriter.replaceOp(op, mean);
-    return success();
-  }
-};
-
 struct AFMLowerToLinalgPass
     : afm::impl::AFMLowerToLinalgPassBase<AFMLowerToLinalgPass> {
   void runOnOperation() override {
@@ -376,7 +334,7 @@ struct AFMLowerToLinalgPass
     ConversionTarget target(*ctx);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, tensor::TensorDialect>();
-    target.addIllegalOp<RMSNormOp, RoPEOp, LoRAOp, TrackBlockOp>();
+    target.addIllegalOp<RMSNormOp, RoPEOp, LoRAOp>();
     target.addDynamicallyLegalOp<EmbeddingOp>(
         [](EmbeddingOp op) { return !isPlainWeight(op.getTable()); });
     target.addDynamicallyLegalOp<LinearOp>(
@@ -399,6 +357,6 @@ struct AFMLowerToLinalgPass
 void afm::populateAFMToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerEmbedding, LowerRMSNorm, LowerRoPE,
                LowerMatmulLike<LinearOp>, LowerMatmulLike<LMHeadOp>,
-               LowerLoRA, LowerSwiGLU, LowerTrackBlockSequentially>(
+               LowerLoRA, LowerSwiGLU>(
       patterns.getContext());
 }
