@@ -12,6 +12,7 @@
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -76,11 +77,8 @@ static std::optional<ParallelLoop> getParallelLoop(Operation *op) {
   if (!forall || forall.getRank() != 1 || !forall.getOutputs().empty())
     return std::nullopt;
   OpBuilder b(op);
-  auto value = [&](OpFoldResult ofr) -> Value {
-    if (auto v = dyn_cast<Value>(ofr))
-      return v;
-    return arith::ConstantIndexOp::create(
-        b, op->getLoc(), cast<IntegerAttr>(cast<Attribute>(ofr)).getInt());
+  auto value = [&](OpFoldResult ofr) {
+    return getValueOrCreateConstantIndexOp(b, op->getLoc(), ofr);
   };
   return ParallelLoop{op, &forall.getRegion(), forall.getInductionVar(0),
                       value(forall.getMixedLowerBound()[0]),

@@ -12,6 +12,7 @@
 #include "dialects/afm/IR/AFMOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
@@ -63,13 +64,6 @@ static RankedTensorType oneRow(Type type) {
   SmallVector<int64_t> shape(tensor.getShape());
   shape[0] = 1;
   return RankedTensorType::get(shape, tensor.getElementType());
-}
-
-static Value asValue(OpBuilder &b, Location loc, OpFoldResult ofr) {
-  if (auto v = dyn_cast<Value>(ofr))
-    return v;
-  return arith::ConstantIndexOp::create(
-      b, loc, cast<IntegerAttr>(cast<Attribute>(ofr)).getInt());
 }
 
 /// True if `row` is `count - 1`: the last real row of a chunk.
@@ -137,7 +131,7 @@ static Value rebuildOnRow(OpBuilder &b, Operation *op, OpFoldResult row) {
       .Case([&](RoPEOp o) -> Value {
         // Row r sits at position + r.
         Value position = arith::AddIOp::create(b, loc, o.getPosition(),
-                                               asValue(b, loc, row));
+                                               getValueOrCreateConstantIndexOp(b, loc, row));
         return RoPEOp::create(b, loc, rowType, take(o.getInput()), position,
                               o.getThetaAttr());
       })
@@ -148,7 +142,7 @@ static Value rebuildOnRow(OpBuilder &b, Operation *op, OpFoldResult row) {
         if (!isLastRealRow(row, o.getCount(), rows))
           return {};
         Value position = arith::AddIOp::create(b, loc, o.getPosition(),
-                                               asValue(b, loc, row));
+                                               getValueOrCreateConstantIndexOp(b, loc, row));
         Value one = arith::ConstantIndexOp::create(b, loc, 1);
         return SharedKVAttentionOp::create(
             b, loc, rowType, o.getKindAttr(), take(o.getQuery()), o.getCache(),

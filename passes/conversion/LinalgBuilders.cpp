@@ -15,12 +15,16 @@ SmallVector<OpFoldResult> afm::getSizes(OpBuilder &b, Location loc,
 }
 
 Value afm::createFilled(OpBuilder &b, Location loc,
+                        ArrayRef<OpFoldResult> sizes, TypedAttr value) {
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, value.getType());
+  Value scalar = arith::ConstantOp::create(b, loc, value);
+  return linalg::FillOp::create(b, loc, scalar, empty).getResult(0);
+}
+
+Value afm::createFilled(OpBuilder &b, Location loc,
                         ArrayRef<OpFoldResult> sizes, Type elementType,
                         double value) {
-  Value empty = tensor::EmptyOp::create(b, loc, sizes, elementType);
-  Value scalar = arith::ConstantOp::create(
-      b, loc, elementType, b.getFloatAttr(elementType, value));
-  return linalg::FillOp::create(b, loc, scalar, empty).getResult(0);
+  return createFilled(b, loc, sizes, b.getFloatAttr(elementType, value));
 }
 
 Value afm::castFloat(OpBuilder &b, Location loc, Value value, Type type) {

@@ -18,7 +18,11 @@ namespace mlir::afm {
 /// The sizes of each dimension of `tensor`, static where known.
 SmallVector<OpFoldResult> getSizes(OpBuilder &b, Location loc, Value tensor);
 
-/// A tensor of `sizes` filled with `value` of type `elementType`.
+/// A tensor of `sizes` filled with `value` (its type is the element type).
+Value createFilled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                   TypedAttr value);
+
+/// A tensor of `sizes` filled with `value` of float type `elementType`.
 Value createFilled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
                    Type elementType, double value);
 

@@ -56,10 +56,9 @@ struct Emitter {
   Value select(Value c, Value x, Value y) {
     return arith::SelectOp::create(b, loc, c, x, y);
   }
-  Value filled(ArrayRef<int64_t> shape, Type type, Attribute value) {
-    Value empty = tensor::EmptyOp::create(b, loc, shape, type);
-    Value scalar = arith::ConstantOp::create(b, loc, cast<TypedAttr>(value));
-    return linalg::FillOp::create(b, loc, scalar, empty).getResult(0);
+  Value filled(ArrayRef<int64_t> shape, TypedAttr value) {
+    return createFilled(b, loc, getAsIndexOpFoldResult(b.getContext(), shape),
+                        value);
   }
   /// for (iv = lb; iv < ub; iv += step) with loop-carried `inits`.
   scf::ForOp loop(Value lb, Value ub, Value step, ValueRange inits,
@@ -84,13 +83,13 @@ static std::pair<Value, Value> lowerRouting(OpBuilder &b, Location loc,
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t tokens = inputType.getDimSize(0);
   int64_t experts = cast<RankedTensorType>(router.getType()).getDimSize(0);
-  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  Type f32 = b.getF32Type();
   Value logits = matmulTransposeB(b, loc, input, router, f32);
 
   // For each token and slot j: the best expert not taken by slots < j.
   // Scanning experts upwards with a strict > keeps the lower index on ties.
-  Value chosen = e.filled({tokens, topK}, i32, b.getI32IntegerAttr(0));
-  Value chosenLogits = e.filled({tokens, topK}, f32, b.getF32FloatAttr(0));
+  Value chosen = e.filled({tokens, topK}, b.getI32IntegerAttr(0));
+  Value chosenLogits = e.filled({tokens, topK}, b.getF32FloatAttr(0));
   auto perToken = e.loop(
       e.idx(0), e.idx(tokens), e.idx(1), {chosen, chosenLogits},
       [&](Value t, ValueRange tokenState) -> SmallVector<Value> {
@@ -139,8 +138,7 @@ static std::pair<Value, Value> lowerRouting(OpBuilder &b, Location loc,
                                              utils::IteratorType::reduction};
   Value rowMax = buildGeneric(
       b, loc, ValueRange{chosenLogits},
-      e.filled({tokens}, f32,
-               b.getF32FloatAttr(-std::numeric_limits<float>::infinity())),
+      e.filled({tokens}, b.getF32FloatAttr(-std::numeric_limits<float>::infinity())),
       {id, row}, reduce, [](OpBuilder &nb, Location l, ValueRange a) {
         return arith::MaximumFOp::create(nb, l, a[0], a[1]).getResult();
       });
@@ -155,7 +153,7 @@ static std::pair<Value, Value> lowerRouting(OpBuilder &b, Location loc,
       });
   Value sums = buildGeneric(
       b, loc, ValueRange{exps},
-      e.filled({tokens}, f32, b.getF32FloatAttr(0)), {id, row}, reduce,
+      e.filled({tokens}, b.getF32FloatAttr(0)), {id, row}, reduce,
       [](OpBuilder &nb, Location l, ValueRange a) {
         return arith::AddFOp::create(nb, l, a[0], a[1]).getResult();
       });
@@ -194,18 +192,19 @@ static Value lowerMoE(OpBuilder &b, MoEOp op, int64_t rowTile) {
   int64_t experts = op.getRouter().getType().getDimSize(0);
   int64_t topK = op.getTopK();
   int64_t rows = std::min(rowTile, tokens);
-  Type f32 = b.getF32Type(), i32 = b.getI32Type();
   Type elementType = xType.getElementType();
-  auto [chosen, gates] = lowerRouting(b, loc, x, op.getRouter(), topK);
+  // (named values, not structured bindings: the loop bodies capture them)
+  std::pair<Value, Value> routing =
+      lowerRouting(b, loc, x, op.getRouter(), topK);
+  Value chosen = routing.first, gates = routing.second;
 
-  Value out = e.filled({tokens, dim}, elementType,
-                       b.getFloatAttr(elementType, 0.0));
+  Value out = e.filled({tokens, dim}, b.getFloatAttr(elementType, 0.0));
   auto perExpert = e.loop(
       e.idx(0), e.idx(experts), e.idx(1), {out},
       [&](Value expert, ValueRange state) -> SmallVector<Value> {
         // Compact the tokens routed to this expert and their gate weights.
-        Value ids = e.filled({tokens}, i32, b.getI32IntegerAttr(0));
-        Value weights = e.filled({tokens}, f32, b.getF32FloatAttr(0));
+        Value ids = e.filled({tokens}, b.getI32IntegerAttr(0));
+        Value weights = e.filled({tokens}, b.getF32FloatAttr(0));
         auto compact = e.loop(
             e.idx(0), e.idx(tokens), e.idx(1), {ids, weights, e.idx(0)},
             [&](Value t, ValueRange acc) -> SmallVector<Value> {
