@@ -145,9 +145,6 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
     module = parseSourceFile<ModuleOp>(opts.input, sourceMgr, &context);
     if (!module)
       return 1;
-    if (weightsPath.empty())
-      if (auto attr = (*module)->getAttrOfType<StringAttr>("afm.weights_file"))
-        weightsPath = attr.str();
   }
 
   std::string errorMessage;
@@ -198,15 +195,11 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
     return finish();
   }
 
-  std::optional<SafeTensorsFile> weights;
-  if (!weightsPath.empty()) {
-    auto opened = SafeTensorsFile::open(weightsPath);
-    if (!opened)
-      return error(llvm::toString(opened.takeError()));
-    weights.emplace(std::move(*opened));
-  }
+  auto weights = openPackageWeights(*module, weightsPath);
+  if (!weights)
+    return error(llvm::toString(weights.takeError()));
   if (llvm::Error err = writePackage(os, *module, *library, *target,
-                                     weights ? &*weights : nullptr))
+                                     *weights ? &**weights : nullptr))
     return error(llvm::toString(std::move(err)));
   return finish();
 }

@@ -93,6 +93,20 @@ static llvm::Error fillWeight(MutableArrayRef<uint8_t> dest, StringRef name,
   return llvm::Error::success();
 }
 
+llvm::Expected<std::optional<SafeTensorsFile>>
+mlir::afm::openPackageWeights(ModuleOp module, StringRef path) {
+  std::string resolved = path.str();
+  if (resolved.empty())
+    if (auto attr = module->getAttrOfType<StringAttr>("afm.weights_file"))
+      resolved = attr.str();
+  if (resolved.empty())
+    return std::optional<SafeTensorsFile>();
+  auto opened = SafeTensorsFile::open(resolved);
+  if (!opened)
+    return opened.takeError();
+  return std::optional<SafeTensorsFile>(std::move(*opened));
+}
+
 llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
                               StringRef library,
                               const TargetDescription &target,

@@ -10,7 +10,6 @@
 
 #include "afm/CodeGen/ObjectEmitter.h"
 #include "afm/Compiler/Package.h"
-#include "afm/Model/SafeTensors.h"
 #include "afm/Compiler/Compile.h"
 #include "afm/InitAll.h"
 
@@ -61,24 +60,18 @@ void afm::registerAFMBExportTranslation() {
         if (failed(inputs))
           return failure();
         auto [module, target] = *inputs;
-        std::string weightsPath = packageWeights;
-        if (weightsPath.empty())
-          if (auto attr = module->getAttrOfType<StringAttr>("afm.weights_file"))
-            weightsPath = attr.str();
-        std::optional<SafeTensorsFile> weights;
-        if (!weightsPath.empty()) {
-          auto opened = SafeTensorsFile::open(weightsPath);
-          if (!opened)
-            return module.emitError(llvm::toString(opened.takeError()));
-          weights.emplace(std::move(*opened));
-        }
+        // Before the compile, so a bad weights file fails fast.
+        auto weights = openPackageWeights(module, packageWeights);
+        if (!weights)
+          return module.emitError(llvm::toString(weights.takeError()));
         if (failed(lowerToLLVMDialect(module, target)))
           return failure();
         auto library = toSharedLibrary(module, target);
         if (!library)
           return module.emitError(llvm::toString(library.takeError()));
-        if (llvm::Error error = writePackage(os, module, *library, target,
-                                             weights ? &*weights : nullptr))
+        if (llvm::Error error =
+                writePackage(os, module, *library, target,
+                             *weights ? &**weights : nullptr))
           return module.emitError(llvm::toString(std::move(error)));
         return success();
       },

@@ -3,15 +3,22 @@
 #ifndef AFM_COMPILER_PACKAGE_H
 #define AFM_COMPILER_PACKAGE_H
 
+#include "afm/Model/SafeTensors.h"
 #include "afm/Target/TargetDescription.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
+
 namespace mlir::afm {
 
-class SafeTensorsFile;
+/// The weights a module is packaged with: the file at `path`, or when
+/// `path` is empty the module's `afm.weights_file`, or none (all weights
+/// inline). Errors name the file.
+llvm::Expected<std::optional<SafeTensorsFile>>
+openPackageWeights(ModuleOp module, llvm::StringRef path);
 
 /// Writes the .afmb of a module lowered by the afm-codegen pipeline (it
 /// carries the weight and KV layouts) with its compiled shared `library`.
