@@ -9,6 +9,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -64,6 +65,14 @@ constexpr const char *kKnownKeys[] = {
     "num_experts_per_tok",
     "moe_layer_interval",
     "moe_intermediate_size",
+    "linear_weight_format",
+    "q2_scale",
+    "astc_offset",
+    "embedding_format",
+    "embedding_group_size",
+    "kv_cache_dtype",
+    "lora_rank",
+    "lora_alpha",
 };
 
 constexpr Architecture kArchitectures[] = {
@@ -261,6 +270,44 @@ Error checkFamilyKeys(const ConfigReader &reader, Architecture arch) {
   return Error::success();
 }
 
+/// Reads the string-valued compression keys; each names one of a few
+/// choices, and any other value is an error listing them.
+Error readCompressionChoices(const ConfigReader &reader, ModelConfig &config) {
+  auto choose = [&](StringRef key, llvm::ArrayRef<StringRef> names,
+                    auto assign) -> Error {
+    std::string name;
+    if (Error err = reader.readString(key, name, /*required=*/false))
+      return err;
+    if (name.empty() && !reader.has(key))
+      return Error::success();
+    for (auto [index, choice] : llvm::enumerate(names))
+      if (name == choice) {
+        assign(index);
+        return Error::success();
+      }
+    return reader.keyError(key, "unknown value '" + name + "' (supported: " +
+                                    llvm::join(names, ", ") + ")");
+  };
+  if (Error err = choose("linear_weight_format", {"f32", "q2", "astc"},
+                         [&](size_t i) {
+                           config.linearWeightFormat = LinearWeightFormat(i);
+                         }))
+    return err;
+  if (Error err = choose("q2_scale", {"per_tensor", "per_channel"},
+                         [&](size_t i) { config.q2PerChannel = i == 1; }))
+    return err;
+  if (Error err = choose("astc_offset", {"linear_segment", "min"},
+                         [&](size_t i) { config.astcOffsetMin = i == 1; }))
+    return err;
+  if (Error err = choose("embedding_format", {"f32", "q4"}, [&](size_t i) {
+        config.embeddingFormat = EmbeddingFormat(i);
+      }))
+    return err;
+  return choose("kv_cache_dtype", {"f32", "int8"}, [&](size_t i) {
+    config.kvCacheDType = KVCacheDType(i);
+  });
+}
+
 /// Reads every key with its type; the defaults that depend on other keys
 /// (`num_key_value_heads`, `head_dim`) are resolved by `resolveDefaults`.
 Error readKeys(const ConfigReader &reader, ModelConfig &config) {
@@ -297,6 +344,8 @@ Error readKeys(const ConfigReader &reader, ModelConfig &config) {
       {"num_experts_per_tok", &config.numExpertsPerTok, false},
       {"moe_layer_interval", &config.moeLayerInterval, false},
       {"moe_intermediate_size", &config.moeIntermediateSize, false},
+      {"embedding_group_size", &config.embeddingGroupSize, false},
+      {"lora_rank", &config.loraRank, false},
   };
   for (const IntKey &k : intKeys)
     if ((err = reader.readInt(k.key, *k.field, k.required)))
@@ -307,9 +356,10 @@ Error readKeys(const ConfigReader &reader, ModelConfig &config) {
       (err = reader.readBool("tie_word_embeddings",
                              config.tieWordEmbeddings)) ||
       (err = reader.readBool("rope_in_global_layers",
-                             config.ropeInGlobalLayers)))
+                             config.ropeInGlobalLayers)) ||
+      (err = reader.readFloat("lora_alpha", config.loraAlpha)))
     return err;
-  return Error::success();
+  return readCompressionChoices(reader, config);
 }
 
 Error resolveDefaults(const ConfigReader &reader, ModelConfig &config) {
@@ -329,6 +379,8 @@ Error resolveDefaults(const ConfigReader &reader, ModelConfig &config) {
                                     config.numAttentionHeads));
     config.headDim = config.hiddenSize / config.numAttentionHeads;
   }
+  if (!reader.has("lora_alpha"))
+    config.loraAlpha = static_cast<double>(config.loraRank);
   return Error::success();
 }
 
@@ -434,6 +486,27 @@ Error mlir::afm::validateModelConfig(const ModelConfig &config,
                       llvm::formatv("{0} is larger than {1}", s.value,
                                     kMaxSize));
   }
+  if (config.embeddingFormat == EmbeddingFormat::Q4 &&
+      (config.embeddingGroupSize < 1 ||
+       config.hiddenSize % config.embeddingGroupSize != 0))
+    return keyError(origin, "embedding_group_size",
+                    llvm::formatv("must be positive and divide hidden_size "
+                                  "({0}), got {1}",
+                                  config.hiddenSize,
+                                  config.embeddingGroupSize));
+  if (config.loraRank < 0 || config.loraRank > kMaxSize)
+    return keyError(origin, "lora_rank",
+                    llvm::formatv("must be non-negative, got {0}",
+                                  config.loraRank));
+  if (config.loraRank > 0 && config.linearWeightFormat == LinearWeightFormat::F32)
+    return keyError(origin, "lora_rank",
+                    "quality-recovery adapters need compressed linear "
+                    "weights (linear_weight_format q2 or astc)");
+  if (config.loraRank > 0 && !(config.loraAlpha > 0.0 &&
+                               std::isfinite(config.loraAlpha)))
+    return keyError(origin, "lora_alpha",
+                    "must be a positive finite number, got " +
+                        formatDouble(config.loraAlpha));
   if (config.numAttentionHeads % config.numKeyValueHeads != 0)
     return keyError(
         origin, "num_key_value_heads",
@@ -595,6 +668,18 @@ std::string mlir::afm::toJSON(const ModelConfig &config) {
       out.attribute("moe_intermediate_size", config.moeIntermediateSize);
       break;
     }
+    const char *linearFormats[] = {"f32", "q2", "astc"};
+    out.attribute("linear_weight_format",
+                  linearFormats[int(config.linearWeightFormat)]);
+    out.attribute("q2_scale", config.q2PerChannel ? "per_channel" : "per_tensor");
+    out.attribute("astc_offset", config.astcOffsetMin ? "min" : "linear_segment");
+    out.attribute("embedding_format",
+                  config.embeddingFormat == EmbeddingFormat::Q4 ? "q4" : "f32");
+    out.attribute("embedding_group_size", config.embeddingGroupSize);
+    out.attribute("kv_cache_dtype",
+                  config.kvCacheDType == KVCacheDType::Int8 ? "int8" : "f32");
+    out.attribute("lora_rank", config.loraRank);
+    writeFloat("lora_alpha", config.loraAlpha);
   });
   os << "\n";
   return text;

@@ -29,6 +29,33 @@ enum class Architecture {
   PTMoE,
 };
 
+/// How the transformer linear layers (attention q/k/v/o, dense FFN
+/// gate/up/down) store their weights (DESIGN.md section 2).
+enum class LinearWeightFormat {
+  /// `"f32"`: plain float weights.
+  F32,
+  /// `"q2"`: 2-bit balanced levels with a per-tensor or per-channel scale.
+  Q2,
+  /// `"astc"`: 6x6 ASTC HDR blocks with a per-block f16 offset.
+  ASTC,
+};
+
+/// How the embedding table is stored.
+enum class EmbeddingFormat {
+  /// `"f32"`: plain float table.
+  F32,
+  /// `"q4"`: symmetric 4-bit codes, one scale per group of a row.
+  Q4,
+};
+
+/// The element type of the KV caches.
+enum class KVCacheDType {
+  /// `"f32"`.
+  F32,
+  /// `"int8"`: symmetric int8, one f32 scale per token per head.
+  Int8,
+};
+
 /// The `architecture` string of `arch`, e.g. "afm-dense".
 llvm::StringRef architectureName(Architecture arch);
 
@@ -82,6 +109,24 @@ struct ModelConfig {
   /// F_moe, the FFN width of one expert. parseModelConfig resolves its
   /// default (`intermediate_size`); a config built in code must set it.
   int64_t moeIntermediateSize = 0;
+
+  // Compression (docs/model-config.md, "Compressed weights and caches").
+  LinearWeightFormat linearWeightFormat = LinearWeightFormat::F32;
+  /// 2-bit weights: one scale per output channel instead of per tensor.
+  bool q2PerChannel = false;
+  /// ASTC weights: the block offset is the block minimum (the paper)
+  /// instead of a point that puts the block in the linear segment of the
+  /// HDR curve (the default).
+  bool astcOffsetMin = false;
+  EmbeddingFormat embeddingFormat = EmbeddingFormat::F32;
+  /// Entries of a row sharing one 4-bit scale; divides hidden_size.
+  int64_t embeddingGroupSize = 32;
+  KVCacheDType kvCacheDType = KVCacheDType::F32;
+  /// Rank of the quality-recovery adapters on compressed linear layers;
+  /// 0 = none.
+  int64_t loraRank = 0;
+  /// The adapter's alpha (output scale alpha / rank); defaults to the rank.
+  double loraAlpha = 0.0;
 };
 
 /// Parses and validates the text of a config.json. `fileName` only names
