@@ -181,6 +181,63 @@ static void decodeLuminanceEndpoints(unsigned cem, unsigned v0, unsigned v1,
   hdr = true;
 }
 
+/// The red endpoints of mode 7, HDR RGB base + scale (spec: "HDR Endpoint
+/// Mode 7"): a 12-bit base color whose bits are spread over the spare bits
+/// of four values under one of six sub-modes, and a scale subtracted from it
+/// for endpoint 0. Returns LNS values (12-bit << 4).
+static void decodeRgbScaleRed(const unsigned v[4], unsigned e[2]) {
+  unsigned modeVal =
+      ((v[0] & 0xc0) >> 6) | ((v[1] & 0x80) >> 5) | ((v[2] & 0x80) >> 4);
+  unsigned majorComponent, mode;
+  if ((modeVal & 0xc) != 0xc) {
+    majorComponent = modeVal >> 2;
+    mode = modeVal & 3;
+  } else if (modeVal != 0xf) {
+    majorComponent = modeVal & 3;
+    mode = 4;
+  } else {
+    majorComponent = 0;
+    mode = 5;
+  }
+  int red = v[0] & 0x3f, green = v[1] & 0x1f, blue = v[2] & 0x1f,
+      scale = v[3] & 0x1f;
+  unsigned x0 = bit(v[1], 6), x1 = bit(v[1], 5), x2 = bit(v[2], 6),
+           x3 = bit(v[2], 5), x4 = bit(v[3], 7), x5 = bit(v[3], 6),
+           x6 = bit(v[3], 5);
+  unsigned oneHot = 1u << mode;
+  if (oneHot & 0x30) green |= x0 << 6;
+  if (oneHot & 0x3a) green |= x1 << 5;
+  if (oneHot & 0x30) blue |= x2 << 6;
+  if (oneHot & 0x3a) blue |= x3 << 5;
+  if (oneHot & 0x3d) scale |= x6 << 5;
+  if (oneHot & 0x2d) scale |= x5 << 6;
+  if (oneHot & 0x04) scale |= x4 << 7;
+  if (oneHot & 0x3b) red |= x4 << 6;
+  if (oneHot & 0x04) red |= x3 << 6;
+  if (oneHot & 0x10) red |= x5 << 7;
+  if (oneHot & 0x0f) red |= x2 << 7;
+  if (oneHot & 0x05) red |= x1 << 8;
+  if (oneHot & 0x0a) red |= x0 << 8;
+  if (oneHot & 0x05) red |= x0 << 9;
+  if (oneHot & 0x02) red |= x6 << 9;
+  if (oneHot & 0x01) red |= x3 << 10;
+  if (oneHot & 0x02) red |= x5 << 10;
+  static constexpr int shifts[6] = {1, 1, 2, 3, 4, 5};
+  int shift = shifts[mode];
+  red <<= shift;
+  green <<= shift;
+  blue <<= shift;
+  scale <<= shift;
+  if (mode != 5) {
+    green = red - green;
+    blue = red - blue;
+  }
+  // The major component was stored in the red slot.
+  int first = majorComponent == 1 ? green : majorComponent == 2 ? blue : red;
+  e[1] = static_cast<unsigned>(std::clamp(first, 0, 0xfff)) << 4;
+  e[0] = static_cast<unsigned>(std::clamp(first - scale, 0, 0xfff)) << 4;
+}
+
 /// Bilinear infill of a gridX x gridY weight grid to the block's texels
 /// (spec: "Weight Infill"), all in the spec's fixed point.
 static void infillWeights(const unsigned *grid, const BlockMode &mode,
@@ -241,29 +298,34 @@ llvm::Error mlir::afm::decodeASTCBlock(const uint8_t block[kASTCBlockBytes],
     return llvm::createStringError("ASTC: %u partitions are unsupported",
                                    partitions);
   unsigned cem = readBits(block, 13, 4);
-  if (cem != 0 && cem != 2 && cem != 3)
+  if (cem != 0 && cem != 2 && cem != 3 && cem != 7)
     return llvm::createStringError(
         "ASTC: color endpoint mode %u is unsupported", cem);
 
-  // The endpoints take the finest range whose two values fit between the
-  // 17 header bits and the weights.
+  // The endpoints take the finest range whose values (2 per endpoint pair
+  // of the mode's class) fit between the 17 header bits and the weights.
+  unsigned valueCount = ((cem >> 2) + 1) * 2;
   unsigned colorBits = 128 - 17 - weightBits;
   unsigned colorRange = kQuantRangeCount;
   for (unsigned i = kQuantRangeCount; i-- > 0;)
-    if (iseBitCount(2, i) <= colorBits) {
+    if (iseBitCount(valueCount, i) <= colorBits) {
       colorRange = i;
       break;
     }
   if (colorRange == kQuantRangeCount || colorRange < 4)
     return llvm::createStringError("ASTC: no color range fits %u bits",
                                    colorBits);
-  uint8_t colorValues[2];
-  decodeISE(block, 17, 2, colorRange, colorValues);
+  uint8_t colorValues[4];
+  decodeISE(block, 17, valueCount, colorRange, colorValues);
+  unsigned values[4];
+  for (unsigned i = 0; i < valueCount; ++i)
+    values[i] = unquantizeColor(colorValues[i], colorRange);
   unsigned endpoints[2];
-  bool hdr;
-  decodeLuminanceEndpoints(cem, unquantizeColor(colorValues[0], colorRange),
-                           unquantizeColor(colorValues[1], colorRange),
-                           endpoints, hdr);
+  bool hdr = true;
+  if (cem == 7)
+    decodeRgbScaleRed(values, endpoints);
+  else
+    decodeLuminanceEndpoints(cem, values[0], values[1], endpoints, hdr);
 
   uint8_t reversed[kASTCBlockBytes];
   reverseBlock(block, reversed);

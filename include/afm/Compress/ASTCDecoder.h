@@ -4,7 +4,9 @@
 // chapter for the subset libastcenc emits when it compresses one weight
 // matrix as luminance: void-extent (constant) blocks, and single-partition,
 // single-plane blocks with color endpoint mode 0 (LDR luminance), 2 (HDR
-// luminance, large range) or 3 (HDR luminance, small range), any weight grid
+// luminance, large range), 3 (HDR luminance, small range) or 7 (HDR RGB base
+// + scale, which libastcenc picks now and then for blocks with few distinct
+// values even when R = G = B; only its first channel is kept), any weight grid
 // up to the block size (bilinear infill) and any weight range (bits, trits
 // or quints in the integer sequence encoding). It decodes as the HDR profile
 // does and returns the f16 value of every texel's first channel: LNS
