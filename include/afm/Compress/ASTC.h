@@ -7,9 +7,14 @@
 // encoded by libastcenc as one 128-bit HDR luminance block, and the weight is
 // D + m_b where D is the decoded f16 value.
 //
-// Edge blocks are padded by repeating the nearest real texel of the block
-// (clamp to edge), so padding never widens the range the block must cover;
-// offsets use real texels only.
+// Edge blocks are padded by cycling through the block's real values, so
+// padding never widens the range the block must cover; offsets use real
+// texels only.
+//
+// Measured on Gaussian weights (sigma 0.02, 96x96 to 4096x4096): Min gives
+// ~3.5 dB SNR, LinearSegment ~13.2 dB. Min reaches 6.7-8.4 dB only when
+// libastcenc may use 2-4 partitions, which decodeASTCBlock does not support;
+// quality presets (60 vs 98/100) and G/B error weights change < 0.1 dB.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,7 +44,9 @@ struct ASTCEncodeOptions {
   ASTCOffsetMode offsetMode = ASTCOffsetMode::LinearSegment;
   /// libastcenc quality (0..100; ASTCENC_PRE_THOROUGH is 60).
   float quality = 60.0f;
-  /// Put the value in R, G and B (true) or in R only with G = B = 0.
+  /// Put the value in R, G and B (true) or in R only with G = B = 0. R only
+  /// makes libastcenc choose HDR RGB modes 11 and 15, which the decoder
+  /// rejects: keep true.
   bool lumaInAllChannels = true;
   /// libastcenc's error weight of G and B (R has 1, A has 0: alpha is a
   /// constant 1 nobody reads).
