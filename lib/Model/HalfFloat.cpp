@@ -30,3 +30,39 @@ float mlir::afm::f16ToF32(uint16_t bits) {
 float mlir::afm::bf16ToF32(uint16_t bits) {
   return fromBits(static_cast<uint32_t>(bits) << 16);
 }
+
+/// `mantissa >> shift`, rounded to nearest with ties to even.
+static uint32_t shiftRightRoundEven(uint32_t mantissa, unsigned shift) {
+  uint32_t quotient = mantissa >> shift;
+  uint32_t remainder = mantissa & ((1u << shift) - 1);
+  uint32_t half = 1u << (shift - 1);
+  if (remainder > half || (remainder == half && (quotient & 1)))
+    ++quotient;
+  return quotient;
+}
+
+uint16_t mlir::afm::f32ToF16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
+  uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) // NaN: keep the top payload bits, force quiet.
+    return sign | 0x7e00 | static_cast<uint16_t>((magnitude >> 13) & 0x3ff);
+  if (magnitude >= 0x477ff000u) // 65520 and above round to infinity.
+    return sign | 0x7c00;
+  uint32_t exponent = magnitude >> 23;
+  if (exponent < 113) {
+    // Below 2^-14: an f16 subnormal in units of 2^-24. Under 2^-25 all
+    // values round to zero (2^-25 itself is a tie that goes to even zero).
+    if (exponent < 102)
+      return sign;
+    uint32_t mantissa = (magnitude & 0x7fffffu) | 0x800000u;
+    // Carrying into 0x400 gives the smallest normal, which is correct.
+    return sign | static_cast<uint16_t>(
+                      shiftRightRoundEven(mantissa, 126 - exponent));
+  }
+  // Normal: rebias the exponent, round the 13 dropped mantissa bits. A carry
+  // out of the mantissa correctly bumps the exponent.
+  uint32_t rebiased = magnitude - ((127u - 15u) << 23);
+  return sign | static_cast<uint16_t>(shiftRightRoundEven(rebiased, 13));
+}

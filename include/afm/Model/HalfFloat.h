@@ -2,7 +2,8 @@
 //
 // Exact widening of IEEE binary16 and bfloat16 bit patterns to f32. Every
 // 16-bit value (including subnormals, infinities and NaN payloads) has an
-// exact f32 counterpart, so these never round.
+// exact f32 counterpart, so these never round. Narrowing f32 to binary16
+// rounds to nearest, ties to even, as a hardware fcvt does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,10 @@ float f16ToF32(uint16_t bits);
 /// The f32 value of the bfloat16 number with bit pattern `bits` (the upper
 /// half of an f32).
 float bf16ToF32(uint16_t bits);
+
+/// The IEEE binary16 bit pattern nearest to `value` (ties to even). Values
+/// beyond the f16 range become infinities; NaNs stay NaNs (quiet).
+uint16_t f32ToF16(float value);
 
 } // namespace mlir::afm
 

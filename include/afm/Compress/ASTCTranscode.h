@@ -1,0 +1,63 @@
+//===- ASTCTranscode.h - ASTC to 4-bit block-affine for CPUs -----*- C++ -*-===//
+//
+// CPUs cannot sample ASTC, so the compiler re-encodes each decoded 6x6 block
+// (offset included) as 4-bit codes with one f16 scale and one f16 bias:
+//
+//   w = f16ToF32(scale_b) * q + f16ToF32(bias_b)      (in f32, q in 0..15)
+//
+// where bias_b already contains the block's ASTC offset. Codes are chosen
+// against the rounded f16 scale and bias, so this formula is exactly what
+// the kernels compute. Layout, which the kernels rely on:
+//
+//   Nb = ceil(rows / 6), Kb = ceil(cols / 6)
+//   codes   [Nb, 6, Kb, 3] bytes, row-major: row r (0..5) and column j (0..5)
+//           of block (nb, kb) is nibble j % 2 (0 = low) of byte [nb][r][kb][j/2]
+//   scales  [Nb, Kb] f16 bit patterns
+//   biases  [Nb, Kb] f16 bit patterns
+//
+// Rows and columns past the matrix (edge-block padding) hold code 0.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_COMPRESS_ASTCTRANSCODE_H
+#define AFM_COMPRESS_ASTCTRANSCODE_H
+
+#include "afm/Compress/ASTC.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mlir::afm {
+
+struct ASTCTranscoded {
+  size_t rows = 0, cols = 0;
+  size_t blockRows = 0, blockCols = 0;
+  std::vector<uint8_t> codes;
+  std::vector<uint16_t> scales, biases;
+};
+
+/// Byte index of block (nb, kb), block row r, column pair j/2 in `codes`.
+inline size_t transcodedByteIndex(size_t blockCols, size_t nb, size_t r,
+                                  size_t kb, size_t j) {
+  return ((nb * kASTCBlockDim + r) * blockCols + kb) * 3 + j / 2;
+}
+
+/// Transcodes any [rows, cols] f32 matrix block by block (per block: min/max
+/// start, then least-squares refits of scale and bias for the chosen codes,
+/// keeping the best f16 pair by squared error).
+ASTCTranscoded transcodeAffine4(const float *w, size_t rows, size_t cols);
+
+/// Transcodes an encoded ASTC matrix from its decoded weights (D + offset).
+inline ASTCTranscoded transcodeASTC(const ASTCMatrix &matrix) {
+  return transcodeAffine4(matrix.weights.data(), matrix.rows, matrix.cols);
+}
+
+/// The code of weight (row, col), 0..15.
+uint8_t transcodedCode(const ASTCTranscoded &t, size_t row, size_t col);
+
+/// scale * q + bias for every weight, [rows, cols] row-major.
+std::vector<float> dequantizeTranscoded(const ASTCTranscoded &t);
+
+} // namespace mlir::afm
+
+#endif // AFM_COMPRESS_ASTCTRANSCODE_H
