@@ -44,10 +44,19 @@ static std::string typeName(Type type) {
 }
 
 namespace {
-struct WeightSlot {
+/// One buffer of a weight in the weights region: the whole tensor of a
+/// plain weight, or one part (codes, scales, ...) of a compressed one.
+struct PartSlot {
+  StringRef role; // empty for plain weights
   RankedTensorType type;
-  uint64_t offset;
-  Attribute value; // inline payload, if any
+  uint64_t offset = 0;
+};
+
+struct WeightSlot {
+  Type type; // the weight's type: a tensor or a compressed weight type
+  SmallVector<PartSlot> parts;
+  Attribute value;         // inline payload, if any
+  DictionaryAttr annotations; // the weight op's discardable attributes
 };
 
 struct CacheSlot {
@@ -127,16 +136,30 @@ FailureOr<EntrySignature> Binder::checkSignature(func::FuncOp func) {
   return sig;
 }
 
+/// The buffers `type` is stored in, or nothing if it cannot be bound.
+static SmallVector<PartSlot> partsOf(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    if (!tensor.hasStaticShape())
+      return {};
+    return {PartSlot{StringRef(), tensor}};
+  }
+  SmallVector<PartSlot> parts;
+  for (const WeightPart &part : getBoundWeightParts(type))
+    parts.push_back(PartSlot{part.role, part.type});
+  return parts;
+}
+
 LogicalResult Binder::collectWeights(func::FuncOp func) {
   WalkResult result = func.walk([&](WeightOp op) {
-    auto type = dyn_cast<RankedTensorType>(op.getType());
-    if (!type || !type.hasStaticShape())
+    Type type = op.getType();
+    SmallVector<PartSlot> parts = partsOf(type);
+    if (parts.empty())
       return op.emitOpError("weights of type ")
-                 << op.getType()
-                 << " cannot be bound yet: only static plain tensors are",
+                 << type
+                 << " cannot be bound: only static tensors, 2-bit, 4-bit and "
+                    "ASTC weights with an even block width are",
              WalkResult::interrupt();
-    auto [it, inserted] =
-        layout.weights.try_emplace(op.getName(), WeightSlot{type, 0, {}});
+    auto [it, inserted] = layout.weights.try_emplace(op.getName());
     if (!inserted) {
       if (it->second.type != type)
         return op.emitOpError("weight '")
@@ -145,9 +168,15 @@ LogicalResult Binder::collectWeights(func::FuncOp func) {
                WalkResult::interrupt();
       return WalkResult::advance();
     }
-    it->second.offset = llvm::alignTo(layout.weightBytes, kAlignment);
-    it->second.value = op.getValueAttr();
-    layout.weightBytes = it->second.offset + byteSize(type);
+    WeightSlot &slot = it->second;
+    slot.type = type;
+    slot.value = op.getValueAttr();
+    slot.annotations = op->getDiscardableAttrDictionary();
+    for (PartSlot &part : parts) {
+      part.offset = llvm::alignTo(layout.weightBytes, kAlignment);
+      layout.weightBytes = part.offset + byteSize(part.type);
+    }
+    slot.parts = std::move(parts);
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
@@ -230,14 +259,23 @@ void Binder::rewrite(func::FuncOp func, const EntrySignature &sig) {
   SmallVector<WeightOp> weightOps;
   func.walk([&](WeightOp op) { weightOps.push_back(op); });
   for (WeightOp op : weightOps) {
-    const WeightSlot &slot = layout.weights.lookup(op.getName());
+    const WeightSlot &slot = layout.weights.find(op.getName())->second;
     b.setInsertionPoint(op);
-    auto type = MemRefType::get(slot.type.getShape(),
-                                slot.type.getElementType());
-    Value tensor = bufferization::ToTensorOp::create(
-        b, op.getLoc(), slot.type, view(weights, slot.offset, type),
-        /*restrict=*/true, /*writable=*/false);
-    op.replaceAllUsesWith(tensor);
+    SmallVector<Value> buffers;
+    for (const PartSlot &part : slot.parts) {
+      auto type = MemRefType::get(part.type.getShape(),
+                                  part.type.getElementType());
+      buffers.push_back(bufferization::ToTensorOp::create(
+          b, op.getLoc(), part.type, view(weights, part.offset, type),
+          /*restrict=*/true, /*writable=*/false));
+    }
+    // Compressed weights keep their type: kernels read the parts.
+    Value replacement =
+        isCompressedWeight(slot.type)
+            ? BoundWeightOp::create(b, op.getLoc(), slot.type, buffers)
+                  .getResult()
+            : buffers.front();
+    op.replaceAllUsesWith(replacement);
     op.erase();
   }
 
@@ -267,14 +305,22 @@ void Binder::rewrite(func::FuncOp func, const EntrySignature &sig) {
 void Binder::recordLayout() {
   SmallVector<Attribute> weights;
   for (auto &[name, slot] : layout.weights) {
-    SmallVector<NamedAttribute> fields = {
-        b.getNamedAttr("name", b.getStringAttr(name)),
-        b.getNamedAttr("offset", b.getI64IntegerAttr(slot.offset)),
-        b.getNamedAttr("bytes", b.getI64IntegerAttr(byteSize(slot.type))),
-        b.getNamedAttr("type", TypeAttr::get(slot.type))};
-    if (slot.value)
-      fields.push_back(b.getNamedAttr("value", slot.value));
-    weights.push_back(b.getDictionaryAttr(fields));
+    for (const PartSlot &part : slot.parts) {
+      SmallVector<NamedAttribute> fields = {
+          b.getNamedAttr("name", b.getStringAttr(name)),
+          b.getNamedAttr("offset", b.getI64IntegerAttr(part.offset)),
+          b.getNamedAttr("bytes", b.getI64IntegerAttr(byteSize(part.type))),
+          b.getNamedAttr("type", TypeAttr::get(part.type))};
+      if (!part.role.empty()) {
+        fields.push_back(b.getNamedAttr("part", b.getStringAttr(part.role)));
+        fields.push_back(b.getNamedAttr("format", TypeAttr::get(slot.type)));
+      }
+      if (slot.value)
+        fields.push_back(b.getNamedAttr("value", slot.value));
+      if (slot.annotations && !slot.annotations.empty())
+        fields.push_back(b.getNamedAttr("annotations", slot.annotations));
+      weights.push_back(b.getDictionaryAttr(fields));
+    }
   }
   SmallVector<Attribute> caches;
   for (auto &[layer, slot] : layout.caches) {

@@ -43,6 +43,12 @@ struct CodegenPipelineOptions
       llvm::cl::desc("Run the row-wise layers after the last KV-writing "
                      "attention for the last prompt row only"),
       llvm::cl::init(true)};
+  Option<bool> fuseMinShift{
+      *this, "fuse-min-shift",
+      llvm::cl::desc("Fold ASTC block offsets into the matmuls' accumulator "
+                     "init; false materializes the reconstructed weights "
+                     "(the unfused math, for testing)"),
+      llvm::cl::init(true)};
   Option<int64_t> minParallelWork{
       *this, "min-parallel-work",
       llvm::cl::desc("Run tile loops of ops with at least this many loop "

@@ -66,6 +66,62 @@ def AFMSizeKVCachesPass : Pass<"afm-size-kv-caches", "mlir::ModuleOp"> {
   }];
 }
 
+def AFMSVDSplitPass : Pass<"afm-svd-split", "mlir::ModuleOp"> {
+  let summary = "Give compressed linear layers a LoRA adapter holding their top singular vectors";
+  let description = [{
+    The paper's quality-recovery adapters: before a weight `W [N, K]` is
+    compressed, its top-`r` singular vectors move into a rank-`r` adapter,
+    `W = B A + R`, and only the residual `R` is compressed. For every
+    `afm.linear` whose weight is an external compressed `afm.weight`, this
+    pass adds the adapter weights `<name>.svd_a [r, K]` and
+    `<name>.svd_b [N, r]` and an `afm.lora` on the linear's result, and
+    annotates the weights so the packager computes the split from the float
+    weight: `afm.svd_residual` on `W`, `afm.svd_factor` on `A` and `B`.
+
+    The rank and alpha come from the options, or (rank -1, the default)
+    from the module's `afm.model` `lora_rank`/`lora_alpha` (from the
+    config's `lora_rank`); rank 0 does nothing. Linear layers that already
+    have an adapter and the weights of `afm.swiglu` (a fused FFN with no
+    adapter slot) are left alone.
+  }];
+  let options = [
+    Option<"rank", "rank", "int64_t", /*default=*/"-1",
+           "Adapter rank (-1: the module's afm.model lora_rank)">,
+    Option<"alpha", "alpha", "double", /*default=*/"0.0",
+           "Adapter alpha (0: the module's lora_alpha, else the rank)">,
+  ];
+}
+
+def AFMFuseMinShiftPass : Pass<"afm-fuse-min-shift", "mlir::ModuleOp"> {
+  let summary = "Fold ASTC block offsets into the matmul's accumulator init";
+  let description = [{
+    An ASTC weight is `D + broadcast(m)`: block values plus one offset per
+    6x6 block. `afm.linear %x, %w` over such a weight (or over
+    `afm.dequantize %w`) becomes
+
+    ```mlir
+    %d = afm.astc_decode %w
+    %m = afm.astc_offsets %w
+    %s = afm.min_shift %x, %m {block = array<i64: 6, 6>}
+    %y = afm.linear %x, %d acc(%s : ...)
+    ```
+
+    so the offset term is the per-block sums of `x` times the offsets, added
+    as the accumulator init, and the linear layer decodes blocks as it
+    multiplies: no reconstructed weight is materialized. An existing
+    accumulator is added to the offset term.
+
+    With `dequantize=true` the pass does the opposite, for testing: every
+    ASTC weight of a linear or SwiGLU layer is replaced by its materialized
+    `afm.dequantize` (the unfused reference math).
+  }];
+  let options = [
+    Option<"dequantize", "dequantize", "bool", /*default=*/"false",
+           "Materialize D + m instead of fusing (the unfused math)">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def AFMBindEntryABIPass : Pass<"afm-bind-entry-abi", "mlir::ModuleOp"> {
   let summary = "Give entry points the runtime's C ABI: weights, KV caches and logits become memory";
   let description = [{

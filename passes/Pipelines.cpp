@@ -23,10 +23,15 @@ using namespace mlir;
 
 void afm::buildAFMCodegenPipeline(OpPassManager &pm,
                                   const CodegenPipelineOptions &options) {
-  // Model-level rewrites, then afm -> linalg on tensors.
+  // Model-level rewrites, then afm -> linalg on tensors. Adapters are
+  // split off before anything moves the linear layers.
+  pm.addPass(createAFMSVDSplitPass());
   if (options.prefillBypass)
     pm.addPass(createAFMPrefillBypassPass());
   pm.addPass(createAFMSizeKVCachesPass());
+  AFMFuseMinShiftPassOptions fusion;
+  fusion.dequantize = !options.fuseMinShift;
+  pm.addPass(createAFMFuseMinShiftPass(fusion));
   pm.addPass(createAFMBindEntryABIPass());
   pm.addPass(createAFMLowerTracksPass());
   pm.addPass(createAFMLowerMoEPass());

@@ -92,8 +92,13 @@ static Value rebuildOnRow(OpBuilder &b, Operation *op, OpFoldResult row) {
                                  o.getWeight(), o.getEpsilonAttr());
       })
       .Case([&](LinearOp o) -> Value {
+        Value acc = o.getAcc() ? take(o.getAcc()) : Value();
         return LinearOp::create(b, loc, rowType, take(o.getInput()),
-                                o.getWeight());
+                                o.getWeight(), acc);
+      })
+      .Case([&](MinShiftOp o) -> Value {
+        return MinShiftOp::create(b, loc, rowType, take(o.getInput()),
+                                  o.getOffsets(), o.getBlockAttr());
       })
       .Case([&](SwiGLUOp o) -> Value {
         return SwiGLUOp::create(b, loc, rowType, take(o.getInput()),

@@ -17,6 +17,7 @@ LogicalResult afm::lowerToLLVMDialect(ModuleOp module,
   options.target = target.name;
   options.minParallelWork = settings.minParallelWork;
   options.prefillBypass = settings.prefillBypass;
+  options.fuseMinShift = settings.fuseMinShift;
   buildAFMCodegenPipeline(pm, options);
   return pm.run(module);
 }

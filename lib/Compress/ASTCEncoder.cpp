@@ -128,20 +128,35 @@ mlir::afm::encodeASTC(const float *w, size_t rows, size_t cols,
     return astcError("compress", status);
 
   // Dequantize with our own decoder: what the compiler will embed.
-  out.weights.resize(rows * cols);
+  if (llvm::Error err = decodeASTCWeights(out))
+    return std::move(err);
+  return out;
+}
+
+llvm::Error mlir::afm::decodeASTCWeights(ASTCMatrix &matrix) {
+  const size_t dim = kASTCBlockDim, rows = matrix.rows, cols = matrix.cols;
+  size_t blocks = matrix.blockRows * matrix.blockCols;
+  if (matrix.blocks.size() != blocks * kASTCBlockBytes ||
+      matrix.offsets.size() != blocks)
+    return llvm::createStringError(
+        "%zux%zu ASTC weight needs %zu blocks and offsets, got %zu bytes of "
+        "blocks and %zu offsets",
+        rows, cols, blocks, matrix.blocks.size(), matrix.offsets.size());
+  matrix.weights.assign(rows * cols, 0.0f);
   uint16_t decoded[dim * dim];
-  for (size_t nb = 0; nb < out.blockRows; ++nb)
-    for (size_t kb = 0; kb < out.blockCols; ++kb) {
-      size_t index = nb * out.blockCols + kb;
-      if (llvm::Error err = decodeASTCBlock(&out.blocks[index * kASTCBlockBytes],
-                                            dim, dim, decoded))
+  for (size_t nb = 0; nb < matrix.blockRows; ++nb)
+    for (size_t kb = 0; kb < matrix.blockCols; ++kb) {
+      size_t index = nb * matrix.blockCols + kb;
+      if (llvm::Error err =
+              decodeASTCBlock(&matrix.blocks[index * kASTCBlockBytes], dim,
+                              dim, decoded))
         return llvm::createStringError("block (%zu, %zu): %s", nb, kb,
                                        llvm::toString(std::move(err)).c_str());
-      float offset = f16ToF32(out.offsets[index]);
+      float offset = f16ToF32(matrix.offsets[index]);
       for (size_t y = 0; y < dim && nb * dim + y < rows; ++y)
         for (size_t x = 0; x < dim && kb * dim + x < cols; ++x)
-          out.weights[(nb * dim + y) * cols + kb * dim + x] =
+          matrix.weights[(nb * dim + y) * cols + kb * dim + x] =
               f16ToF32(decoded[y * dim + x]) + offset;
     }
-  return out;
+  return llvm::Error::success();
 }

@@ -10,6 +10,7 @@
 #include "afm/CodeGen/ObjectEmitter.h"
 #include "afm/Compiler/Compile.h"
 #include "afm/Compiler/Package.h"
+#include "afm/Compiler/WeightEncoding.h"
 #include "afm/Import/ConfigImport.h"
 #include "afm/InitAll.h"
 #include "afm/Model/SafeTensors.h"
@@ -82,6 +83,24 @@ struct Options {
                "attention (Block 2 of the on-device model) for the last "
                "prompt row only (default true)"),
       cl::init(true), cl::cat(category)};
+  cl::opt<bool> fuseMinShift{
+      "fuse-min-shift",
+      cl::desc("Fold ASTC block offsets into the matmuls' accumulator init "
+               "(default true); false materializes each reconstructed "
+               "weight (the unfused math, for testing)"),
+      cl::init(true), cl::cat(category)};
+  cl::opt<bool> report{
+      "report",
+      cl::desc("Print the compile report: per weight its format, bits per "
+               "weight and SNR against the float weights; weight bytes and "
+               "KV bytes per token (to stdout, or stderr when -o is -)"),
+      cl::cat(category)};
+  cl::opt<std::string> dequantizedWeights{
+      "dequantized-weights",
+      cl::desc("Also write the float weights the compiled model computes "
+               "with (compressed weights dequantized, split-off adapters "
+               "folded back) as a safetensors file, for a reference run"),
+      cl::value_desc("file"), cl::cat(category)};
   cl::opt<bool> listTargets{"list-targets",
                             cl::desc("Print the known targets and exit"),
                             cl::cat(category)};
@@ -166,6 +185,7 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
   CodegenSettings settings;
   settings.minParallelWork = opts.minParallelWork;
   settings.prefillBypass = opts.prefillBypass;
+  settings.fuseMinShift = opts.fuseMinShift;
   if (failed(lowerToLLVMDialect(*module, *target, settings)))
     return 1;
   if (opts.emit == Emit::LLVMDialect) {
@@ -198,8 +218,15 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
   auto weights = openPackageWeights(*module, weightsPath);
   if (!weights)
     return error(llvm::toString(weights.takeError()));
-  if (llvm::Error err = writePackage(os, *module, *library, *target,
-                                     *weights ? &**weights : nullptr))
+  WeightEncoder encoder(*weights ? &**weights : nullptr);
+  if (llvm::Error err = writePackage(os, *module, *library, *target, encoder))
     return error(llvm::toString(std::move(err)));
+  if (!opts.dequantizedWeights.empty())
+    if (llvm::Error err = writeSafeTensors(opts.dequantizedWeights,
+                                           encoder.effectiveWeights()))
+      return error(llvm::toString(std::move(err)));
+  if (opts.report)
+    printCompileReport(opts.output == "-" ? llvm::errs() : llvm::outs(),
+                       *module, encoder);
   return finish();
 }

@@ -55,6 +55,26 @@ private:
     return WeightOp::create(b, loc, tensor(shape), b.getStringAttr(name),
                             Attribute());
   }
+  /// A projection weight `[rows, cols]` in the config's linear format.
+  Value linearWeight(StringRef name, int64_t rows, int64_t cols) {
+    MLIRContext *ctx = b.getContext();
+    Type type;
+    switch (config.linearWeightFormat) {
+    case LinearWeightFormat::F32:
+      return weight(name, {rows, cols});
+    case LinearWeightFormat::Q2:
+      type = Q2WeightType::get(ctx, rows, cols,
+                               config.q2PerChannel ? ScaleGranularity::PerChannel
+                                                   : ScaleGranularity::PerTensor);
+      break;
+    case LinearWeightFormat::ASTC:
+      type = ASTCWeightType::get(ctx, rows, cols, 6, 6,
+                                 config.astcOffsetMin ? ASTCOffset::Min
+                                                      : ASTCOffset::LinearSegment);
+      break;
+    }
+    return WeightOp::create(b, loc, type, b.getStringAttr(name), Attribute());
+  }
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   LayerTensorNames names(const TrackLayout &track, int64_t layer) const {
     return config.architecture == Architecture::PTMoE
@@ -93,7 +113,7 @@ Value DecoderBuilder::rmsNorm(Value x, StringRef weightName) {
 Value DecoderBuilder::linear(Value x, StringRef weightName,
                              int64_t outFeatures) {
   int64_t in = cast<RankedTensorType>(x.getType()).getDimSize(1);
-  Value w = weight(weightName, {outFeatures, in});
+  Value w = linearWeight(weightName, outFeatures, in);
   return LinearOp::create(b, loc, tensor({tokens, outFeatures}), x, w);
 }
 
@@ -157,8 +177,10 @@ Value DecoderBuilder::ffnBlock(Value h, const TrackLayout &track,
                       b.getI64IntegerAttr(config.numExpertsPerTok));
   } else {
     int64_t f = config.intermediateSize;
-    y = SwiGLUOp::create(b, loc, m.getType(), m, weight(n.gateProj, {f, d}),
-                         weight(n.upProj, {f, d}), weight(n.downProj, {d, f}));
+    y = SwiGLUOp::create(b, loc, m.getType(), m,
+                         linearWeight(n.gateProj, f, d),
+                         linearWeight(n.upProj, f, d),
+                         linearWeight(n.downProj, d, f));
   }
   return arith::AddFOp::create(b, loc, h, y);
 }
@@ -204,7 +226,14 @@ void DecoderBuilder::buildEntry(StringRef kind, int64_t numTokens) {
   for (auto [i, cache] : llvm::enumerate(cacheIndices))
     caches[cache] = func.getArgument(3 + i);
   Value last = arith::SubIOp::create(b, loc, count, index(1));
-  Value table = weight(kEmbedTokensName, {vocab, d});
+  Value table =
+      config.embeddingFormat == EmbeddingFormat::Q4
+          ? WeightOp::create(b, loc,
+                             Q4WeightType::get(b.getContext(), vocab, d,
+                                               config.embeddingGroupSize),
+                             b.getStringAttr(kEmbedTokensName), Attribute())
+                .getResult()
+          : weight(kEmbedTokensName, {vocab, d});
   Value h = EmbeddingOp::create(b, loc, tensor({tokens, d}), table,
                                 func.getArgument(0));
 
@@ -263,6 +292,14 @@ afm::importModelConfig(MLIRContext *context, const ModelConfig &config,
       b.getNamedAttr("context_length",
                      b.getI64IntegerAttr(config.maxPositionEmbeddings)),
       b.getNamedAttr("prefill_chunk", b.getI64IntegerAttr(options.prefillChunk))};
+  if (config.loraRank > 0) {
+    // afm-svd-split reads these: adapters of this rank on every compressed
+    // linear layer, split off the weights before they are compressed.
+    model.push_back(
+        b.getNamedAttr("lora_rank", b.getI64IntegerAttr(config.loraRank)));
+    model.push_back(b.getNamedAttr(
+        "lora_alpha", b.getF32FloatAttr(float(config.loraAlpha))));
+  }
   (*module)->setAttr("afm.model", b.getDictionaryAttr(model));
   if (!options.weightsPath.empty())
     (*module)->setAttr("afm.weights_file",

@@ -8,6 +8,8 @@
 
 #include "afm/Compiler/Package.h"
 
+#include "afm/Compiler/WeightEncoding.h"
+
 #include "afm/Binary/AFMBWriter.h"
 #include "afm/Model/SafeTensors.h"
 #include "afm/kernel_abi.h"
@@ -39,60 +41,6 @@ static int64_t getInt(DictionaryAttr dict, StringRef name) {
   return attr ? attr.getInt() : 0;
 }
 
-/// Raw bytes of an inline dense or dense_resource value.
-static std::optional<ArrayRef<char>> inlineBytes(Attribute value) {
-  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    if (dense.isSplat())
-      return std::nullopt; // expanded by the caller
-    return dense.getRawData();
-  }
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return std::nullopt;
-    return blob->getData();
-  }
-  return std::nullopt;
-}
-
-static llvm::Error fillWeight(MutableArrayRef<uint8_t> dest, StringRef name,
-                              RankedTensorType type, Attribute value,
-                              const SafeTensorsFile *weights) {
-  if (!type.getElementType().isF32())
-    return fail("weight '" + name + "' has element type that cannot be " +
-                "packaged yet (only f32 is)");
-  size_t bytes = dest.size();
-  if (value) {
-    if (auto dense = dyn_cast<DenseElementsAttr>(value); dense && dense.isSplat()) {
-      float v = dense.getSplatValue<float>();
-      for (size_t i = 0; i < bytes; i += 4)
-        std::memcpy(dest.data() + i, &v, 4);
-      return llvm::Error::success();
-    }
-    std::optional<ArrayRef<char>> data = inlineBytes(value);
-    if (!data || data->size() != bytes)
-      return fail("inline value of weight '" + name +
-                  "' is not a dense f32 payload of " + llvm::Twine(bytes) +
-                  " bytes");
-    std::memcpy(dest.data(), data->data(), bytes);
-    return llvm::Error::success();
-  }
-  if (!weights)
-    return fail("weight '" + name +
-                "' is external but no weights file was given (--weights)");
-  const TensorInfo *info = weights->lookup(name);
-  if (!info)
-    return fail("weight '" + name + "' is not in " + weights->path());
-  if (info->numElements() != type.getNumElements())
-    return fail("weight '" + name + "' has " +
-                llvm::Twine(info->numElements()) + " elements in " +
-                weights->path() + " but the model needs " +
-                llvm::Twine(type.getNumElements()));
-  std::vector<float> values = weights->toF32(*info);
-  std::memcpy(dest.data(), values.data(), bytes);
-  return llvm::Error::success();
-}
-
 llvm::Expected<std::optional<SafeTensorsFile>>
 mlir::afm::openPackageWeights(ModuleOp module, StringRef path) {
   std::string resolved = path.str();
@@ -108,9 +56,17 @@ mlir::afm::openPackageWeights(ModuleOp module, StringRef path) {
 }
 
 llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
-                              StringRef library,
-                              const TargetDescription &target,
-                              const SafeTensorsFile *weights) {
+                                    StringRef library,
+                                    const TargetDescription &target,
+                                    const SafeTensorsFile *weights) {
+  WeightEncoder encoder(weights);
+  return writePackage(os, lowered, library, target, encoder);
+}
+
+llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
+                                    StringRef library,
+                                    const TargetDescription &target,
+                                    WeightEncoder &encoder) {
   auto model = lowered->getAttrOfType<DictionaryAttr>("afm.model");
   auto weightLayout = lowered->getAttrOfType<ArrayAttr>("afm.weights");
   auto kvLayout = lowered->getAttrOfType<ArrayAttr>("afm.kv_layout");
@@ -148,6 +104,18 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
 
   auto weightsBytes = lowered->getAttrOfType<IntegerAttr>("afm.weights_bytes");
   std::vector<uint8_t> section(weightsBytes ? weightsBytes.getInt() : 0, 0);
+  auto addTensor = [&](StringRef name, StringRef format,
+                       ArrayRef<int64_t> shape, uint64_t offset,
+                       uint64_t bytes) {
+    auto *tensor = manifest.add_tensors();
+    tensor->set_name(name.str());
+    tensor->set_format(format.str());
+    for (int64_t dim : shape)
+      tensor->add_shape(dim);
+    tensor->set_offset(offset);
+    tensor->set_size(bytes);
+  };
+  std::vector<const EncodedWeight *> astcWeights;
   for (Attribute entry : weightLayout) {
     auto dict = cast<DictionaryAttr>(entry);
     StringRef name = getField<StringAttr>(dict, "name").getValue();
@@ -156,17 +124,51 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
     uint64_t offset = getInt(dict, "offset"), bytes = getInt(dict, "bytes");
     if (offset + bytes > section.size())
       return fail("weight '" + name + "' lies outside the weights section");
-    if (llvm::Error error =
-            fillWeight(MutableArrayRef(section).slice(offset, bytes), name,
-                       type, dict.get("value"), weights))
-      return error;
-    auto *tensor = manifest.add_tensors();
-    tensor->set_name(name.str());
-    tensor->set_format("f32");
-    for (int64_t dim : type.getShape())
-      tensor->add_shape(dim);
-    tensor->set_offset(offset);
-    tensor->set_size(bytes);
+    auto format = dict.getAs<TypeAttr>("format");
+    StringRef part;
+    if (auto role = dict.getAs<StringAttr>("part"))
+      part = role.getValue();
+    auto encoded = encoder.encode(name, format ? format.getValue() : type,
+                                  dict.get("value"),
+                                  dict.getAs<DictionaryAttr>("annotations"));
+    if (!encoded)
+      return encoded.takeError();
+    auto it = (*encoded)->parts.find(part);
+    if (it == (*encoded)->parts.end() || it->second.size() != bytes)
+      return fail("weight '" + name + "'" +
+                  (part.empty() ? "" : " (" + part + ")") + " encodes to " +
+                  llvm::Twine(it == (*encoded)->parts.end()
+                                  ? 0
+                                  : it->second.size()) +
+                  " bytes but the layout has room for " + llvm::Twine(bytes));
+    std::memcpy(section.data() + offset, it->second.data(), bytes);
+    std::string elementType;
+    llvm::raw_string_ostream(elementType) << type.getElementType();
+    addTensor(part.empty() ? name.str() : (name + "." + part).str(),
+              part.empty() ? "f32" : (*encoded)->format + " " + part.str(),
+              type.getShape(), offset, bytes);
+    if (part == "codes" && !(*encoded)->astcBlocks.empty())
+      astcWeights.push_back(*encoded);
+  }
+  // GPUs that sample ASTC read the blocks themselves: the package keeps
+  // them (and their f16 offsets) after the CPU kernels' buffers.
+  if (target.gpuSamplesASTC) {
+    for (const EncodedWeight *w : astcWeights) {
+      auto append = [&](StringRef suffix, StringRef format,
+                        ArrayRef<int64_t> shape, const uint8_t *data,
+                        size_t bytes) {
+        uint64_t offset = llvm::alignTo(section.size(), 64);
+        section.resize(offset + bytes, 0);
+        std::memcpy(section.data() + offset, data, bytes);
+        addTensor(w->name + "." + suffix.str(), format, shape, offset, bytes);
+      };
+      int64_t blocks = w->astcOffsets.size();
+      append("astc_blocks", "astc 6x6 hdr", {blocks, 16},
+             w->astcBlocks.data(), w->astcBlocks.size());
+      append("astc_offsets", "f16", {blocks},
+             reinterpret_cast<const uint8_t *>(w->astcOffsets.data()),
+             w->astcOffsets.size() * 2);
+    }
   }
 
   auto *kv = manifest.mutable_kv_cache();

@@ -68,6 +68,8 @@ static std::vector<TargetDescription> buildTable() {
   m1.l1dBytes = 128 * KiB;
   m1.l2Bytes = 12 * MiB;
   m1.l3Bytes = 8 * MiB;
+  // Apple GPUs sample ASTC in hardware: packages keep the blocks.
+  m1.gpuSamplesASTC = true;
   m1.cacheLineBytes = 128;
   add(m1);
 

@@ -9,6 +9,7 @@
 #include "passes/Passes.h"
 
 #include "dialects/afm/IR/AFMOps.h"
+#include "passes/conversion/CompressedKernels.h"
 #include "passes/conversion/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -47,9 +48,17 @@ struct LowerEmbedding : OpConversionPattern<EmbeddingOp> {
   LogicalResult
   matchAndRewrite(EmbeddingOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!isPlainWeight(op.getTable()))
-      return rewriter.notifyMatchFailure(op, "compressed table");
     Location loc = op.getLoc();
+    if (!isPlainWeight(op.getTable())) {
+      Value rows = buildQ4Gather(rewriter, loc, adaptor.getTokens(),
+                                 op.getTable(), op.getType().getElementType());
+      if (!rows)
+        return failure();
+      if (rows.getType() != op.getType())
+        rows = tensor::CastOp::create(rewriter, loc, op.getType(), rows);
+      rewriter.replaceOp(op, rows);
+      return success();
+    }
     Value tokens = adaptor.getTokens();
     Value table = adaptor.getTable();
     RankedTensorType resultType = op.getType();
@@ -243,19 +252,109 @@ struct LowerMatmulLike : OpConversionPattern<OpTy> {
   LogicalResult
   matchAndRewrite(OpTy op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!isPlainWeight(op.getWeight()))
-      return rewriter.notifyMatchFailure(op, "compressed weight");
     Location loc = op.getLoc();
     Value x = adaptor.getOperands()[0];
-    Value result =
-        matmulTransposeB(rewriter, loc, x, adaptor.getWeight(),
-                         op.getType().getElementType());
+    Value acc;
+    if constexpr (std::is_same_v<OpTy, LinearOp>)
+      acc = adaptor.getAcc();
+    // Compressed weights are read through their bound parts (original
+    // values); plain ones through the converted value.
+    Value weight = isPlainWeight(op.getWeight()) &&
+                           !op.getWeight().template getDefiningOp<ASTCDecodeOp>()
+                       ? adaptor.getWeight()
+                       : op.getWeight();
+    Value result = buildLinear(rewriter, loc, x, weight,
+                               op.getType().getElementType(), acc);
+    if (!result)
+      return failure();
     if (result.getType() != op.getType())
       result = tensor::CastOp::create(rewriter, loc, op.getType(), result);
     rewriter.replaceOp(op, result);
     return success();
   }
 };
+
+//===----------------------------------------------------------------------===//
+// Compressed weights seen as tensors: dequantize, the ASTC split, min-shift
+//===----------------------------------------------------------------------===//
+
+struct LowerDequantize : OpConversionPattern<DequantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(DequantizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value dense = buildDequantized(rewriter, op.getLoc(), op.getWeight(),
+                                   /*withOffsets=*/true);
+    if (!dense)
+      return failure();
+    rewriter.replaceOp(op, castTo(rewriter, op.getLoc(), dense, op.getType()));
+    return success();
+  }
+
+  static Value castTo(OpBuilder &b, Location loc, Value dense,
+                      RankedTensorType type) {
+    if (type.getElementType() == b.getF32Type())
+      return dense;
+    return mapElementwise(b, loc, ValueRange{dense}, type.getElementType(),
+                          [&](OpBuilder &nb, Location l, ValueRange args) {
+                            return castFloat(nb, l, args[0],
+                                             type.getElementType());
+                          });
+  }
+};
+
+struct LowerASTCDecode : OpConversionPattern<ASTCDecodeOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ASTCDecodeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    // Linear layers over this op read the blocks themselves (through the
+    // original op); the materialized copy is dead code for them.
+    Value dense = buildDequantized(rewriter, op.getLoc(), op.getWeight(),
+                                   /*withOffsets=*/false);
+    if (!dense)
+      return failure();
+    rewriter.replaceOp(op, dense);
+    return success();
+  }
+};
+
+struct LowerASTCOffsets : OpConversionPattern<ASTCOffsetsOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ASTCOffsetsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value offsets = buildASTCOffsets(rewriter, op.getLoc(), op.getWeight());
+    if (!offsets)
+      return failure();
+    rewriter.replaceOp(op, offsets);
+    return success();
+  }
+};
+
+struct LowerMinShift : OpConversionPattern<MinShiftOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(MinShiftOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value result = buildMinShift(rewriter, loc, adaptor.getInput(),
+                                 adaptor.getOffsets(),
+                                 op.getType().getDimSize(1), op.getBlock()[0],
+                                 op.getBlock()[1]);
+    result = LowerDequantize::castTo(rewriter, loc, result,
+                                     cast<RankedTensorType>(op.getType()));
+    if (result.getType() != op.getType())
+      result = tensor::CastOp::create(rewriter, loc, op.getType(), result);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 
 //===----------------------------------------------------------------------===//
 // LoRA: base + (alpha / r) * (x a^T) b^T
@@ -297,15 +396,19 @@ struct LowerSwiGLU : OpConversionPattern<SwiGLUOp> {
   LogicalResult
   matchAndRewrite(SwiGLUOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!isPlainWeight(op.getGate()) || !isPlainWeight(op.getUp()) ||
-        !isPlainWeight(op.getDown()))
-      return rewriter.notifyMatchFailure(op, "compressed weight");
     Location loc = op.getLoc();
     Type elementType = op.getType().getElementType();
     Type f32 = rewriter.getF32Type();
     Value x = adaptor.getInput();
-    Value gate = matmulTransposeB(rewriter, loc, x, adaptor.getGate(), f32);
-    Value up = matmulTransposeB(rewriter, loc, x, adaptor.getUp(), f32);
+    auto pick = [](Value original, Value converted) {
+      return isPlainWeight(original) ? converted : original;
+    };
+    Value gate = buildLinear(rewriter, loc, x,
+                             pick(op.getGate(), adaptor.getGate()), f32, {});
+    Value up = buildLinear(rewriter, loc, x, pick(op.getUp(), adaptor.getUp()),
+                           f32, {});
+    if (!gate || !up)
+      return failure();
     Value hidden = mapElementwise(
         rewriter, loc, ValueRange{gate, up}, elementType,
         [&](OpBuilder &b, Location l, ValueRange args) {
@@ -318,8 +421,11 @@ struct LowerSwiGLU : OpConversionPattern<SwiGLUOp> {
           return castFloat(b, l, arith::MulFOp::create(b, l, silu, args[1]),
                            elementType);
         });
-    Value result =
-        matmulTransposeB(rewriter, loc, hidden, adaptor.getDown(), elementType);
+    Value result = buildLinear(rewriter, loc, hidden,
+                               pick(op.getDown(), adaptor.getDown()),
+                               elementType, {});
+    if (!result)
+      return failure();
     if (result.getType() != op.getType())
       result = tensor::CastOp::create(rewriter, loc, op.getType(), result);
     rewriter.replaceOp(op, result);
@@ -334,22 +440,20 @@ struct AFMLowerToLinalgPass
     ConversionTarget target(*ctx);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, tensor::TensorDialect>();
-    target.addIllegalOp<RMSNormOp, RoPEOp, LoRAOp>();
-    target.addDynamicallyLegalOp<EmbeddingOp>(
-        [](EmbeddingOp op) { return !isPlainWeight(op.getTable()); });
-    target.addDynamicallyLegalOp<LinearOp>(
-        [](LinearOp op) { return !isPlainWeight(op.getWeight()); });
-    target.addDynamicallyLegalOp<LMHeadOp>(
-        [](LMHeadOp op) { return !isPlainWeight(op.getWeight()); });
-    target.addDynamicallyLegalOp<SwiGLUOp>([](SwiGLUOp op) {
-      return !isPlainWeight(op.getGate()) || !isPlainWeight(op.getUp()) ||
-             !isPlainWeight(op.getDown());
-    });
+    target.addIllegalOp<RMSNormOp, RoPEOp, LoRAOp, EmbeddingOp, LinearOp,
+                        LMHeadOp, SwiGLUOp, DequantizeOp, ASTCDecodeOp,
+                        ASTCOffsetsOp, MinShiftOp>();
     RewritePatternSet patterns(ctx);
     populateAFMToLinalgPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    // Bound weights are read through their parts; once every reader is
+    // lowered they are dead.
+    getOperation()->walk([](BoundWeightOp op) {
+      if (op->use_empty())
+        op->erase();
+    });
   }
 };
 } // namespace
@@ -357,6 +461,7 @@ struct AFMLowerToLinalgPass
 void afm::populateAFMToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerEmbedding, LowerRMSNorm, LowerRoPE,
                LowerMatmulLike<LinearOp>, LowerMatmulLike<LMHeadOp>,
-               LowerLoRA, LowerSwiGLU>(
+               LowerLoRA, LowerSwiGLU, LowerDequantize, LowerASTCDecode,
+               LowerASTCOffsets, LowerMinShift>(
       patterns.getContext());
 }

@@ -80,12 +80,74 @@ func.func @linear(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>) -> tensor<?x128x
 
 // -----
 
-// Compressed weights are not this pass's business: the op stays.
-// CHECK-LABEL: func.func @linear_q2_untouched
-// CHECK: afm.linear
-func.func @linear_q2_untouched(%x: tensor<?x64xf32>, %w: !afm.q2<128x64, per_tensor>) -> tensor<?x128xf32> {
-  %y = afm.linear %x, %w : tensor<?x64xf32>, !afm.q2<128x64, per_tensor> -> tensor<?x128xf32>
+// A 2-bit linear layer reads the packed codes: K splits into (byte, code in
+// byte), the code is cut out of the byte by a shift of 2 * (code index),
+// mapped to its balanced level, and the per-channel scale multiplies each
+// output once. No [128, 64] float weight appears.
+// CHECK-LABEL: func.func @linear_q2
+// CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[CODES:.*]]: tensor<128x16xi8>, %[[SCALES:.*]]: tensor<128xf32>)
+// CHECK: %[[XS:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2]] output_shape [%{{.*}}, 16, 4]
+// CHECK: %[[SUMS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%[[XS]], %[[CODES]] : tensor<?x16x4xf32>, tensor<128x16xi8>)
+// CHECK: %[[J:.*]] = linalg.index 3
+// CHECK: %[[SH:.*]] = arith.muli %{{.*}}, %c2_i8{{.*}}
+// CHECK: arith.shrui %{{.*}}, %[[SH]] : i8
+// CHECK: arith.andi %{{.*}}, %c3_i8{{.*}}
+// CHECK: arith.uitofp
+// CHECK: arith.subf %{{.*}}, %cst{{.*}} : f32
+// CHECK: linalg.generic {{.*}} ins(%[[SUMS]], %[[SCALES]] : tensor<?x128xf32>, tensor<128xf32>)
+// CHECK-NOT: tensor<128x64xf32>
+func.func @linear_q2(%x: tensor<?x64xf32>, %codes: tensor<128x16xi8>, %scales: tensor<128xf32>) -> tensor<?x128xf32> {
+  %w = afm.bound_weight %codes, %scales : tensor<128x16xi8>, tensor<128xf32> -> !afm.q2<128x64, per_channel>
+  %y = afm.linear %x, %w : tensor<?x64xf32>, !afm.q2<128x64, per_channel> -> tensor<?x128xf32>
   return %y : tensor<?x128xf32>
+}
+
+// -----
+
+// The fused ASTC form (afm-fuse-min-shift's output) on the CPU form: the
+// min-shift term sums x over each 6-column block (x padded 64 -> 66) and
+// multiplies by the block offsets; it initializes the accumulator of the
+// block kernel, which cuts 4-bit codes out of [Nb, 6, Kb, 3] bytes and
+// scales them per block. Neither D nor D + m is ever a [32, 64] tensor.
+// CHECK-LABEL: func.func @linear_astc_fused
+// CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[CODES:.*]]: tensor<6x6x11x3xi8>, %[[S:.*]]: tensor<6x11xf16>, %[[BIAS:.*]]: tensor<6x11xf16>)
+// CHECK: %[[M:.*]] = linalg.generic {{.*}} ins(%[[BIAS]] : tensor<6x11xf16>) outs(%{{.*}} : tensor<6x11xf32>)
+// CHECK: tensor.pad %[[X]] low[0, 0] high[0, 2]
+// CHECK: %[[BS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<?x11x6xf32>) outs(%{{.*}} : tensor<?x11xf32>)
+// CHECK: %[[SHIFT:.*]] = linalg.generic {{.*}} ins(%[[BS]], %[[M]] : tensor<?x11xf32>, tensor<6x11xf32>) outs(%{{.*}} : tensor<?x6x6xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%{{.*}}, %[[CODES]], %[[S]] : tensor<?x11x3x2xf32>, tensor<6x6x11x3xi8>, tensor<6x11xf16>) outs(%{{.*}} : tensor<?x6x6xf32>)
+// CHECK: linalg.index 5
+// CHECK: arith.andi %{{.*}}, %c15_i8
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: tensor.extract_slice %{{.*}}[0, 0] [%{{.*}}, 32] [1, 1] : tensor<?x36xf32> to tensor<?x32xf32>
+// CHECK-NOT: tensor<32x64xf32>
+func.func @linear_astc_fused(%x: tensor<?x64xf32>, %codes: tensor<6x6x11x3xi8>, %s: tensor<6x11xf16>, %bias: tensor<6x11xf16>) -> tensor<?x32xf32> {
+  %w = afm.bound_weight %codes, %s, %bias : tensor<6x6x11x3xi8>, tensor<6x11xf16>, tensor<6x11xf16> -> !afm.astc<32x64, block = 6x6, offset = linear_segment>
+  %d = afm.astc_decode %w : !afm.astc<32x64, block = 6x6, offset = linear_segment> -> tensor<32x64xf32>
+  %m = afm.astc_offsets %w : !afm.astc<32x64, block = 6x6, offset = linear_segment> -> tensor<6x11xf32>
+  %acc = afm.min_shift %x, %m {block = array<i64: 6, 6>} : tensor<?x64xf32>, tensor<6x11xf32> -> tensor<?x32xf32>
+  %y = afm.linear %x, %d acc(%acc : tensor<?x32xf32>) : tensor<?x64xf32>, tensor<32x64xf32> -> tensor<?x32xf32>
+  return %y : tensor<?x32xf32>
+}
+
+// -----
+
+// A 4-bit embedding dequantizes only the looked-up rows: byte col/2 of row
+// tokens[t], its nibble sign-extended (shift left, then arithmetic right),
+// times the scale of group col/32.
+// CHECK-LABEL: func.func @embedding_q4
+// CHECK-SAME: (%[[TOK:.*]]: tensor<?xi32>, %[[CODES:.*]]: tensor<256x32xi8>, %[[SCALES:.*]]: tensor<256x2xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[TOK]] : tensor<?xi32>) outs(%{{.*}} : tensor<?x64xf32>)
+// CHECK: %[[ROW:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: tensor.extract %[[CODES]][%[[ROW]], %{{.*}}] : tensor<256x32xi8>
+// CHECK: arith.shli
+// CHECK: arith.shrsi %{{.*}}, %c4_i8{{.*}} : i8
+// CHECK: arith.sitofp
+// CHECK: tensor.extract %[[SCALES]][%[[ROW]], %{{.*}}] : tensor<256x2xf32>
+func.func @embedding_q4(%tokens: tensor<?xi32>, %codes: tensor<256x32xi8>, %scales: tensor<256x2xf32>) -> tensor<?x64xf32> {
+  %t = afm.bound_weight %codes, %scales : tensor<256x32xi8>, tensor<256x2xf32> -> !afm.q4<256x64, group = 32>
+  %h = afm.embedding %t[%tokens] : !afm.q4<256x64, group = 32>, tensor<?xi32> -> tensor<?x64xf32>
+  return %h : tensor<?x64xf32>
 }
 
 // -----

@@ -85,10 +85,11 @@ func.func @train(%tokens: tensor<1xi32>, %count: index, %pos: index) -> tensor<3
 
 // -----
 
+// ASTC blocks of odd width have no CPU form (two 4-bit codes per byte).
 func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index) -> tensor<32xf32>
     attributes {afm.entry = "decode"} {
-  // expected-error @+1 {{'afm.weight' op weights of type '!afm.q2<32x64, per_tensor>' cannot be bound yet: only static plain tensors are}}
-  %w = afm.weight "w" : !afm.q2<32x64, per_tensor>
+  // expected-error @+1 {{'afm.weight' op weights of type '!afm.astc<32x64, block = 5x5, offset = min>' cannot be bound: only static tensors, 2-bit, 4-bit and ASTC weights with an even block width are}}
+  %w = afm.weight "w" : !afm.astc<32x64, block = 5x5, offset = min>
   %z = arith.constant dense<0.0> : tensor<32xf32>
   return %z : tensor<32xf32>
 }
@@ -105,4 +106,30 @@ func.func @prefill(%tokens: tensor<4xi32>, %count: index, %pos: index, %kv: !afm
     attributes {afm.entry = "prefill"} {
   %z = arith.constant dense<0.0> : tensor<32xf32>
   return %z : tensor<32xf32>
+}
+
+// -----
+
+// A compressed weight is bound to its buffers (2-bit: codes then scales;
+// ASTC CPU form: codes, f16 scales, f16 biases), each 64-byte aligned, and
+// kept as a compressed value through afm.bound_weight. The layout names
+// each part with its role and the weight's format; annotations of passes
+// (here afm-svd-split's) travel with it to the packager.
+// CHECK: afm.weights = [{annotations = {afm.svd_residual = {rank = 4 : i64}}, bytes = 512 : i64, format = !afm.q2<32x64, per_tensor>, name = "w2", offset = 0 : i64, part = "codes", type = tensor<32x16xi8>}, {annotations = {afm.svd_residual = {rank = 4 : i64}}, bytes = 4 : i64, format = !afm.q2<32x64, per_tensor>, name = "w2", offset = 512 : i64, part = "scales", type = tensor<1xf32>}, {bytes = 1188 : i64, format = !afm.astc<32x64, block = 6x6, offset = linear_segment>, name = "wa", offset = 576 : i64, part = "codes", type = tensor<6x6x11x3xi8>}, {bytes = 132 : i64, format = !afm.astc<32x64, block = 6x6, offset = linear_segment>, name = "wa", offset = 1792 : i64, part = "scales", type = tensor<6x11xf16>}, {bytes = 132 : i64, format = !afm.astc<32x64, block = 6x6, offset = linear_segment>, name = "wa", offset = 1984 : i64, part = "biases", type = tensor<6x11xf16>}]
+// CHECK-LABEL: func.func @afm_decode(
+// CHECK: %[[C:.*]] = memref.view %{{.*}}[%c0{{.*}}][] : memref<2116xi8> to memref<32x16xi8>
+// CHECK: %[[CT:.*]] = bufferization.to_tensor %[[C]]
+// CHECK: %[[S:.*]] = memref.view %{{.*}}[%c512{{.*}}][] : memref<2116xi8> to memref<1xf32>
+// CHECK: %[[ST:.*]] = bufferization.to_tensor %[[S]]
+// CHECK: %[[W:.*]] = afm.bound_weight %[[CT]], %[[ST]] : tensor<32x16xi8>, tensor<1xf32> -> !afm.q2<32x64, per_tensor>
+// CHECK: afm.bound_weight %{{.*}}, %{{.*}}, %{{.*}} : tensor<6x6x11x3xi8>, tensor<6x11xf16>, tensor<6x11xf16> -> !afm.astc<32x64, block = 6x6, offset = linear_segment>
+func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index) -> tensor<32xf32>
+    attributes {afm.entry = "decode"} {
+  %w = afm.weight "w2" : !afm.q2<32x64, per_tensor> {afm.svd_residual = {rank = 4 : i64}}
+  %a = afm.weight "wa" : !afm.astc<32x64, block = 6x6, offset = linear_segment>
+  %x = arith.constant dense<1.0> : tensor<1x64xf32>
+  %y = afm.linear %x, %w : tensor<1x64xf32>, !afm.q2<32x64, per_tensor> -> tensor<1x32xf32>
+  %z = afm.linear %x, %a acc(%y : tensor<1x32xf32>) : tensor<1x64xf32>, !afm.astc<32x64, block = 6x6, offset = linear_segment> -> tensor<1x32xf32>
+  %r = tensor.collapse_shape %z [[0, 1]] : tensor<1x32xf32> into tensor<32xf32>
+  return %r : tensor<32xf32>
 }

@@ -42,6 +42,18 @@ std::optional<KVCacheShape> getKVCacheShape(Type type);
 /// True if `type` is one of the afm compressed weight types.
 bool isCompressedWeight(Type type);
 
+/// One buffer of a compressed weight bound to runtime memory (see
+/// `afm.bound_weight`): its role and its tensor type.
+struct WeightPart {
+  StringRef role; // "codes", "scales" or "biases"
+  RankedTensorType type;
+};
+
+/// The buffers a compressed weight of `type` is bound to, in the operand
+/// order of `afm.bound_weight`; empty for other types and for ASTC block
+/// footprints without a CPU form (odd block widths).
+SmallVector<WeightPart> getBoundWeightParts(Type type);
+
 /// True if dimension sizes `a` and `b` may be equal (either is dynamic).
 inline bool dimsCompatible(int64_t a, int64_t b) {
   return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;

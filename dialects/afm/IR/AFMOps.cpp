@@ -215,8 +215,87 @@ static LogicalResult verifyMatmulShapes(Operation *op, ShapedType input,
 }
 
 LogicalResult LinearOp::verify() {
-  return verifyMatmulShapes(*this, getInput().getType(),
-                            getWeight().getType(), getType(), "weight");
+  if (failed(verifyMatmulShapes(*this, getInput().getType(),
+                                getWeight().getType(), getType(), "weight")))
+    return failure();
+  if (Value acc = getAcc()) {
+    auto accType = cast<RankedTensorType>(acc.getType());
+    if (failed(checkDim(*this, "accumulator rows", accType.getDimSize(0),
+                        getType().getDimSize(0), "result rows")) ||
+        failed(checkDim(*this, "accumulator columns", accType.getDimSize(1),
+                        getType().getDimSize(1), "result columns")))
+      return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Compressed weight parts and the ASTC split
+//===----------------------------------------------------------------------===//
+
+LogicalResult BoundWeightOp::verify() {
+  SmallVector<WeightPart> parts = getBoundWeightParts(getType());
+  if (parts.empty())
+    return emitOpError("weights of type ")
+           << getType() << " have no bound form";
+  if (parts.size() != getParts().size())
+    return emitOpError("a ") << getType() << " weight is bound to "
+                             << parts.size() << " buffers, got "
+                             << getParts().size();
+  for (auto [index, part, operand] : llvm::enumerate(parts, getParts()))
+    if (operand.getType() != part.type)
+      return emitOpError("buffer #")
+             << index << " (" << part.role << ") must be " << part.type
+             << ", got " << operand.getType();
+  return success();
+}
+
+/// `[ceil(N/R), ceil(K/C)]` of an ASTC weight.
+static std::array<int64_t, 2> blockGrid(ASTCWeightType type) {
+  return {(type.getRows() + type.getBlockRows() - 1) / type.getBlockRows(),
+          (type.getCols() + type.getBlockCols() - 1) / type.getBlockCols()};
+}
+
+LogicalResult ASTCDecodeOp::verify() {
+  ASTCWeightType type = getWeight().getType();
+  ArrayRef<int64_t> shape = getType().getShape();
+  if (shape[0] != type.getRows() || shape[1] != type.getCols())
+    return emitOpError("result shape ")
+           << getType() << " must be the weight's shape " << type.getRows()
+           << "x" << type.getCols();
+  return success();
+}
+
+LogicalResult ASTCOffsetsOp::verify() {
+  auto [nb, kb] = blockGrid(getWeight().getType());
+  ArrayRef<int64_t> shape = getType().getShape();
+  if (shape[0] != nb || shape[1] != kb)
+    return emitOpError("result shape ")
+           << getType() << " must be the weight's block grid " << nb << "x"
+           << kb;
+  return success();
+}
+
+LogicalResult MinShiftOp::verify() {
+  ArrayRef<int64_t> block = getBlock();
+  if (block.size() != 2 || block[0] <= 0 || block[1] <= 0)
+    return emitOpError("block must be two positive sizes (rows, columns)");
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  ArrayRef<int64_t> offsets = getOffsets().getType().getShape();
+  ArrayRef<int64_t> result = getType().getShape();
+  auto blocks = [](int64_t size, int64_t block) {
+    return ShapedType::isDynamic(size) ? size : (size + block - 1) / block;
+  };
+  if (failed(checkDim(*this, "result rows", result[0], input[0],
+                      "input rows")) ||
+      failed(checkDim(*this, "offset rows", offsets[0],
+                      blocks(result[1], block[0]),
+                      "block rows of the result")) ||
+      failed(checkDim(*this, "offset columns", offsets[1],
+                      blocks(input[1], block[1]),
+                      "block columns of the input")))
+    return failure();
+  return success();
 }
 
 LogicalResult LMHeadOp::verify() {

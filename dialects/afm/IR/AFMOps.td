@@ -163,22 +163,137 @@ def AFM_RoPEOp : AFM_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
 def AFM_LinearOp : AFM_Op<"linear", [Pure]> {
   let summary = "Matrix product with a weight stored output-major";
   let description = [{
-    `result = input * weight^T` for `input [T, K]` and `weight [N, K]`. The
-    weight is plain, 2-bit (`!afm.q2`) or ASTC (`!afm.astc`); compressed
-    weights are consumed directly by the lowered kernels.
+    `result = acc + input * weight^T` for `input [T, K]` and `weight [N, K]`
+    (`acc [T, N]` is optional and zero when absent). The weight is plain,
+    2-bit (`!afm.q2`) or ASTC (`!afm.astc`); compressed weights are
+    consumed directly by the lowered kernels. `acc` is the matmul's
+    accumulator init: `afm-fuse-min-shift` puts the ASTC offset term there.
 
     Example:
 
     ```mlir
     %y = afm.linear %x, %w
         : tensor<?x64xf32>, !afm.q2<128x64, per_tensor> -> tensor<?x128xf32>
+    %z = afm.linear %x, %d acc(%m : tensor<?x128xf32>)
+        : tensor<?x64xf32>, tensor<128x64xf32> -> tensor<?x128xf32>
     ```
   }];
-  let arguments = (ins AFM_Activation2D:$input, AFM_LinearWeight:$weight);
+  let arguments = (ins AFM_Activation2D:$input, AFM_LinearWeight:$weight,
+                       Optional<AFM_Activation2D>:$acc);
+  let results = (outs AFM_Activation2D:$result);
+  let builders = [
+    OpBuilder<(ins "Type":$result, "Value":$input, "Value":$weight), [{
+      build($_builder, $_state, result, input, weight, Value());
+    }]>];
+  let assemblyFormat = [{
+    $input `,` $weight (`acc` `(` $acc^ `:` type($acc) `)`)? attr-dict `:`
+      type($input) `,` type($weight) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Compressed weights: their parts after binding, and the ASTC split
+//===----------------------------------------------------------------------===//
+
+def AFM_BoundWeightOp : AFM_Op<"bound_weight", [Pure]> {
+  let summary = "A compressed weight assembled from the buffers it lives in";
+  let description = [{
+    After `afm-bind-entry-abi`, a compressed weight is a set of buffers in
+    the runtime's weights region. This op names them, so that lowerings
+    read the packed codes directly. The parts, by type:
+
+    - `!afm.q2<NxK, g>`: codes `tensor<N x ceil(K/4) x i8>` (4 codes per
+      byte, lowest bits first) and scales `tensor<S x f32>` (S = 1 per
+      tensor, N per channel).
+    - `!afm.q4<VxD, group = G>`: codes `tensor<V x ceil(D/2) x i8>` (two's
+      complement nibbles, low nibble first) and scales
+      `tensor<V x D/G x f32>`.
+    - `!afm.astc<NxK, block = RxC>` in the CPU form (ASTC blocks transcoded
+      at compile time, docs/compressed-weights.md): codes
+      `tensor<Nb x R x Kb x C/2 x i8>` (unsigned nibbles, low first),
+      scales and biases `tensor<Nb x Kb x f16>`; the weight is
+      `scale * q + bias`, and `bias` plays the role of the block offset.
+
+    Example:
+
+    ```mlir
+    %w = afm.bound_weight %codes, %scales
+        : tensor<128x16xi8>, tensor<1xf32> -> !afm.q2<128x64, per_tensor>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$parts);
+  let results = (outs AFM_CompressedWeight:$result);
+  let assemblyFormat =
+      "$parts attr-dict `:` type($parts) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def AFM_ASTCDecodeOp : AFM_Op<"astc_decode", [Pure]> {
+  let summary = "The block values of an ASTC weight, without the offsets";
+  let description = [{
+    `D`, the decoded blocks of an `!afm.astc` weight, so that
+    `dequantize(w) = astc_decode(w) + broadcast(astc_offsets(w))`. After
+    binding, the CPU form's `scale * q` plays `D` and its bias the offset;
+    the sum is the same. A linear layer over `astc_decode` lowers to a
+    kernel that decodes blocks as it multiplies; nothing `[N, K]` is stored.
+
+    Example:
+
+    ```mlir
+    %d = afm.astc_decode %w
+        : !afm.astc<64x64, block = 6x6, offset = min> -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins AFM_ASTCWeightType:$weight);
+  let results = (outs 2DTensorOf<[F32]>:$result);
+  let assemblyFormat =
+      "$weight attr-dict `:` type($weight) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def AFM_ASTCOffsetsOp : AFM_Op<"astc_offsets", [Pure]> {
+  let summary = "The per-block offsets of an ASTC weight";
+  let description = [{
+    One value per block, `[ceil(N/R), ceil(K/C)]`: the `m_b` of
+    DESIGN.md section 2 (after binding, the CPU form's bias).
+
+    Example:
+
+    ```mlir
+    %m = afm.astc_offsets %w
+        : !afm.astc<64x64, block = 6x6, offset = min> -> tensor<11x11xf32>
+    ```
+  }];
+  let arguments = (ins AFM_ASTCWeightType:$weight);
+  let results = (outs 2DTensorOf<[F32]>:$result);
+  let assemblyFormat =
+      "$weight attr-dict `:` type($weight) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def AFM_MinShiftOp : AFM_Op<"min_shift", [Pure]> {
+  let summary = "The offset term of a block-offset matmul";
+  let description = [{
+    `result[t, n] = sum_kb offsets[n / R, kb] * S[t, kb]` where
+    `S[t, kb] = sum_{j < C} input[t, kb * C + j]` sums the activations under
+    block column `kb` (zero past `K`). This is the `sum_b m_b S_b(x)` of
+    the min-shift fusion: with it as the accumulator init,
+    `x * (D + broadcast(m))^T = min_shift(x, m) + x * D^T`.
+
+    Example:
+
+    ```mlir
+    %acc = afm.min_shift %x, %m {block = array<i64: 6, 6>}
+        : tensor<?x64xf32>, tensor<11x11xf32> -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins AFM_Activation2D:$input, 2DTensorOf<[F32]>:$offsets,
+                       DenseI64ArrayAttr:$block);
   let results = (outs AFM_Activation2D:$result);
   let assemblyFormat = [{
-    $input `,` $weight attr-dict `:` type($input) `,` type($weight)
-      `->` type($result)
+    $input `,` $offsets attr-dict `:` type($input) `,` type($offsets) `->`
+      type($result)
   }];
   let hasVerifier = 1;
 }

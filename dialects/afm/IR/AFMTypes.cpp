@@ -126,6 +126,35 @@ bool mlir::afm::isCompressedWeight(Type type) {
   return isa<Q2WeightType, Q4WeightType, ASTCWeightType>(type);
 }
 
+SmallVector<WeightPart> mlir::afm::getBoundWeightParts(Type type) {
+  MLIRContext *ctx = type.getContext();
+  auto i8 = IntegerType::get(ctx, 8);
+  auto f32 = Float32Type::get(ctx);
+  auto f16 = Float16Type::get(ctx);
+  auto tensor = [](ArrayRef<int64_t> shape, Type element) {
+    return RankedTensorType::get(shape, element);
+  };
+  if (auto q2 = dyn_cast<Q2WeightType>(type))
+    return {{"codes", tensor({q2.getRows(), ceilDiv(q2.getCols(), 4)}, i8)},
+            {"scales", tensor({q2.getNumScales()}, f32)}};
+  if (auto q4 = dyn_cast<Q4WeightType>(type))
+    return {{"codes", tensor({q4.getRows(), ceilDiv(q4.getCols(), 2)}, i8)},
+            {"scales",
+             tensor({q4.getRows(), q4.getCols() / q4.getGroup()}, f32)}};
+  if (auto astc = dyn_cast<ASTCWeightType>(type)) {
+    if (astc.getBlockCols() % 2 != 0)
+      return {};
+    int64_t nb = ceilDiv(astc.getRows(), astc.getBlockRows());
+    int64_t kb = ceilDiv(astc.getCols(), astc.getBlockCols());
+    return {{"codes", tensor({nb, astc.getBlockRows(), kb,
+                              astc.getBlockCols() / 2},
+                             i8)},
+            {"scales", tensor({nb, kb}, f16)},
+            {"biases", tensor({nb, kb}, f16)}};
+  }
+  return {};
+}
+
 //===----------------------------------------------------------------------===//
 // Attributes
 //===----------------------------------------------------------------------===//

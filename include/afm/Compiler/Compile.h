@@ -25,6 +25,9 @@ struct CodegenSettings {
   /// Prefill computes the trailing row-wise layers (Block 2 of the
   /// on-device model) for the last prompt row only.
   bool prefillBypass = true;
+  /// ASTC offsets are folded into the matmuls (afm-fuse-min-shift); false
+  /// materializes the reconstructed weights instead (for testing).
+  bool fuseMinShift = true;
 };
 
 /// Runs the afm-codegen pipeline on `module` in place. Afterwards it is in

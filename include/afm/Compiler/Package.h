@@ -29,6 +29,21 @@ llvm::Error writePackage(llvm::raw_ostream &os, ModuleOp lowered,
                          const TargetDescription &target,
                          const SafeTensorsFile *weights);
 
+class WeightEncoder;
+
+/// `writePackage` with a caller's encoder, which afterwards holds every
+/// encoded weight (for `printCompileReport` and the effective weights).
+llvm::Error writePackage(llvm::raw_ostream &os, ModuleOp lowered,
+                         llvm::StringRef library,
+                         const TargetDescription &target,
+                         WeightEncoder &encoder);
+
+/// The compile report of `afm-compile --report`: per weight its format,
+/// bits per weight and SNR against the float weights; model totals (weight
+/// bytes, KV bytes per token).
+void printCompileReport(llvm::raw_ostream &os, ModuleOp lowered,
+                        const WeightEncoder &encoder);
+
 } // namespace mlir::afm
 
 #endif // AFM_COMPILER_PACKAGE_H

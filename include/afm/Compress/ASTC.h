@@ -85,6 +85,11 @@ inline llvm::Expected<ASTCMatrix> encodeASTC(const float *w, size_t rows,
   return encodeASTC(w, rows, cols, options);
 }
 
+/// Fills `matrix.weights` (`D + offset` per texel) from its blocks and
+/// offsets with our own decoder; an error names a block it cannot decode or
+/// sizes that do not fit `rows x cols`.
+llvm::Error decodeASTCWeights(ASTCMatrix &matrix);
+
 } // namespace mlir::afm
 
 #endif // AFM_COMPRESS_ASTC_H

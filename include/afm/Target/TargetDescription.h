@@ -39,6 +39,9 @@ struct TargetDescription {
   uint64_t l2Bytes = 512 * 1024;
   uint64_t l3Bytes = 8 * 1024 * 1024; ///< last-level cache (SLC on Apple)
   unsigned cacheLineBytes = 64;
+  /// The GPU decodes ASTC textures in hardware, so an `.afmb` for this
+  /// target keeps ASTC weights' blocks as an artifact next to the CPU form.
+  bool gpuSamplesASTC = false;
 
   /// f32 lanes in one vector register.
   unsigned f32Lanes() const { return vectorBits / 32; }

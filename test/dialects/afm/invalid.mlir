@@ -621,3 +621,71 @@ func.func @track_yield_type(%h: tensor<1x64xf32>, %other: tensor<2x64xf32>) {
   }
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Compressed weight parts, the ASTC split and the min-shift term
+//===----------------------------------------------------------------------===//
+
+func.func @bound_weight_count(%c: tensor<32x16xi8>) {
+  // expected-error @+1 {{'afm.bound_weight' op a '!afm.q2<32x64, per_tensor>' weight is bound to 2 buffers, got 1}}
+  %w = afm.bound_weight %c : tensor<32x16xi8> -> !afm.q2<32x64, per_tensor>
+  return
+}
+
+// -----
+
+func.func @bound_weight_part_type(%c: tensor<32x15xi8>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'afm.bound_weight' op buffer #0 (codes) must be 'tensor<32x16xi8>', got 'tensor<32x15xi8>'}}
+  %w = afm.bound_weight %c, %s : tensor<32x15xi8>, tensor<1xf32> -> !afm.q2<32x64, per_tensor>
+  return
+}
+
+// -----
+
+func.func @bound_weight_odd_astc(%c: tensor<1xi8>) {
+  // expected-error @+1 {{'afm.bound_weight' op weights of type '!afm.astc<20x20, block = 5x5, offset = min>' have no bound form}}
+  %w = afm.bound_weight %c : tensor<1xi8> -> !afm.astc<20x20, block = 5x5, offset = min>
+  return
+}
+
+// -----
+
+func.func @astc_decode_shape(%w: !afm.astc<32x64, block = 6x6, offset = min>) {
+  // expected-error @+1 {{'afm.astc_decode' op result shape 'tensor<64x32xf32>' must be the weight's shape 32x64}}
+  %d = afm.astc_decode %w : !afm.astc<32x64, block = 6x6, offset = min> -> tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @astc_offsets_shape(%w: !afm.astc<32x64, block = 6x6, offset = min>) {
+  // expected-error @+1 {{'afm.astc_offsets' op result shape 'tensor<6x10xf32>' must be the weight's block grid 6x11}}
+  %m = afm.astc_offsets %w : !afm.astc<32x64, block = 6x6, offset = min> -> tensor<6x10xf32>
+  return
+}
+
+// -----
+
+func.func @min_shift_block(%x: tensor<1x64xf32>, %m: tensor<6x11xf32>) {
+  // expected-error @+1 {{'afm.min_shift' op block must be two positive sizes (rows, columns)}}
+  %s = afm.min_shift %x, %m {block = array<i64: 6>} : tensor<1x64xf32>, tensor<6x11xf32> -> tensor<1x32xf32>
+  return
+}
+
+// -----
+
+func.func @min_shift_offsets(%x: tensor<1x64xf32>, %m: tensor<6x10xf32>) {
+  // expected-error @+1 {{'afm.min_shift' op offset columns (10) must match block columns of the input (11)}}
+  %s = afm.min_shift %x, %m {block = array<i64: 6, 6>} : tensor<1x64xf32>, tensor<6x10xf32> -> tensor<1x32xf32>
+  return
+}
+
+// -----
+
+func.func @linear_acc(%x: tensor<1x64xf32>, %w: tensor<32x64xf32>, %a: tensor<1x16xf32>) {
+  // expected-error @+1 {{'afm.linear' op accumulator columns (16) must match result columns (32)}}
+  %y = afm.linear %x, %w acc(%a : tensor<1x16xf32>) : tensor<1x64xf32>, tensor<32x64xf32> -> tensor<1x32xf32>
+  return
+}

@@ -1,0 +1,100 @@
+//===- WeightEncoding.h - a weight's bytes in the package ------*- C++ -*-===//
+//
+// Turns one weight of a bound module (its type, its inline value or its
+// float tensor in the weights file, and the annotations passes left on it)
+// into the bytes of each buffer the compiled kernels read, and keeps what
+// the compile report and the reference evaluator need: the float values the
+// kernels compute with and how far they are from the float weights.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_COMPILER_WEIGHTENCODING_H
+#define AFM_COMPILER_WEIGHTENCODING_H
+
+#include "afm/Compress/SVDSplit.h"
+#include "afm/Model/SafeTensors.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Types.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::afm {
+
+/// One weight, encoded.
+struct EncodedWeight {
+  std::string name;
+  /// "f32", "q2 per_tensor", "q4 group=32", "astc linear_segment", ...
+  std::string format;
+  /// The weight's shape; `rows x cols` is its matrix view (rows = first
+  /// dimension, 1 for vectors).
+  std::vector<int64_t> shape;
+  int64_t rows = 0, cols = 0;
+  /// Stored bits per weight of what the CPU kernels read, scales included.
+  double bitsPerWeight = 32.0;
+  /// SNR (dB) of `values` against the float weights, when they are known.
+  std::optional<double> snrDb;
+  /// For ASTC weights: the SNR and bits per weight of the ASTC blocks
+  /// themselves (before the CPU transcode).
+  std::optional<double> astcSnrDb;
+  double astcBitsPerWeight = 0.0;
+  /// What else happened to the weight ("svd residual of rank 32", ...).
+  std::string note;
+  /// Bytes of each bound part ("codes", "scales", "biases"; "" for plain).
+  llvm::StringMap<std::vector<uint8_t>> parts;
+  /// The values the kernels compute with, row-major `[rows, cols]`.
+  std::vector<float> values;
+  /// ASTC blocks (16 bytes each) and f16 offsets: the artifact packages
+  /// for GPUs that sample ASTC keep.
+  std::vector<uint8_t> astcBlocks;
+  std::vector<uint16_t> astcOffsets;
+  /// The LoRA adapter this weight's SVD split moved out of it: the report
+  /// measures `values + (alpha/r) B A` against the float weights.
+  bool isSVDFactor = false;
+  std::string svdSource;
+};
+
+/// Encodes the weights of one module, each once, remembering SVD splits so
+/// that a weight and its two adapter factors agree.
+class WeightEncoder {
+public:
+  explicit WeightEncoder(const SafeTensorsFile *weights) : weights(weights) {}
+
+  /// Encodes weight `name` of type `type` (a tensor or a compressed weight
+  /// type) from `value` (inline payload, may be null) or the weights file.
+  /// `annotations` are the weight op's discardable attributes (e.g.
+  /// `afm.svd_residual`, `afm.svd_factor` from afm-svd-split).
+  llvm::Expected<const EncodedWeight *> encode(llvm::StringRef name, Type type,
+                                               Attribute value,
+                                               DictionaryAttr annotations);
+
+  /// Every weight encoded so far, by name.
+  const std::map<std::string, EncodedWeight> &encoded() const {
+    return cache;
+  }
+
+  /// The float tensors a reference evaluator needs to compute what the
+  /// compiled model computes: every non-adapter weight's `values`, with a
+  /// split-off adapter folded back in (`+ (alpha/r) B A`).
+  std::vector<SafeTensor> effectiveWeights() const;
+
+private:
+  llvm::Expected<std::vector<float>> floatSource(llvm::StringRef name,
+                                                 int64_t count);
+  llvm::Expected<const SVDSplit *> split(llvm::StringRef source, int64_t rows,
+                                         int64_t cols, int64_t rank);
+
+  const SafeTensorsFile *weights;
+  std::map<std::string, EncodedWeight> cache;
+  std::map<std::string, SVDSplit> splits;
+  std::map<std::string, std::vector<float>> floats; // float weights seen
+};
+
+} // namespace mlir::afm
+
+#endif // AFM_COMPILER_WEIGHTENCODING_H

@@ -1,0 +1,419 @@
+//===- WeightEncoding.cpp - a weight's bytes in the package ---------------===//
+//
+// Post-training quantization happens here, at packaging time, because this
+// is where the float weights are: the IR only says which format each weight
+// takes. Every encoded weight also keeps its dequantized values so that the
+// report and the reference evaluator see exactly what the kernels compute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "afm/Compiler/WeightEncoding.h"
+
+#include "afm/Compress/ASTC.h"
+#include "afm/Compress/ASTCTranscode.h"
+#include "afm/Compress/Q2.h"
+#include "afm/Compress/Q4.h"
+#include "afm/Compress/Quality.h"
+#include "dialects/afm/IR/AFMDialect.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::afm;
+
+static llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(message.str());
+}
+
+template <typename T>
+static std::vector<uint8_t> bytesOf(const std::vector<T> &values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  if (!bytes.empty())
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+/// Raw little-endian bytes of an inline elements attribute, splats expanded.
+static std::optional<std::vector<uint8_t>> rawBytes(Attribute value) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    ArrayRef<char> raw = dense.getRawData();
+    size_t elementBytes =
+        llvm::divideCeil(dense.getElementType().getIntOrFloatBitWidth(), 8);
+    std::vector<uint8_t> out;
+    if (dense.isSplat()) {
+      for (int64_t i = 0; i < dense.getNumElements(); ++i)
+        out.insert(out.end(), raw.begin(), raw.begin() + elementBytes);
+      return out;
+    }
+    return std::vector<uint8_t>(raw.begin(), raw.end());
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    ArrayRef<char> data = blob->getData();
+    return std::vector<uint8_t>(data.begin(), data.end());
+  }
+  return std::nullopt;
+}
+
+template <typename T>
+static std::vector<T> asVector(const std::vector<uint8_t> &bytes) {
+  std::vector<T> values(bytes.size() / sizeof(T));
+  if (!values.empty())
+    std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
+  return values;
+}
+
+llvm::Expected<std::vector<float>>
+WeightEncoder::floatSource(StringRef name, int64_t count) {
+  auto it = floats.find(name.str());
+  if (it != floats.end())
+    return it->second;
+  if (!weights)
+    return fail("weight '" + name +
+                "' is external but no weights file was given (--weights)");
+  const TensorInfo *info = weights->lookup(name);
+  if (!info)
+    return fail("weight '" + name + "' is not in " + weights->path());
+  if (info->numElements() != count)
+    return fail("weight '" + name + "' has " +
+                llvm::Twine(info->numElements()) + " elements in " +
+                weights->path() + " but the model needs " +
+                llvm::Twine(count));
+  std::vector<float> values = weights->toF32(*info);
+  for (float v : values)
+    if (!std::isfinite(v))
+      return fail("weight '" + name + "' in " + weights->path() +
+                  " holds a non-finite value");
+  floats[name.str()] = values;
+  return values;
+}
+
+llvm::Expected<const SVDSplit *> WeightEncoder::split(StringRef source,
+                                                      int64_t rows,
+                                                      int64_t cols,
+                                                      int64_t rank) {
+  auto it = splits.find(source.str());
+  if (it != splits.end())
+    return &it->second;
+  auto w = floatSource(source, rows * cols);
+  if (!w)
+    return w.takeError();
+  SVDSplit result = splitSVD(w->data(), rows, cols, rank);
+  return &(splits[source.str()] = std::move(result));
+}
+
+/// `w` on the balanced 2-bit grid of one scale per tensor or per row
+/// (weights trained with QAT arrive like this): the scale and codes that
+/// reproduce it exactly, or nothing.
+static std::optional<Q2Tensor> importOnGrid(const std::vector<float> &w,
+                                            int64_t rows, int64_t cols,
+                                            bool perChannel) {
+  Q2Tensor t;
+  t.rows = rows;
+  t.cols = cols;
+  t.mode = perChannel ? Q2ScaleMode::PerChannel : Q2ScaleMode::PerTensor;
+  t.codes.resize(rows * cols);
+  int64_t groups = perChannel ? rows : 1, perGroup = rows * cols / groups;
+  for (int64_t g = 0; g < groups; ++g) {
+    float maxAbs = 0.0f;
+    for (int64_t i = 0; i < perGroup; ++i)
+      maxAbs = std::max(maxAbs, std::fabs(w[g * perGroup + i]));
+    if (maxAbs == 0.0f)
+      return std::nullopt;
+    float s = maxAbs / 1.5f;
+    for (int64_t i = 0; i < perGroup; ++i) {
+      float v = w[g * perGroup + i];
+      uint8_t code = q2Code(v, s);
+      if (q2Level(code) * s != v)
+        return std::nullopt;
+      t.codes[g * perGroup + i] = code;
+    }
+    t.scales.push_back(s);
+  }
+  return t;
+}
+
+static std::string describe(Type type) {
+  if (auto q2 = dyn_cast<Q2WeightType>(type))
+    return "q2 " + stringifyScaleGranularity(q2.getGranularity()).str();
+  if (auto q4 = dyn_cast<Q4WeightType>(type))
+    return llvm::formatv("q4 group={0}", q4.getGroup()).str();
+  if (auto astc = dyn_cast<ASTCWeightType>(type))
+    return llvm::formatv("astc {0}x{1} {2}", astc.getBlockRows(),
+                         astc.getBlockCols(),
+                         stringifyASTCOffset(astc.getOffset()))
+        .str();
+  return "f32";
+}
+
+/// Encodes a compressed weight from its float values `w`.
+static llvm::Error encodeFromFloat(EncodedWeight &e, Type type,
+                                   const std::vector<float> &w) {
+  size_t rows = e.rows, cols = e.cols;
+  if (auto q2 = dyn_cast<Q2WeightType>(type)) {
+    bool perChannel = q2.getGranularity() == ScaleGranularity::PerChannel;
+    std::optional<Q2Tensor> t = importOnGrid(w, rows, cols, perChannel);
+    if (t)
+      e.note = "on the 2-bit grid already (QAT): imported exactly";
+    else
+      t = quantizeQ2(w.data(), rows, cols,
+                     perChannel ? Q2ScaleMode::PerChannel
+                                : Q2ScaleMode::PerTensor);
+    e.parts["codes"] = packQ2(t->codes, rows, cols);
+    e.parts["scales"] = bytesOf(t->scales);
+    e.values = dequantizeQ2(*t);
+    e.bitsPerWeight = q2BitsPerWeight(rows, cols, perChannel);
+    return llvm::Error::success();
+  }
+  if (auto q4 = dyn_cast<Q4WeightType>(type)) {
+    auto t = quantizeQ4(w.data(), rows, cols, q4.getGroup());
+    if (!t)
+      return t.takeError();
+    e.parts["codes"] = packQ4(t->codes, rows, cols);
+    e.parts["scales"] = bytesOf(t->scales);
+    e.values.resize(rows * cols);
+    for (size_t r = 0; r < rows; ++r)
+      dequantizeQ4Row(*t, r, &e.values[r * cols]);
+    e.bitsPerWeight = q4BitsPerWeight(rows, cols, q4.getGroup());
+    return llvm::Error::success();
+  }
+  auto astc = cast<ASTCWeightType>(type);
+  auto m = encodeASTC(w.data(), rows, cols,
+                      astc.getOffset() == ASTCOffset::Min
+                          ? ASTCOffsetMode::Min
+                          : ASTCOffsetMode::LinearSegment);
+  if (!m)
+    return m.takeError();
+  e.astcBlocks = m->blocks;
+  e.astcOffsets = m->offsets;
+  e.astcSnrDb = snrDb(w.data(), m->weights.data(), w.size());
+  return llvm::Error::success();
+}
+
+/// The CPU form of ASTC blocks whose decoded weights are `decoded`.
+static void transcode(EncodedWeight &e, const std::vector<float> &decoded) {
+  ASTCTranscoded t = transcodeAffine4(decoded.data(), e.rows, e.cols);
+  e.parts["codes"] = t.codes;
+  e.parts["scales"] = bytesOf(t.scales);
+  e.parts["biases"] = bytesOf(t.biases);
+  e.values = dequantizeTranscoded(t);
+  e.bitsPerWeight = astcTranscodeBitsPerWeight(e.rows, e.cols);
+  e.astcBitsPerWeight = astcBitsPerWeight(e.rows, e.cols, /*withOffsets=*/true);
+}
+
+/// `values [rows, cols] += B A`: the part of a weight its SVD split moved
+/// into the adapter.
+static void addAdapter(std::vector<float> &values, const SVDSplit &svd,
+                       int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      double sum = 0;
+      for (size_t i = 0; i < svd.rank; ++i)
+        sum += double(svd.b[r * svd.rank + i]) * svd.a[i * cols + c];
+      values[r * cols + c] += float(sum);
+    }
+}
+
+llvm::Expected<const EncodedWeight *>
+WeightEncoder::encode(StringRef name, Type type, Attribute value,
+                      DictionaryAttr annotations) {
+  auto cached = cache.find(name.str());
+  if (cached != cache.end())
+    return &cached->second;
+  EncodedWeight e;
+  e.name = name.str();
+  e.format = describe(type);
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    e.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+    e.rows = tensor.getRank() >= 2 ? tensor.getDimSize(0) : 1;
+    e.cols = tensor.getNumElements() / std::max<int64_t>(e.rows, 1);
+  } else if (auto shape = getWeightMatrixShape(type)) {
+    e.rows = (*shape)[0];
+    e.cols = (*shape)[1];
+    e.shape = {e.rows, e.cols};
+  }
+  int64_t count = e.rows * e.cols;
+  auto factor = annotations ? annotations.getAs<DictionaryAttr>("afm.svd_factor")
+                            : DictionaryAttr();
+  auto residual = annotations
+                      ? annotations.getAs<DictionaryAttr>("afm.svd_residual")
+                      : DictionaryAttr();
+
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    if (!tensor.getElementType().isF32())
+      return fail("weight '" + name + "' has element type " +
+                  llvm::formatv("{0}", tensor.getElementType()).str() +
+                  " that cannot be packaged (plain weights are f32)");
+    if (factor) {
+      // An adapter factor of afm-svd-split: a slice of its source's SVD.
+      auto source = factor.getAs<StringAttr>("source");
+      auto which = factor.getAs<StringAttr>("factor");
+      auto rank = factor.getAs<IntegerAttr>("rank");
+      auto alpha = factor.getAs<FloatAttr>("alpha");
+      auto rows = factor.getAs<IntegerAttr>("rows");
+      auto cols = factor.getAs<IntegerAttr>("cols");
+      if (!source || !which || !rank || !alpha || !rows || !cols)
+        return fail("weight '" + name +
+                    "': afm.svd_factor needs source, factor, rank, alpha, "
+                    "rows and cols");
+      auto s = split(source.getValue(), rows.getInt(), cols.getInt(),
+                     rank.getInt());
+      if (!s)
+        return s.takeError();
+      std::vector<float> values = which.getValue() == "a" ? (*s)->a : (*s)->b;
+      if (which.getValue() == "b")
+        // The adapter computes (alpha / r) x A^T B^T; B = U Sigma.
+        for (float &v : values)
+          v *= float(double(rank.getInt()) / alpha.getValueAsDouble());
+      if (int64_t(values.size()) != count)
+        return fail("weight '" + name + "': the SVD factor has " +
+                    llvm::Twine(values.size()) + " values, the type " +
+                    llvm::Twine(count));
+      e.values = std::move(values);
+      e.isSVDFactor = true;
+      e.svdSource = source.str();
+      e.note = ("top singular vectors of " + source.getValue() + " (" +
+                which.getValue() + ")")
+                   .str();
+    } else if (value) {
+      std::optional<std::vector<uint8_t>> bytes = rawBytes(value);
+      if (!bytes || int64_t(bytes->size()) != count * 4)
+        return fail("inline value of weight '" + name +
+                    "' is not a dense f32 payload of " +
+                    llvm::Twine(count * 4) + " bytes");
+      e.values = asVector<float>(*bytes);
+    } else {
+      auto w = floatSource(name, count);
+      if (!w)
+        return w.takeError();
+      e.values = std::move(*w);
+    }
+    e.parts[""] = bytesOf(e.values);
+    e.snrDb = INFINITY;
+    return &(cache[e.name] = std::move(e));
+  }
+
+  std::vector<float> decoded; // ASTC D + offset, before the CPU transcode
+  if (value) {
+    // Inline payloads hold the format itself: nothing to quantize.
+    if (auto q = dyn_cast<QuantizedDataAttr>(value)) {
+      auto codes = rawBytes(q.getCodes());
+      auto scales = rawBytes(q.getScales());
+      if (!codes || !scales)
+        return fail("inline value of weight '" + name + "' has no data");
+      e.parts["codes"] = *codes;
+      e.parts["scales"] = *scales;
+      std::vector<float> s = asVector<float>(*scales);
+      if (auto q2 = dyn_cast<Q2WeightType>(type)) {
+        auto unpacked = unpackQ2(*codes, e.rows, e.cols);
+        if (!unpacked)
+          return unpacked.takeError();
+        auto t = importQ2(*unpacked, s, e.rows, e.cols);
+        if (!t)
+          return t.takeError();
+        e.values = dequantizeQ2(*t);
+        e.bitsPerWeight = q2BitsPerWeight(
+            e.rows, e.cols,
+            q2.getGranularity() == ScaleGranularity::PerChannel);
+      } else {
+        auto q4 = cast<Q4WeightType>(type);
+        auto unpacked = unpackQ4(*codes, e.rows, e.cols);
+        if (!unpacked)
+          return unpacked.takeError();
+        Q4Table t{size_t(e.rows), size_t(e.cols), size_t(q4.getGroup()),
+                  std::move(*unpacked), std::move(s)};
+        e.values.resize(count);
+        for (int64_t r = 0; r < e.rows; ++r)
+          dequantizeQ4Row(t, r, &e.values[r * e.cols]);
+        e.bitsPerWeight = q4BitsPerWeight(e.rows, e.cols, q4.getGroup());
+      }
+      return &(cache[e.name] = std::move(e));
+    }
+    auto blocks = cast<ASTCDataAttr>(value);
+    ASTCMatrix m;
+    m.rows = e.rows;
+    m.cols = e.cols;
+    m.blockRows = (e.rows + kASTCBlockDim - 1) / kASTCBlockDim;
+    m.blockCols = (e.cols + kASTCBlockDim - 1) / kASTCBlockDim;
+    auto blockBytes = rawBytes(blocks.getBlocks());
+    auto offsetBytes = rawBytes(blocks.getOffsets());
+    if (!blockBytes || !offsetBytes)
+      return fail("inline value of weight '" + name + "' has no data");
+    m.blocks = *blockBytes;
+    m.offsets = asVector<uint16_t>(*offsetBytes);
+    if (llvm::Error err = decodeASTCWeights(m))
+      return fail("weight '" + name + "': " + llvm::toString(std::move(err)));
+    e.astcBlocks = m.blocks;
+    e.astcOffsets = m.offsets;
+    decoded = std::move(m.weights);
+    transcode(e, decoded);
+    return &(cache[e.name] = std::move(e));
+  }
+
+  if (auto astc = dyn_cast<ASTCWeightType>(type);
+      astc && (astc.getBlockRows() != int64_t(kASTCBlockDim) ||
+               astc.getBlockCols() != int64_t(kASTCBlockDim)))
+    return fail("weight '" + name + "': only 6x6 ASTC blocks can be encoded, "
+                "got " + e.format);
+  auto source = floatSource(name, count);
+  if (!source)
+    return source.takeError();
+  std::vector<float> w = *source;
+  const SVDSplit *svd = nullptr;
+  if (residual) {
+    auto rank = residual.getAs<IntegerAttr>("rank");
+    if (!rank)
+      return fail("weight '" + name + "': afm.svd_residual needs a rank");
+    auto s = split(name, e.rows, e.cols, rank.getInt());
+    if (!s)
+      return s.takeError();
+    svd = *s;
+    w = svd->residual;
+    e.note = llvm::formatv("residual after moving the top {0} singular "
+                           "vectors into its adapter",
+                           svd->rank)
+                 .str();
+  }
+  if (llvm::Error err = encodeFromFloat(e, type, w))
+    return fail("weight '" + name + "': " + llvm::toString(std::move(err)));
+  if (isa<ASTCWeightType>(type)) {
+    ASTCMatrix m;
+    m.rows = e.rows;
+    m.cols = e.cols;
+    m.blockRows = (e.rows + kASTCBlockDim - 1) / kASTCBlockDim;
+    m.blockCols = (e.cols + kASTCBlockDim - 1) / kASTCBlockDim;
+    m.blocks = e.astcBlocks;
+    m.offsets = e.astcOffsets;
+    if (llvm::Error err = decodeASTCWeights(m))
+      return fail("weight '" + name + "': " + llvm::toString(std::move(err)));
+    transcode(e, m.weights);
+  }
+  // The quality of what the model computes with, against the float weight:
+  // with an adapter split off, the adapter's part counts too.
+  std::vector<float> effective = e.values;
+  if (svd)
+    addAdapter(effective, *svd, e.rows, e.cols);
+  e.snrDb = snrDb(source->data(), effective.data(), effective.size());
+  return &(cache[e.name] = std::move(e));
+}
+
+std::vector<SafeTensor> WeightEncoder::effectiveWeights() const {
+  std::vector<SafeTensor> tensors;
+  for (const auto &[name, e] : cache) {
+    if (e.isSVDFactor)
+      continue;
+    std::vector<float> values = e.values;
+    auto s = splits.find(name);
+    if (s != splits.end())
+      addAdapter(values, s->second, e.rows, e.cols);
+    tensors.push_back(SafeTensor::fromF32(name, e.shape, values));
+  }
+  return tensors;
+}

@@ -1,0 +1,96 @@
+//===- FuseMinShift.cpp - ASTC offsets into the accumulator init ----------===//
+//
+// x (D + broadcast(m))^T = x D^T + sum_b m_b S_b(x): the second term is a
+// small product of block sums and offsets, so the reconstructed weight
+// D + broadcast(m) never has to exist.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/afm/IR/AFMOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::afm {
+#define GEN_PASS_DEF_AFMFUSEMINSHIFTPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::afm
+
+using namespace mlir;
+using namespace mlir::afm;
+
+/// The ASTC weight `weight` stands for, directly or through dequantize.
+static TypedValue<ASTCWeightType> astcSource(Value weight) {
+  if (auto astc = dyn_cast<TypedValue<ASTCWeightType>>(weight))
+    return astc;
+  if (auto dequantize = weight.getDefiningOp<DequantizeOp>())
+    return dyn_cast<TypedValue<ASTCWeightType>>(dequantize.getWeight());
+  return {};
+}
+
+static void fuse(LinearOp op) {
+  TypedValue<ASTCWeightType> w = astcSource(op.getWeight());
+  if (!w)
+    return;
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  ASTCWeightType type = w.getType();
+  auto resultType = cast<RankedTensorType>(op.getType());
+  int64_t r = type.getBlockRows(), c = type.getBlockCols();
+  auto f32 = b.getF32Type();
+  Value d = ASTCDecodeOp::create(
+      b, loc, RankedTensorType::get({type.getRows(), type.getCols()}, f32), w);
+  Value m = ASTCOffsetsOp::create(
+      b, loc,
+      RankedTensorType::get({(type.getRows() + r - 1) / r,
+                             (type.getCols() + c - 1) / c},
+                            f32),
+      w);
+  Value shift = MinShiftOp::create(b, loc, resultType, op.getInput(), m,
+                                   b.getDenseI64ArrayAttr({r, c}));
+  if (Value acc = op.getAcc())
+    shift = arith::AddFOp::create(b, loc, acc, shift);
+  auto fused = LinearOp::create(b, loc, resultType, op.getInput(), d, shift);
+  op.replaceAllUsesWith(fused.getResult());
+  op.erase();
+}
+
+/// The materialized `D + m` of an ASTC weight.
+static Value dequantized(OpBuilder &b, Location loc,
+                         TypedValue<ASTCWeightType> w) {
+  ASTCWeightType type = w.getType();
+  return DequantizeOp::create(
+      b, loc,
+      RankedTensorType::get({type.getRows(), type.getCols()}, b.getF32Type()),
+      w);
+}
+
+static void unfuse(Operation *op) {
+  OpBuilder b(op);
+  for (OpOperand &operand : op->getOpOperands())
+    if (auto w = dyn_cast<TypedValue<ASTCWeightType>>(operand.get()))
+      operand.set(dequantized(b, op->getLoc(), w));
+}
+
+namespace {
+struct AFMFuseMinShiftPass
+    : afm::impl::AFMFuseMinShiftPassBase<AFMFuseMinShiftPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (dequantize) {
+      getOperation().walk([](Operation *op) {
+        if (isa<LinearOp, SwiGLUOp>(op))
+          unfuse(op);
+      });
+      return;
+    }
+    SmallVector<LinearOp> linears;
+    getOperation().walk([&](LinearOp op) { linears.push_back(op); });
+    for (LinearOp op : linears)
+      fuse(op);
+  }
+};
+} // namespace

@@ -1,0 +1,93 @@
+//===- SVDSplit.cpp - LoRA adapters from a weight's top singular vectors --===//
+//
+// Compression error concentrates where the weight's energy is; moving the
+// top-r singular directions into a float adapter before compressing keeps
+// them exact. The pass only changes the IR (adapter weights, afm.lora, and
+// annotations); the packager computes the split from the float weights.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/afm/IR/AFMOps.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::afm {
+#define GEN_PASS_DEF_AFMSVDSPLITPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::afm
+
+using namespace mlir;
+using namespace mlir::afm;
+
+namespace {
+struct AFMSVDSplitPass : afm::impl::AFMSVDSplitPassBase<AFMSVDSplitPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    int64_t r = rank;
+    double a = alpha;
+    if (r < 0) {
+      auto model = module->getAttrOfType<DictionaryAttr>("afm.model");
+      auto attr = model ? model.getAs<IntegerAttr>("lora_rank") : IntegerAttr();
+      r = attr ? attr.getInt() : 0;
+      if (a == 0.0 && model)
+        if (auto fa = model.getAs<FloatAttr>("lora_alpha"))
+          a = fa.getValueAsDouble();
+    }
+    if (r == 0)
+      return;
+    if (a == 0.0)
+      a = double(r);
+    SmallVector<LinearOp> linears;
+    module.walk([&](LinearOp op) { linears.push_back(op); });
+    for (LinearOp op : linears)
+      if (failed(addAdapter(op, r, a)))
+        return signalPassFailure();
+  }
+
+  LogicalResult addAdapter(LinearOp op, int64_t r, double a) {
+    auto weight = op.getWeight().getDefiningOp<WeightOp>();
+    if (!weight || weight.getValueAttr() ||
+        !isCompressedWeight(weight.getType()))
+      return success();
+    if (llvm::any_of(op->getUsers(), [](Operation *u) { return isa<LoRAOp>(u); }))
+      return success();
+    auto [n, k] = *getWeightMatrixShape(weight.getType());
+    if (r > std::min(n, k))
+      return op.emitOpError("adapter rank ")
+             << r << " is larger than the " << n << "x" << k << " weight allows";
+    OpBuilder b(op->getContext());
+    b.setInsertionPointAfter(op);
+    Location loc = op.getLoc();
+    StringRef name = weight.getName();
+    auto f32 = b.getF32Type();
+    auto factor = [&](StringRef which, ArrayRef<int64_t> shape) {
+      auto w = WeightOp::create(b, loc, RankedTensorType::get(shape, f32),
+                                b.getStringAttr(name + ".svd_" + which),
+                                Attribute());
+      w->setAttr("afm.svd_factor",
+                 b.getDictionaryAttr(
+                     {b.getNamedAttr("source", b.getStringAttr(name)),
+                      b.getNamedAttr("factor", b.getStringAttr(which)),
+                      b.getNamedAttr("rank", b.getI64IntegerAttr(r)),
+                      b.getNamedAttr("alpha", b.getF32FloatAttr(float(a))),
+                      b.getNamedAttr("rows", b.getI64IntegerAttr(n)),
+                      b.getNamedAttr("cols", b.getI64IntegerAttr(k))}));
+      return w.getResult();
+    };
+    Value adapterA = factor("a", {r, k});
+    Value adapterB = factor("b", {n, r});
+    auto lora = LoRAOp::create(b, loc, op.getType(), op.getResult(),
+                               op.getInput(), adapterA, adapterB,
+                               b.getF32FloatAttr(float(a)));
+    op.getResult().replaceAllUsesExcept(lora.getResult(), lora);
+    weight->setAttr("afm.svd_residual",
+                    b.getDictionaryAttr(
+                        {b.getNamedAttr("rank", b.getI64IntegerAttr(r))}));
+    return success();
+  }
+};
+} // namespace

@@ -1,0 +1,470 @@
+//===- CompressedKernels.cpp - linalg kernels over packed weights ---------===//
+
+#include "passes/conversion/CompressedKernels.h"
+
+#include "dialects/afm/IR/AFMOps.h"
+#include "passes/conversion/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::afm;
+
+using utils::IteratorType;
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static Value indexConst(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+/// `x [T, K]` with zero columns appended up to `cols`.
+static Value padColumns(OpBuilder &b, Location loc, Value x, int64_t cols) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t k = type.getDimSize(1);
+  if (k == cols)
+    return x;
+  auto padded = RankedTensorType::get({type.getDimSize(0), cols},
+                                      type.getElementType());
+  Value zero = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(type.getElementType(), 0.0));
+  SmallVector<OpFoldResult> low = {b.getIndexAttr(0), b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> high = {b.getIndexAttr(0),
+                                    b.getIndexAttr(cols - k)};
+  return tensor::PadOp::create(b, loc, padded, x, low, high, zero).getResult();
+}
+
+/// `x [T, prod(inner)]` viewed as `[T, inner...]`.
+static Value splitColumns(OpBuilder &b, Location loc, Value x,
+                          ArrayRef<int64_t> inner) {
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape = {type.getDimSize(0)};
+  llvm::append_range(shape, inner);
+  ReassociationIndices cols;
+  for (size_t i = 0; i < inner.size(); ++i)
+    cols.push_back(1 + i);
+  SmallVector<ReassociationIndices> groups = {{0}, cols};
+  SmallVector<OpFoldResult> outputShape = {getSizes(b, loc, x)[0]};
+  for (int64_t d : inner)
+    outputShape.push_back(b.getIndexAttr(d));
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), x, groups,
+      outputShape);
+}
+
+/// `y [T, A, B]` as `[T, A*B]`, then its first `n` columns.
+static Value mergeColumns(OpBuilder &b, Location loc, Value y, int64_t n) {
+  auto type = cast<RankedTensorType>(y.getType());
+  int64_t cols = type.getDimSize(1) * type.getDimSize(2);
+  Value merged = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({type.getDimSize(0), cols},
+                                    type.getElementType()),
+      y, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  if (n == cols)
+    return merged;
+  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {getSizes(b, loc, merged)[0],
+                                     b.getIndexAttr(n)};
+  SmallVector<OpFoldResult> strides = {b.getIndexAttr(1), b.getIndexAttr(1)};
+  return tensor::ExtractSliceOp::create(b, loc, merged, offsets, sizes,
+                                        strides);
+}
+
+/// Code number `slot` of `bits` bits from the byte `byte` (lowest bits
+/// first), as f32: unsigned, or sign-extended two's complement.
+static Value extractCode(OpBuilder &b, Location loc, Value byte, Value slot,
+                         unsigned bits, bool isSigned) {
+  Type i8 = b.getI8Type();
+  Value index = arith::IndexCastOp::create(b, loc, i8, slot);
+  Value shift = arith::MulIOp::create(
+      b, loc, index, arith::ConstantIntOp::create(b, loc, i8, bits));
+  Type f32 = b.getF32Type();
+  if (!isSigned) {
+    Value shifted = arith::ShRUIOp::create(b, loc, byte, shift);
+    Value code = arith::AndIOp::create(
+        b, loc, shifted,
+        arith::ConstantIntOp::create(b, loc, i8, (1 << bits) - 1));
+    return arith::UIToFPOp::create(b, loc, f32, code);
+  }
+  // Move the code to the top bits, then shift it down arithmetically.
+  Value up = arith::SubIOp::create(
+      b, loc, arith::ConstantIntOp::create(b, loc, i8, 8 - bits), shift);
+  Value top = arith::ShLIOp::create(b, loc, byte, up);
+  Value code = arith::ShRSIOp::create(
+      b, loc, top, arith::ConstantIntOp::create(b, loc, i8, 8 - bits));
+  return arith::SIToFPOp::create(b, loc, f32, code);
+}
+
+/// `out + x * w` in f32.
+static Value multiplyAdd(OpBuilder &b, Location loc, Value x, Value w,
+                         Value out) {
+  Value product =
+      arith::MulFOp::create(b, loc, castFloat(b, loc, x, b.getF32Type()), w);
+  return arith::AddFOp::create(b, loc, out, product);
+}
+
+static SmallVector<AffineMap> mapsOf(unsigned dims,
+                                     ArrayRef<SmallVector<AffineExpr>> results,
+                                     MLIRContext *ctx) {
+  SmallVector<AffineMap> maps;
+  for (const SmallVector<AffineExpr> &r : results)
+    maps.push_back(AffineMap::get(dims, 0, r, ctx));
+  return maps;
+}
+
+/// A zero-filled f32 `[T, cols...]` for accumulating over the rows of `x`.
+static Value zerosLike(OpBuilder &b, Location loc, Value x,
+                       ArrayRef<int64_t> cols) {
+  SmallVector<OpFoldResult> sizes = {getSizes(b, loc, x)[0]};
+  for (int64_t c : cols)
+    sizes.push_back(b.getIndexAttr(c));
+  return createFilled(b, loc, sizes, b.getF32Type(), 0.0);
+}
+
+//===----------------------------------------------------------------------===//
+// 2-bit: y = acc + s * sum_k x[k] * level(q[n, k])
+//===----------------------------------------------------------------------===//
+
+static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
+                      ValueRange parts, Type elementType, Value acc) {
+  MLIRContext *ctx = b.getContext();
+  int64_t n = type.getRows(), kBytes = ceilDiv(type.getCols(), 4);
+  Value xs = splitColumns(b, loc, padColumns(b, loc, x, kBytes * 4),
+                          {kBytes, 4});
+  AffineExpr t, o, kb, j;
+  bindDims(ctx, t, o, kb, j);
+  Value sums = buildGeneric(
+      b, loc, ValueRange{xs, parts[0]}, zerosLike(b, loc, x, {n}),
+      mapsOf(4, {{t, kb, j}, {o, kb}, {t, o}}, ctx),
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
+       IteratorType::reduction},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value code = extractCode(nb, l, args[1],
+                                 linalg::IndexOp::create(nb, l, 3), 2, false);
+        Value level = arith::SubFOp::create(
+            nb, l, code,
+            arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(1.5)));
+        return multiplyAdd(nb, l, args[0], level, args[2]);
+      });
+  // The scale multiplies the sums once per output, not once per weight.
+  AffineExpr r, c;
+  bindDims(ctx, r, c);
+  AffineExpr scaleIndex =
+      type.getGranularity() == ScaleGranularity::PerTensor
+          ? getAffineConstantExpr(0, ctx)
+          : c;
+  SmallVector<Value> inputs = {sums, parts[1]};
+  SmallVector<SmallVector<AffineExpr>> indexing = {{r, c}, {scaleIndex}};
+  if (acc) {
+    inputs.push_back(acc);
+    indexing.push_back({r, c});
+  }
+  indexing.push_back({r, c});
+  Value init = tensor::EmptyOp::create(
+      b, loc, SmallVector<OpFoldResult>{getSizes(b, loc, x)[0],
+                                        b.getIndexAttr(n)},
+      elementType);
+  return buildGeneric(
+      b, loc, inputs, init, mapsOf(2, indexing, ctx),
+      {IteratorType::parallel, IteratorType::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value y = arith::MulFOp::create(nb, l, args[0], args[1]);
+        if (acc)
+          y = arith::AddFOp::create(
+              nb, l, castFloat(nb, l, args[2], nb.getF32Type()), y);
+        return castFloat(nb, l, y, elementType);
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// 4-bit tables: y = sum_k x[k] * scale[v, k / G] * q[v, k]
+//===----------------------------------------------------------------------===//
+
+static Value q4Matmul(OpBuilder &b, Location loc, Value x, Q4WeightType type,
+                      ValueRange parts, Type elementType) {
+  MLIRContext *ctx = b.getContext();
+  int64_t v = type.getRows(), d = type.getCols(), g = type.getGroup();
+  Value xs = splitColumns(b, loc, x, {d / g, g / 2, 2});
+  Value codes = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({v, d / g, g / 2}, b.getI8Type()),
+      parts[0], SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  AffineExpr t, o, gi, jj, h;
+  bindDims(ctx, t, o, gi, jj, h);
+  Value init = zerosLike(b, loc, x, {v});
+  Value y = buildGeneric(
+      b, loc, ValueRange{xs, codes, parts[1]}, init,
+      mapsOf(5, {{t, gi, jj, h}, {o, gi, jj}, {o, gi}, {t, o}}, ctx),
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
+       IteratorType::reduction, IteratorType::reduction},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value q = extractCode(nb, l, args[1], linalg::IndexOp::create(nb, l, 4),
+                              4, true);
+        Value w = arith::MulFOp::create(nb, l, q, args[2]);
+        return multiplyAdd(nb, l, args[0], w, args[3]);
+      });
+  if (elementType != b.getF32Type())
+    y = mapElementwise(b, loc, ValueRange{y}, elementType,
+                       [&](OpBuilder &nb, Location l, ValueRange args) {
+                         return castFloat(nb, l, args[0], elementType);
+                       });
+  return y;
+}
+
+//===----------------------------------------------------------------------===//
+// ASTC, CPU form: y = acc + sum_k x[k] * scale[b] * q[n, k] (offsets apart)
+//===----------------------------------------------------------------------===//
+
+static Value astcBlockMatmul(OpBuilder &b, Location loc, Value x,
+                             ASTCWeightType type, ValueRange parts,
+                             Type elementType, Value acc) {
+  MLIRContext *ctx = b.getContext();
+  int64_t r = type.getBlockRows(), c = type.getBlockCols();
+  int64_t nb = ceilDiv(type.getRows(), r), kb = ceilDiv(type.getCols(), c);
+  Value xs =
+      splitColumns(b, loc, padColumns(b, loc, x, kb * c), {kb, c / 2, 2});
+  Value init = zerosLike(b, loc, x, {nb, r});
+  // The accumulator (the min-shift term) is summed into in f32.
+  if (acc) {
+    Type f32 = b.getF32Type();
+    if (!cast<RankedTensorType>(acc.getType()).getElementType().isF32())
+      acc = mapElementwise(b, loc, ValueRange{acc}, f32,
+                           [&](OpBuilder &nbld, Location l, ValueRange args) {
+                             return castFloat(nbld, l, args[0], f32);
+                           });
+    init = splitColumns(b, loc, padColumns(b, loc, acc, nb * r), {nb, r});
+  }
+  AffineExpr t, bn, br, bk, jj, h;
+  bindDims(ctx, t, bn, br, bk, jj, h);
+  Value y = buildGeneric(
+      b, loc, ValueRange{xs, parts[0], parts[1]}, init,
+      mapsOf(6, {{t, bk, jj, h}, {bn, br, bk, jj}, {bn, bk}, {t, bn, br}},
+             ctx),
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+       IteratorType::reduction, IteratorType::reduction,
+       IteratorType::reduction},
+      [&](OpBuilder &nbld, Location l, ValueRange args) {
+        Value q = extractCode(nbld, l, args[1],
+                              linalg::IndexOp::create(nbld, l, 5), 4, false);
+        Value scale = castFloat(nbld, l, args[2], nbld.getF32Type());
+        Value w = arith::MulFOp::create(nbld, l, q, scale);
+        return multiplyAdd(nbld, l, args[0], w, args[3]);
+      });
+  Value result = mergeColumns(b, loc, y, type.getRows());
+  if (elementType != b.getF32Type())
+    result = mapElementwise(b, loc, ValueRange{result}, elementType,
+                            [&](OpBuilder &nbld, Location l, ValueRange args) {
+                              return castFloat(nbld, l, args[0], elementType);
+                            });
+  return result;
+}
+
+static BoundWeightOp getBound(Value weight) {
+  return weight.getDefiningOp<BoundWeightOp>();
+}
+
+Value afm::buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
+                       Type elementType, Value acc) {
+  if (auto decode = weight.getDefiningOp<ASTCDecodeOp>())
+    if (BoundWeightOp bound = getBound(decode.getWeight()))
+      return astcBlockMatmul(b, loc, x, decode.getWeight().getType(),
+                             bound.getParts(), elementType, acc);
+  if (isa<RankedTensorType>(weight.getType())) {
+    Value init = acc;
+    if (!init) {
+      OpFoldResult rows = getSizes(b, loc, x)[0];
+      OpFoldResult cols = getSizes(b, loc, weight)[0];
+      init = createFilled(b, loc, {rows, cols}, elementType, 0.0);
+    }
+    return matmulTransposeB(b, loc, x, weight, init);
+  }
+  BoundWeightOp bound = getBound(weight);
+  if (!bound) {
+    emitError(loc) << "compressed weight of type " << weight.getType()
+                   << " must be bound to its buffers (afm-bind-entry-abi) "
+                      "before lowering";
+    return {};
+  }
+  if (auto q2 = dyn_cast<Q2WeightType>(weight.getType()))
+    return q2Matmul(b, loc, x, q2, bound.getParts(), elementType, acc);
+  if (auto q4 = dyn_cast<Q4WeightType>(weight.getType());
+      q4 && q4.getGroup() % 2 == 0 && !acc)
+    return q4Matmul(b, loc, x, q4, bound.getParts(), elementType);
+  // ASTC without the min-shift fusion (and odd 4-bit groups): the
+  // reconstructed weight is materialized, then multiplied.
+  Value dense = buildDequantized(b, loc, weight, /*withOffsets=*/true);
+  return buildLinear(b, loc, x, dense, elementType, acc);
+}
+
+//===----------------------------------------------------------------------===//
+// Gathers and materialized dequantization: one output element per
+// iteration, indices computed from linalg.index.
+//===----------------------------------------------------------------------===//
+
+/// A `[shape]` tensor whose element at `indices` is `body(indices)`.
+static Value generate(OpBuilder &b, Location loc,
+                      ArrayRef<OpFoldResult> shape, Type elementType,
+                      ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+                      function_ref<Value(OpBuilder &, Location, ValueRange,
+                                         ValueRange)>
+                          body) {
+  Value init = tensor::EmptyOp::create(b, loc, shape, elementType);
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(b.getMultiDimIdentityMap(shape.size()));
+  SmallVector<IteratorType> iterators(shape.size(), IteratorType::parallel);
+  return buildGeneric(b, loc, inputs, init, maps, iterators,
+                      [&](OpBuilder &nb, Location l, ValueRange args) {
+                        SmallVector<Value> indices;
+                        for (unsigned i = 0; i < shape.size(); ++i)
+                          indices.push_back(linalg::IndexOp::create(nb, l, i));
+                        return body(nb, l, indices,
+                                    args.take_front(inputs.size()));
+                      });
+}
+
+static Value divIndex(OpBuilder &b, Location loc, Value i, int64_t d) {
+  return arith::DivUIOp::create(b, loc, i, indexConst(b, loc, d));
+}
+static Value remIndex(OpBuilder &b, Location loc, Value i, int64_t d) {
+  return arith::RemUIOp::create(b, loc, i, indexConst(b, loc, d));
+}
+
+/// The 4-bit value at column `col` of row `row` of a bound q4 table.
+static Value q4Value(OpBuilder &b, Location loc, ValueRange parts, Value row,
+                     Value col, int64_t group) {
+  Value byte = tensor::ExtractOp::create(
+      b, loc, parts[0], ValueRange{row, divIndex(b, loc, col, 2)});
+  Value q = extractCode(b, loc, byte, remIndex(b, loc, col, 2), 4, true);
+  Value scale = tensor::ExtractOp::create(
+      b, loc, parts[1], ValueRange{row, divIndex(b, loc, col, group)});
+  return arith::MulFOp::create(b, loc, q, scale);
+}
+
+Value afm::buildQ4Gather(OpBuilder &b, Location loc, Value tokens,
+                         Value weight, Type elementType) {
+  auto type = cast<Q4WeightType>(weight.getType());
+  BoundWeightOp bound = getBound(weight);
+  if (!bound) {
+    emitError(loc) << "4-bit table must be bound to its buffers "
+                      "(afm-bind-entry-abi) before lowering";
+    return {};
+  }
+  MLIRContext *ctx = b.getContext();
+  SmallVector<OpFoldResult> shape = {getSizes(b, loc, tokens)[0],
+                                     b.getIndexAttr(type.getCols())};
+  AffineExpr t, j;
+  bindDims(ctx, t, j);
+  return generate(
+      b, loc, shape, elementType, ValueRange{tokens},
+      {AffineMap::get(2, 0, {t}, ctx)},
+      [&](OpBuilder &nb, Location l, ValueRange idx, ValueRange args) {
+        Value row = arith::IndexCastOp::create(nb, l, nb.getIndexType(),
+                                               args[0]);
+        return castFloat(nb, l,
+                         q4Value(nb, l, bound.getParts(), row, idx[1],
+                                 type.getGroup()),
+                         elementType);
+      });
+}
+
+Value afm::buildDequantized(OpBuilder &b, Location loc, Value weight,
+                            bool withOffsets) {
+  BoundWeightOp bound = getBound(weight);
+  if (!bound) {
+    emitError(loc) << "compressed weight of type " << weight.getType()
+                   << " must be bound to its buffers (afm-bind-entry-abi) "
+                      "before lowering";
+    return {};
+  }
+  auto [rows, cols] = *getWeightMatrixShape(weight.getType());
+  SmallVector<OpFoldResult> shape = {b.getIndexAttr(rows),
+                                     b.getIndexAttr(cols)};
+  ValueRange parts = bound.getParts();
+  Type f32 = b.getF32Type();
+  return generate(
+      b, loc, shape, f32, ValueRange{}, {},
+      [&](OpBuilder &nb, Location l, ValueRange idx, ValueRange) -> Value {
+        Value n = idx[0], k = idx[1];
+        if (auto q2 = dyn_cast<Q2WeightType>(weight.getType())) {
+          Value byte = tensor::ExtractOp::create(
+              nb, l, parts[0], ValueRange{n, divIndex(nb, l, k, 4)});
+          Value code =
+              extractCode(nb, l, byte, remIndex(nb, l, k, 4), 2, false);
+          Value level = arith::SubFOp::create(
+              nb, l, code,
+              arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(1.5)));
+          Value scaleIndex = q2.getGranularity() == ScaleGranularity::PerTensor
+                                 ? indexConst(nb, l, 0)
+                                 : n;
+          Value scale =
+              tensor::ExtractOp::create(nb, l, parts[1], ValueRange{scaleIndex});
+          return arith::MulFOp::create(nb, l, level, scale);
+        }
+        if (auto q4 = dyn_cast<Q4WeightType>(weight.getType()))
+          return q4Value(nb, l, parts, n, k, q4.getGroup());
+        auto astc = cast<ASTCWeightType>(weight.getType());
+        int64_t r = astc.getBlockRows(), c = astc.getBlockCols();
+        Value bn = divIndex(nb, l, n, r), br = remIndex(nb, l, n, r);
+        Value bk = divIndex(nb, l, k, c), j = remIndex(nb, l, k, c);
+        Value byte = tensor::ExtractOp::create(
+            nb, l, parts[0], ValueRange{bn, br, bk, divIndex(nb, l, j, 2)});
+        Value q = extractCode(nb, l, byte, remIndex(nb, l, j, 2), 4, false);
+        Value scale = castFloat(
+            nb, l, tensor::ExtractOp::create(nb, l, parts[1], ValueRange{bn, bk}),
+            f32);
+        Value value = arith::MulFOp::create(nb, l, q, scale);
+        if (!withOffsets)
+          return value;
+        Value bias = castFloat(
+            nb, l, tensor::ExtractOp::create(nb, l, parts[2], ValueRange{bn, bk}),
+            f32);
+        return arith::AddFOp::create(nb, l, value, bias);
+      });
+}
+
+Value afm::buildASTCOffsets(OpBuilder &b, Location loc, Value weight) {
+  BoundWeightOp bound = getBound(weight);
+  if (!bound) {
+    emitError(loc) << "ASTC weight must be bound to its buffers "
+                      "(afm-bind-entry-abi) before lowering";
+    return {};
+  }
+  Type f32 = b.getF32Type();
+  return mapElementwise(b, loc, ValueRange{bound.getParts()[2]}, f32,
+                        [&](OpBuilder &nb, Location l, ValueRange args) {
+                          return castFloat(nb, l, args[0], f32);
+                        });
+}
+
+Value afm::buildMinShift(OpBuilder &b, Location loc, Value x, Value offsets,
+                         int64_t n, int64_t blockRows, int64_t blockCols) {
+  MLIRContext *ctx = b.getContext();
+  int64_t k = cast<RankedTensorType>(x.getType()).getDimSize(1);
+  int64_t kb = ceilDiv(k, blockCols), nb = ceilDiv(n, blockRows);
+  Value xs =
+      splitColumns(b, loc, padColumns(b, loc, x, kb * blockCols), {kb, blockCols});
+  // S[t, kb]: the activations under each block column.
+  AffineExpr t, bk, j;
+  bindDims(ctx, t, bk, j);
+  Value sums = buildGeneric(
+      b, loc, ValueRange{xs}, zerosLike(b, loc, x, {kb}),
+      mapsOf(3, {{t, bk, j}, {t, bk}}, ctx),
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
+      [&](OpBuilder &nbld, Location l, ValueRange args) {
+        return arith::AddFOp::create(
+            nbld, l, args[1], castFloat(nbld, l, args[0], nbld.getF32Type()));
+      });
+  // result[t, bn, br] = sum_kb S[t, kb] * offsets[bn, kb].
+  AffineExpr t2, bn, br, bk2;
+  bindDims(ctx, t2, bn, br, bk2);
+  Value shifted = buildGeneric(
+      b, loc, ValueRange{sums, offsets}, zerosLike(b, loc, x, {nb, blockRows}),
+      mapsOf(4, {{t2, bk2}, {bn, bk2}, {t2, bn, br}}, ctx),
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+       IteratorType::reduction},
+      [&](OpBuilder &nbld, Location l, ValueRange args) {
+        return multiplyAdd(nbld, l, args[0], args[1], args[2]);
+      });
+  return mergeColumns(b, loc, shifted, n);
+}

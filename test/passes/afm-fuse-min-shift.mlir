@@ -1,0 +1,58 @@
+// RUN: afm-opt %s -split-input-file -afm-fuse-min-shift | FileCheck %s
+// RUN: afm-opt %s -split-input-file -afm-fuse-min-shift=dequantize=true | FileCheck %s --check-prefix=UNFUSED
+
+// Before: x (D + broadcast(m))^T on an ASTC weight. After: the offsets m
+// meet the per-block sums of x in afm.min_shift, which becomes the
+// accumulator init of a linear layer over the offset-free blocks D.
+// CHECK-LABEL: func.func @astc_linear
+// CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[W:.*]]: !afm.astc<32x64, block = 6x6, offset = min>)
+// CHECK: %[[D:.*]] = afm.astc_decode %[[W]] : <32x64, block = 6x6, offset = min> -> tensor<32x64xf32>
+// CHECK: %[[M:.*]] = afm.astc_offsets %[[W]] : <32x64, block = 6x6, offset = min> -> tensor<6x11xf32>
+// CHECK: %[[S:.*]] = afm.min_shift %[[X]], %[[M]] {block = array<i64: 6, 6>} : tensor<?x64xf32>, tensor<6x11xf32> -> tensor<?x32xf32>
+// CHECK: %[[Y:.*]] = afm.linear %[[X]], %[[D]] acc(%[[S]] : tensor<?x32xf32>) : tensor<?x64xf32>, tensor<32x64xf32> -> tensor<?x32xf32>
+// CHECK: return %[[Y]]
+// The unfused reference math materializes the reconstructed weight.
+// UNFUSED-LABEL: func.func @astc_linear
+// UNFUSED: %[[W:.*]] = afm.dequantize %{{.*}} : !afm.astc<32x64, block = 6x6, offset = min> -> tensor<32x64xf32>
+// UNFUSED: afm.linear %{{.*}}, %[[W]] : tensor<?x64xf32>, tensor<32x64xf32> -> tensor<?x32xf32>
+func.func @astc_linear(%x: tensor<?x64xf32>, %w: !afm.astc<32x64, block = 6x6, offset = min>) -> tensor<?x32xf32> {
+  %y = afm.linear %x, %w : tensor<?x64xf32>, !afm.astc<32x64, block = 6x6, offset = min> -> tensor<?x32xf32>
+  return %y : tensor<?x32xf32>
+}
+
+// -----
+
+// The explicit unfused form, linear over dequantize, fuses the same way.
+// CHECK-LABEL: func.func @explicit_dequantize
+// CHECK: afm.astc_decode
+// CHECK: afm.min_shift
+// CHECK: afm.linear %{{.*}}, %{{.*}} acc(
+func.func @explicit_dequantize(%x: tensor<1x64xf32>, %w: !afm.astc<32x64, block = 6x6, offset = linear_segment>) -> tensor<1x32xf32> {
+  %d = afm.dequantize %w : !afm.astc<32x64, block = 6x6, offset = linear_segment> -> tensor<32x64xf32>
+  %y = afm.linear %x, %d : tensor<1x64xf32>, tensor<32x64xf32> -> tensor<1x32xf32>
+  return %y : tensor<1x32xf32>
+}
+
+// -----
+
+// An existing accumulator is added to the offset term.
+// CHECK-LABEL: func.func @with_acc
+// CHECK-SAME: (%[[X:.*]]: tensor<1x64xf32>, %[[W:.*]]: !afm.astc<32x64, block = 6x6, offset = min>, %[[A:.*]]: tensor<1x32xf32>)
+// CHECK: %[[S:.*]] = afm.min_shift %[[X]]
+// CHECK: %[[SUM:.*]] = arith.addf %[[A]], %[[S]] : tensor<1x32xf32>
+// CHECK: afm.linear %[[X]], %{{.*}} acc(%[[SUM]] : tensor<1x32xf32>)
+func.func @with_acc(%x: tensor<1x64xf32>, %w: !afm.astc<32x64, block = 6x6, offset = min>, %a: tensor<1x32xf32>) -> tensor<1x32xf32> {
+  %y = afm.linear %x, %w acc(%a : tensor<1x32xf32>) : tensor<1x64xf32>, !afm.astc<32x64, block = 6x6, offset = min> -> tensor<1x32xf32>
+  return %y : tensor<1x32xf32>
+}
+
+// -----
+
+// Other weights are left alone.
+// CHECK-LABEL: func.func @q2
+// CHECK-NOT: afm.min_shift
+// CHECK: afm.linear %{{.*}}, %{{.*}} : tensor<1x64xf32>, !afm.q2<32x64, per_tensor>
+func.func @q2(%x: tensor<1x64xf32>, %w: !afm.q2<32x64, per_tensor>) -> tensor<1x32xf32> {
+  %y = afm.linear %x, %w : tensor<1x64xf32>, !afm.q2<32x64, per_tensor> -> tensor<1x32xf32>
+  return %y : tensor<1x32xf32>
+}

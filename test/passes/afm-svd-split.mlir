@@ -1,0 +1,42 @@
+// RUN: afm-opt %s -split-input-file -afm-svd-split | FileCheck %s
+// RUN: afm-opt %s -split-input-file -afm-svd-split=rank=4 | FileCheck %s --check-prefix=RANK4
+
+// The rank comes from afm.model (the config's lora_rank): every compressed
+// external weight of a linear layer gets a LoRA adapter whose factors the
+// packager computes from the weight's SVD; the weight itself is marked so
+// that only the residual is compressed.
+// CHECK-LABEL: func.func @decode
+// CHECK: %[[W:.*]] = afm.weight "wq" : !afm.q2<32x64, per_tensor> {afm.svd_residual = {rank = 8 : i64}}
+// CHECK: %[[Y:.*]] = afm.linear %[[X:.*]], %[[W]]
+// CHECK: %[[A:.*]] = afm.weight "wq.svd_a" : tensor<8x64xf32> {afm.svd_factor = {alpha = 1.600000e+01 : f32, cols = 64 : i64, factor = "a", rank = 8 : i64, rows = 32 : i64, source = "wq"}}
+// CHECK: %[[B:.*]] = afm.weight "wq.svd_b" : tensor<32x8xf32> {afm.svd_factor = {alpha = 1.600000e+01 : f32, cols = 64 : i64, factor = "b", rank = 8 : i64, rows = 32 : i64, source = "wq"}}
+// CHECK: %[[L:.*]] = afm.lora %[[Y]], %[[X]], %[[A]], %[[B]] {alpha = 1.600000e+01 : f32}
+// CHECK: afm.rms_norm %[[L]]
+// Plain weights get no adapter.
+// CHECK-NOT: svd_a
+// CHECK: return
+// With an explicit rank option, alpha defaults to the rank.
+// RANK4: afm.weight "wq.svd_a" : tensor<4x64xf32> {afm.svd_factor = {alpha = 4.000000e+00 : f32
+module attributes {afm.model = {lora_rank = 8 : i64, lora_alpha = 16.0 : f32}} {
+  func.func @decode(%x: tensor<1x64xf32>, %g: tensor<32xf32>) -> tensor<1x32xf32> {
+    %w = afm.weight "wq" : !afm.q2<32x64, per_tensor>
+    %y = afm.linear %x, %w : tensor<1x64xf32>, !afm.q2<32x64, per_tensor> -> tensor<1x32xf32>
+    %n = afm.rms_norm %y, %g : tensor<1x32xf32>, tensor<32xf32>
+    %p = afm.weight "plain" : tensor<32x32xf32>
+    %z = afm.linear %n, %p : tensor<1x32xf32>, tensor<32x32xf32> -> tensor<1x32xf32>
+    return %z : tensor<1x32xf32>
+  }
+}
+
+// -----
+
+// Without a lora_rank the pass does nothing.
+// CHECK-LABEL: func.func @none
+// CHECK-NOT: afm.lora
+module {
+  func.func @none(%x: tensor<1x64xf32>) -> tensor<1x32xf32> {
+    %w = afm.weight "wq" : !afm.q2<32x64, per_tensor>
+    %y = afm.linear %x, %w : tensor<1x64xf32>, !afm.q2<32x64, per_tensor> -> tensor<1x32xf32>
+    return %y : tensor<1x32xf32>
+  }
+}
