@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 using namespace mlir::afm;
 using namespace mlir::afm::test;
@@ -172,13 +173,11 @@ TEST(ReferenceModel, CreateChecksTheWeights) {
               HasSubstr("missing tensor 'model.norm.weight'"));
 }
 
-TEST(ReferenceModel, ZeroLayersPassTheEmbeddingToATiedHead) {
-  // d = 2, V = 3, one layer whose projections are all zero, so the residual
-  // stream is the embedding: logits = E . rmsnorm(e_t).
-  // E = [[1, 0], [0, 1], [1, 1]]; rmsnorm([1, 0]) = [sqrt 2, 0] (eps 1e-5
-  // aside), so the logits of token 0 are [sqrt 2, 0, sqrt 2].
+/// One layer, d = hd = 2, one head, a vocabulary of `vocab`, tied
+/// embedding: a model small enough to evaluate by hand.
+static ModelConfig handSizedConfig(int64_t vocab) {
   ModelConfig config;
-  config.vocabSize = 3;
+  config.vocabSize = vocab;
   config.hiddenSize = 2;
   config.intermediateSize = 1;
   config.numHiddenLayers = 1;
@@ -186,20 +185,35 @@ TEST(ReferenceModel, ZeroLayersPassTheEmbeddingToATiedHead) {
   config.numKeyValueHeads = 1;
   config.headDim = 2;
   config.tieWordEmbeddings = true;
+  return config;
+}
+
+/// The weights of `config`: the `given` tensors, unit norm gains, zeros
+/// everywhere else.
+static std::vector<SafeTensor>
+handWeights(const ModelConfig &config,
+            const std::map<std::string, std::vector<float>> &given) {
   std::vector<SafeTensor> tensors;
   for (const ExpectedTensor &expected : expectedTensors(config)) {
     std::vector<float> values(expected.numElements(), 0.0f);
-    if (expected.name == kEmbedTokensName)
-      values = {1, 0, 0, 1, 1, 1};
+    if (auto it = given.find(expected.name); it != given.end())
+      values = it->second;
     else if (expected.shape.size() == 1)
-      values.assign(values.size(), 1.0f); // Norm gains.
+      values.assign(values.size(), 1.0f);
     tensors.push_back(SafeTensor::fromF32(expected.name, expected.shape,
                                           values));
   }
-  llvm::Expected<SafeTensorsFile> file =
-      openBytes(llvm::cantFail(serializeSafeTensors(tensors)));
-  ASSERT_TRUE(bool(file)) << errorText(file);
-  llvm::Expected<ReferenceModel> model = ReferenceModel::create(config, *file);
+  return tensors;
+}
+
+TEST(ReferenceModel, ZeroLayersPassTheEmbeddingToATiedHead) {
+  // d = 2, V = 3, one layer whose projections are all zero, so the residual
+  // stream is the embedding: logits = E . rmsnorm(e_t).
+  // E = [[1, 0], [0, 1], [1, 1]]; rmsnorm([1, 0]) = [sqrt 2, 0] (eps 1e-5
+  // aside), so the logits of token 0 are [sqrt 2, 0, sqrt 2].
+  ModelConfig config = handSizedConfig(/*vocab=*/3);
+  llvm::Expected<ReferenceModel> model = modelWith(
+      config, handWeights(config, {{kEmbedTokensName, {1, 0, 0, 1, 1, 1}}}));
   ASSERT_TRUE(bool(model)) << errorText(model);
   EXPECT_THAT(llvm::cantFail(model->forward(0)),
               Pointwise(FloatNear(1e-4f), {1.41421356f, 0.0f, 1.41421356f}));
@@ -223,38 +237,20 @@ TEST(ReferenceModel, Int8CacheChangesTheLogitsSlightly) {
   EXPECT_LT(maxAbsDiff(f32, int8), 1e-2 * scale);
 }
 
-/// One layer, d = hd = 2, one head, V = 2, tied embedding [[1, 1], [2, 1]],
-/// unit norm gains, W_q = W_k = 0 (every position gets the same weight),
-/// W_o = I and a zero FFN: the residual is e_t + mean(dequantized V rows),
-/// where v = W_v rmsnorm(e) with W_v = diag(1, v11).
+/// handSizedConfig(2) with embedding [[1, 1], [2, 1]], W_q = W_k = 0
+/// (every position gets the same weight), W_o = I and a zero FFN: the
+/// residual is e_t + mean(dequantized V rows), where v = W_v rmsnorm(e) with
+/// W_v = diag(1, v11).
 static std::vector<float> valueMixLogits(KVCacheDType dtype, float v11,
                                          llvm::ArrayRef<int32_t> tokens) {
-  ModelConfig config;
-  config.vocabSize = 2;
-  config.hiddenSize = 2;
-  config.intermediateSize = 1;
-  config.numHiddenLayers = 1;
-  config.numAttentionHeads = 1;
-  config.numKeyValueHeads = 1;
-  config.headDim = 2;
-  config.tieWordEmbeddings = true;
+  ModelConfig config = handSizedConfig(/*vocab=*/2);
   config.kvCacheDType = dtype;
   LayerTensorNames names = layerTensorNames(0);
-  std::vector<SafeTensor> tensors;
-  for (const ExpectedTensor &expected : expectedTensors(config)) {
-    std::vector<float> values(expected.numElements(), 0.0f);
-    if (expected.name == kEmbedTokensName)
-      values = {1, 1, 2, 1};
-    else if (expected.name == names.vProj)
-      values = {1, 0, 0, v11};
-    else if (expected.name == names.oProj)
-      values = {1, 0, 0, 1};
-    else if (expected.shape.size() == 1)
-      values.assign(values.size(), 1.0f); // Norm gains.
-    tensors.push_back(SafeTensor::fromF32(expected.name, expected.shape,
-                                          values));
-  }
-  return logitsWith(config, tensors, tokens);
+  return logitsWith(config,
+                    handWeights(config, {{kEmbedTokensName, {1, 1, 2, 1}},
+                                         {names.vProj, {1, 0, 0, v11}},
+                                         {names.oProj, {1, 0, 0, 1}}}),
+                    tokens);
 }
 
 TEST(ReferenceModel, Int8CacheStoresCodesOfAbsMaxOver127) {
