@@ -240,10 +240,10 @@ def AFM_AttentionOp : AFM_Op<"attention", [AttrSizedOperandSegments]> {
     An `i8` cache holds symmetric int8 codes with one f32 scale per token
     per head (`scale = absmax / 127`, codes `clamp(round(x / scale), -127,
     127)`): new rows are quantized on append and cached rows dequantized on
-    read. Once bound to memory, its scales are a separate operand, a
-    `memref<2 x G x capacity x f32>` (keys then values) given after
-    `scales`; it is required for an `i8` memref cache and not allowed
-    otherwise (an unbound `!afm.kv_cache` carries its scales implicitly).
+    read. Once bound to memory, its scales are a separate operand after
+    `scales`, a `memref<2xGxCxf32>` (keys then values, C the capacity); it
+    is required for an `i8` memref cache and not allowed otherwise (an
+    unbound `!afm.kv_cache` carries its scales implicitly).
 
     Example:
 
