@@ -5,6 +5,11 @@
 // regions the runtime passes in (weights, KV arena, logits). The layouts
 // chosen here are recorded on the module for the packager.
 //
+// An i8 cache is two arena regions: its codes (memref<2xGxCxDxi8>) and, 64
+// bytes aligned right after them, its scales (memref<2xGxCxf32>, one per
+// token per head), which become the `scales` operand of every attention op
+// that reads the cache.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
@@ -65,7 +70,15 @@ struct CacheSlot {
   uint64_t bytes;
   std::optional<AttentionKind> kind;
   Location loc;
+  /// Bytes of the scales of an i8 cache (0 otherwise) and their offset.
+  uint64_t scalesBytes = 0;
+  uint64_t scalesOffset = 0;
 };
+
+/// Whether `type` stores int8 codes with separate per-token, per-head scales.
+static bool hasScales(KVCacheType type) {
+  return type.getElementType().isSignlessInteger(8);
+}
 
 /// The memory layout of one module's weights and caches.
 struct Layout {
@@ -205,7 +218,11 @@ LogicalResult Binder::collectCaches(func::FuncOp func,
     uint64_t bytes = 2 * uint64_t(type.getKvHeads()) * type.getCapacity() *
                      type.getHeadDim() *
                      llvm::divideCeil(type.getElementType().getIntOrFloatBitWidth(), 8);
-    layout.caches.emplace(layer, CacheSlot{type, 0, bytes, kind, arg.getLoc()});
+    CacheSlot slot{type, 0, bytes, kind, arg.getLoc()};
+    if (hasScales(type))
+      slot.scalesBytes =
+          2 * uint64_t(type.getKvHeads()) * type.getCapacity() * sizeof(float);
+    layout.caches.emplace(layer, slot);
   }
   return success();
 }
@@ -253,7 +270,19 @@ void Binder::rewrite(func::FuncOp func, const EntrySignature &sig) {
                                  slot.type.getCapacity(),
                                  slot.type.getHeadDim()},
                                 slot.type.getElementType());
-    entry.getArgument(3 + i).replaceAllUsesWith(view(arena, slot.offset, type));
+    BlockArgument cache = entry.getArgument(3 + i);
+    if (hasScales(slot.type)) {
+      auto scalesType = MemRefType::get(
+          {2, slot.type.getKvHeads(), slot.type.getCapacity()}, b.getF32Type());
+      Value scales = view(arena, slot.scalesOffset, scalesType);
+      for (Operation *user : cache.getUsers()) {
+        if (auto attn = dyn_cast<AttentionOp>(user))
+          attn.getScalesMutable().assign(scales);
+        else if (auto shared = dyn_cast<SharedKVAttentionOp>(user))
+          shared.getScalesMutable().assign(scales);
+      }
+    }
+    cache.replaceAllUsesWith(view(arena, slot.offset, type));
   }
 
   SmallVector<WeightOp> weightOps;
@@ -332,6 +361,12 @@ void Binder::recordLayout() {
         b.getNamedAttr("attention",
                        b.getStringAttr(slot.kind ? stringifyAttentionKind(*slot.kind)
                                                  : "none"))};
+    if (slot.scalesBytes) {
+      fields.push_back(b.getNamedAttr(
+          "scales_offset", b.getI64IntegerAttr(slot.scalesOffset)));
+      fields.push_back(b.getNamedAttr("scales_bytes",
+                                      b.getI64IntegerAttr(slot.scalesBytes)));
+    }
     caches.push_back(b.getDictionaryAttr(fields));
   }
   module->setAttr("afm.weights", b.getArrayAttr(weights));
@@ -362,6 +397,10 @@ LogicalResult Binder::run() {
   for (auto &[layer, slot] : layout.caches) {
     slot.offset = llvm::alignTo(layout.arenaBytes, kAlignment);
     layout.arenaBytes = slot.offset + slot.bytes;
+    if (slot.scalesBytes) {
+      slot.scalesOffset = llvm::alignTo(layout.arenaBytes, kAlignment);
+      layout.arenaBytes = slot.scalesOffset + slot.scalesBytes;
+    }
   }
   for (auto &[func, sig] : entries)
     rewrite(func, sig);

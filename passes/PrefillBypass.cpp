@@ -151,7 +151,8 @@ static Value rebuildOnRow(OpBuilder &b, Operation *op, OpFoldResult row) {
         Value one = arith::ConstantIndexOp::create(b, loc, 1);
         return SharedKVAttentionOp::create(
             b, loc, rowType, o.getKindAttr(), take(o.getQuery()), o.getCache(),
-            position, one, o.getWindowAttr(), o.getScaleAttr());
+            o.getScales(), position, one, o.getWindowAttr(),
+            o.getScaleAttr());
       })
       .Default([](Operation *) { return Value(); });
 }

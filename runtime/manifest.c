@@ -189,6 +189,13 @@ static afm_status checkKVCache(const char *name,
                        "bytes ends past the arena of %llu bytes",
                        name, i, b->layer, (ull)b->offset, (ull)b->bytes,
                        (ull)kv->arena_bytes);
+    if (!afm_checked_add(b->scales_offset, b->scales_bytes, &end) ||
+        end > kv->arena_bytes)
+      return afm_error(AFM_ERR_FORMAT,
+                       "%s: KV buffer %zu (layer %u) has scales at offset "
+                       "%llu of %llu bytes past the arena of %llu bytes",
+                       name, i, b->layer, (ull)b->scales_offset,
+                       (ull)b->scales_bytes, (ull)kv->arena_bytes);
   }
   return AFM_OK;
 }

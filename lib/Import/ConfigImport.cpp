@@ -148,12 +148,14 @@ Value DecoderBuilder::attentionBlock(Value h, const TrackLayout &track,
   if (k) {
     Value cache = caches.lookup(kvCacheIndex(config, track.track, layer));
     attn = AttentionOp::create(b, loc, q.getType(), kind, q, k, v, cache,
-                               position, count, window, FloatAttr());
+                               /*scales=*/Value(), position, count, window,
+                               FloatAttr());
   } else {
     // Block 2: read the cache of the source layer, which Block 1 filled.
     Value cache = caches.lookup(kvSourceLayer(config, layer));
     attn = SharedKVAttentionOp::create(b, loc, q.getType(), kind, q, cache,
-                                       position, count, window, FloatAttr());
+                                       /*scales=*/Value(), position, count,
+                                       window, FloatAttr());
   }
   Value merged = tensor::CollapseShapeOp::create(
       b, loc, tensor({tokens, track.heads * hd}), attn,
@@ -202,10 +204,13 @@ void DecoderBuilder::buildEntry(StringRef kind, int64_t numTokens) {
   SmallVector<Type> inputs = {RankedTensorType::get({tokens}, b.getI32Type()),
                               b.getIndexType(), b.getIndexType()};
   SmallVector<int64_t> cacheIndices;
+  Type cacheElement = config.kvCacheDType == KVCacheDType::Int8
+                          ? Type(b.getIntegerType(8))
+                          : f32;
   auto cacheType = KVCacheType::get(b.getContext(),
                                     config.numKeyValueHeads / tracks,
                                     config.maxPositionEmbeddings,
-                                    config.headDim, f32);
+                                    config.headDim, cacheElement);
   for (int64_t t = 0; t < tracks; ++t)
     for (int64_t i = 0; i < layersPerTrack; ++i)
       if (ownsCache(i)) {

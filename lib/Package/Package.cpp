@@ -188,6 +188,10 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
     std::string dtype;
     llvm::raw_string_ostream(dtype) << type.getElementType();
     buffer->set_dtype(dtype);
+    if (auto scales = dict.getAs<IntegerAttr>("scales_offset")) {
+      buffer->set_scales_offset(scales.getInt());
+      buffer->set_scales_bytes(getInt(dict, "scales_bytes"));
+    }
   }
 
   ArrayRef<uint8_t> code(reinterpret_cast<const uint8_t *>(library.data()),

@@ -11,12 +11,15 @@
 // K and V are the layer's own rope?(k_proj(n)) and v_proj(n), appended to
 // its cache, except for an on-device Block-2 layer, which attends over the
 // cache of its source layer. The FFN is SwiGLU, or for an MoE layer the
-// top-k mixture of expert SwiGLUs.
+// top-k mixture of expert SwiGLUs. An int8 KV cache stores each head vector
+// of K and V (computed in f32) as int8 codes and a scale, and attention
+// reads them dequantized, the current position's included.
 //
 //===----------------------------------------------------------------------===//
 
 #include "afm/Reference/ReferenceModel.h"
 
+#include "afm/Compress/KVQuant.h"
 #include "afm/Model/ModelWeights.h"
 #include "afm/Reference/ReferenceOps.h"
 
@@ -79,9 +82,33 @@ ReferenceModel::create(const ModelConfig &config,
   return std::move(model);
 }
 
+void ReferenceModel::CachedRows::append(ArrayRef<float> row) {
+  if (!int8) {
+    floats.insert(floats.end(), row.begin(), row.end());
+    return;
+  }
+  assert(row.size() % headDim == 0 && "a row is whole head vectors");
+  size_t first = codes.size();
+  codes.resize(first + row.size());
+  for (size_t h = 0; h < row.size(); h += headDim)
+    scales.push_back(quantizeKV(row.data() + h, headDim, &codes[first + h]));
+}
+
+std::vector<float> ReferenceModel::CachedRows::read() const {
+  if (!int8)
+    return floats;
+  std::vector<float> out(codes.size());
+  for (size_t i = 0; i < scales.size(); ++i)
+    dequantizeKV(&codes[i * headDim], scales[i], headDim, &out[i * headDim]);
+  return out;
+}
+
 void ReferenceModel::reset() {
   pos = 0;
-  caches.assign(layers.size(), LayerCache());
+  bool int8 = cfg.kvCacheDType == KVCacheDType::Int8;
+  LayerCache empty{CachedRows(cfg.headDim, int8),
+                   CachedRows(cfg.headDim, int8)};
+  caches.assign(layers.size(), empty);
   routed.assign(layers.size(), {});
   for (int64_t t = 0; t < trackCount(cfg); ++t)
     for (int64_t i = 0; i < cfg.numHiddenLayers; ++i)
@@ -171,8 +198,8 @@ std::vector<float> ReferenceModel::attentionBlock(int64_t track,
         applyRope(llvm::MutableArrayRef<float>(k).slice(g * hd, hd), pos,
                   cfg.ropeTheta);
     LayerCache &cache = caches[index];
-    cache.keys.insert(cache.keys.end(), k.begin(), k.end());
-    cache.values.insert(cache.values.end(), v.begin(), v.end());
+    cache.keys.append(k);
+    cache.values.append(v);
   }
   // A Block-2 layer reads its source, an earlier layer of this step, which
   // has already appended the current position.
@@ -183,7 +210,7 @@ std::vector<float> ReferenceModel::attentionBlock(int64_t track,
          "the cache holds positions 0..pos");
   int64_t window = isLocalLayer(cfg, layer) ? cfg.slidingWindow : 0;
   std::vector<float> attended =
-      attention(q, cache.keys, cache.values, shape,
+      attention(q, cache.keys.read(), cache.values.read(), shape,
                 firstVisiblePosition(pos, window));
   return linear(attended, w.oProj);
 }

@@ -6,6 +6,12 @@
 // heads are expressed by viewing the queries as [T, G, H/G, D], so each
 // contraction has plain permutation maps and vectorizes.
 //
+// An i8 cache (DESIGN.md section 2) stores codes and one f32 scale per token
+// per head. The chunk's new rows are quantized once, up front; attention
+// reads every key and value, the chunk's own included, dequantized, so that
+// a token sees the same numbers whether it came in a prefill chunk or a
+// decode step.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
@@ -44,6 +50,7 @@ struct AttentionSpec {
   Value query;          // [T, H, D]
   Value key, value;     // [T, G, D], null for shared-KV attention
   Value cache;          // memref<2 x G x C x D>
+  Value scales;         // memref<2 x G x C> of an i8 cache, else null
   Value position;       // index of query row 0
   Value count;          // real rows (index)
   AttentionKind kind;
@@ -89,8 +96,18 @@ private:
       sizes.push_back(b.getIndexAttr(s));
     return createFilled(b, loc, sizes, f32, value);
   }
-  /// Keys (half 0) or values (half 1) of the cache as a [G, C, D] tensor.
+  /// Keys (half 0) or values (half 1) of `memory` (the cache, [2, G, C, D],
+  /// or its scales, [2, G, C]) as a read-only tensor.
+  Value readHalf(Value memory, int64_t half);
+  /// Keys (half 0) or values (half 1) of the cache as a [G, C, D] f32
+  /// tensor, dequantized for an i8 cache.
   Value cacheHalf(int64_t half);
+  /// Symmetric int8 codes [A, B, D] and scales [A, B] of `rows` [A, B, D]:
+  /// scale = absmax / 127, code = clamp(round(x / scale), -127, 127) with
+  /// ties away from zero, all codes 0 when the scale is 0.
+  std::pair<Value, Value> quantize(Value rows);
+  /// codes * scales as an [A, B, D] f32 tensor.
+  Value dequantize(Value codes, Value scales);
   /// out[t, g, r, n] += sum_k lhs[t, g, r, k] * rhs(rhsMap(t, g, r, n, k)).
   Value contract(Value lhs, Value rhs, Value init, AffineMap rhsMap);
   /// scores[t, g, r, j] = sum_d q[t, g, r, d] * keys(g, j, d) where keys is
@@ -100,7 +117,9 @@ private:
   /// chunk's own keys, otherwise the slot mask of the cache.
   Value mask(Value scores, bool newRows);
   Value weightedValues(Value probs, Value values, Value init, bool newRows);
-  void appendRows();
+  /// Stores row r of each `rows[i]` ([T, G(, D)]) at slot
+  /// (position + r) mod C of half i % 2 of `memories[i]` ([2, G, C(, D)]).
+  void appendRows(ArrayRef<Value> rows, ArrayRef<Value> memories);
 
   OpBuilder &b;
   Location loc;
@@ -110,23 +129,102 @@ private:
   Type f32;
 };
 
-Value AttentionBuilder::cacheHalf(int64_t half) {
-  auto cacheType = cast<MemRefType>(spec.cache.getType());
-  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(half), b.getIndexAttr(0),
-                                       b.getIndexAttr(0), b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes = {
-      b.getIndexAttr(1), b.getIndexAttr(kvHeads), b.getIndexAttr(capacity),
-      b.getIndexAttr(headDim)};
-  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+Value AttentionBuilder::readHalf(Value memory, int64_t half) {
+  auto memoryType = cast<MemRefType>(memory.getType());
+  ArrayRef<int64_t> shape = memoryType.getShape().drop_front();
+  SmallVector<OpFoldResult> offsets(memoryType.getRank(), b.getIndexAttr(0));
+  offsets[0] = b.getIndexAttr(half);
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1)};
+  for (int64_t size : shape)
+    sizes.push_back(b.getIndexAttr(size));
+  SmallVector<OpFoldResult> strides(memoryType.getRank(), b.getIndexAttr(1));
   auto viewType = memref::SubViewOp::inferRankReducedResultType(
-      {kvHeads, capacity, headDim}, cacheType, offsets, sizes, strides);
+      shape, memoryType, offsets, sizes, strides);
   Value view = memref::SubViewOp::create(b, loc, cast<MemRefType>(viewType),
-                                         spec.cache, offsets, sizes, strides);
+                                         memory, offsets, sizes, strides);
   auto tensorType =
-      RankedTensorType::get({kvHeads, capacity, headDim}, f32);
+      RankedTensorType::get(shape, memoryType.getElementType());
   return bufferization::ToTensorOp::create(b, loc, tensorType, view,
                                            /*restrict=*/true,
                                            /*writable=*/false);
+}
+
+Value AttentionBuilder::cacheHalf(int64_t half) {
+  Value stored = readHalf(spec.cache, half);
+  if (!spec.scales)
+    return stored;
+  return dequantize(stored, readHalf(spec.scales, half));
+}
+
+std::pair<Value, Value> AttentionBuilder::quantize(Value rows) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(rows.getType()).getShape();
+  AffineMap id3 = b.getMultiDimIdentityMap(3);
+  AffineMap outer = map(3, {0, 1});
+  Value absMax = buildGeneric(
+      b, loc, ValueRange{rows}, filled(shape.drop_back(), 0.0), {id3, outer},
+      {kPar, kPar, kRed}, [](OpBuilder &nb, Location l, ValueRange a) {
+        Value abs = math::AbsFOp::create(nb, l, a[0]);
+        return arith::MaximumFOp::create(nb, l, a[1], abs).getResult();
+      });
+  Value scales = mapElementwise(
+      b, loc, ValueRange{absMax}, f32,
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::DivFOp::create(nb, l, a[0], constantF32(127.0));
+      });
+  Type i8 = b.getIntegerType(8), i32 = b.getI32Type();
+  Value codes = buildGeneric(
+      b, loc, ValueRange{rows, scales},
+      tensor::EmptyOp::create(b, loc, shape, i8), {id3, outer, id3},
+      {kPar, kPar, kPar},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        auto f = [&](double v) {
+          return arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(v))
+              .getResult();
+        };
+        auto cmp = [&](arith::CmpFPredicate p, Value x, Value y) {
+          return arith::CmpFOp::create(nb, l, p, x, y).getResult();
+        };
+        // Clamping before rounding is the same as after (the bounds are
+        // integers) and keeps the value in range of the i32 conversion.
+        Value zero = f(0.0);
+        Value ratio = arith::SelectOp::create(
+            nb, l, cmp(arith::CmpFPredicate::OEQ, a[1], zero), zero,
+            arith::DivFOp::create(nb, l, a[0], a[1]));
+        Value clamped = arith::MinimumFOp::create(
+            nb, l, arith::MaximumFOp::create(nb, l, ratio, f(-127.0)),
+            f(127.0));
+        // Round half away from zero without a libm call (the model library
+        // links against nothing): truncate, then step away from zero when
+        // the exact remainder reaches one half.
+        Value truncated = arith::FPToSIOp::create(nb, l, i32, clamped);
+        Value remainder = arith::SubFOp::create(
+            nb, l, clamped, arith::SIToFPOp::create(nb, l, f32, truncated));
+        auto i32Constant = [&](int64_t v) {
+          return arith::ConstantIntOp::create(nb, l, i32, v).getResult();
+        };
+        Value step = arith::SelectOp::create(
+            nb, l, cmp(arith::CmpFPredicate::OGE, remainder, f(0.5)),
+            i32Constant(1),
+            arith::SelectOp::create(
+                nb, l, cmp(arith::CmpFPredicate::OLE, remainder, f(-0.5)),
+                i32Constant(-1), i32Constant(0)));
+        Value rounded = arith::AddIOp::create(nb, l, truncated, step);
+        return arith::TruncIOp::create(nb, l, i8, rounded);
+      });
+  return {codes, scales};
+}
+
+Value AttentionBuilder::dequantize(Value codes, Value scales) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(codes.getType()).getShape();
+  AffineMap id3 = b.getMultiDimIdentityMap(3);
+  return buildGeneric(
+      b, loc, ValueRange{codes, scales},
+      tensor::EmptyOp::create(b, loc, shape, f32), {id3, map(3, {0, 1}), id3},
+      {kPar, kPar, kPar},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value code = arith::SIToFPOp::create(nb, l, f32, a[0]);
+        return arith::MulFOp::create(nb, l, a[1], code);
+      });
 }
 
 Value AttentionBuilder::contract(Value lhs, Value rhs, Value init,
@@ -207,8 +305,8 @@ Value AttentionBuilder::weightedValues(Value probs, Value values, Value init,
                   newRows ? map(5, {4, 1, 3}) : map(5, {1, 4, 3}));
 }
 
-void AttentionBuilder::appendRows() {
-  auto cacheType = cast<MemRefType>(spec.cache.getType());
+void AttentionBuilder::appendRows(ArrayRef<Value> rows,
+                                  ArrayRef<Value> memories) {
   Value zero = constantIndex(0), one = constantIndex(1);
   auto loop = scf::ForOp::create(b, loc, zero, spec.count, one);
   OpBuilder::InsertionGuard guard(b);
@@ -217,30 +315,39 @@ void AttentionBuilder::appendRows() {
   Value slot = arith::RemUIOp::create(
       b, loc, arith::AddIOp::create(b, loc, spec.position, row),
       constantIndex(capacity));
-  SmallVector<Value, 2> halves = {spec.key, spec.value};
-  for (auto [half, rows] : llvm::enumerate(halves)) {
-    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(half),
-                                         b.getIndexAttr(0), slot,
-                                         b.getIndexAttr(0)};
+  for (auto [i, source] : llvm::enumerate(rows)) {
+    // The memory is [2, G, C(, D)] and the source rows [T, G(, D)]; both
+    // lose their slot or row dimension.
+    Value memory = memories[i];
+    auto memoryType = cast<MemRefType>(memory.getType());
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    SmallVector<int64_t> rowShape(sourceType.getShape().drop_front());
+    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(i % 2),
+                                         b.getIndexAttr(0), slot};
     SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
                                        b.getIndexAttr(kvHeads),
-                                       b.getIndexAttr(1),
-                                       b.getIndexAttr(headDim)};
-    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+                                       b.getIndexAttr(1)};
+    SmallVector<OpFoldResult> sourceOffsets = {row, b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sourceSizes = {b.getIndexAttr(1),
+                                             b.getIndexAttr(kvHeads)};
+    if (memoryType.getRank() == 4) {
+      offsets.push_back(b.getIndexAttr(0));
+      sizes.push_back(b.getIndexAttr(headDim));
+      sourceOffsets.push_back(b.getIndexAttr(0));
+      sourceSizes.push_back(b.getIndexAttr(headDim));
+    }
+    SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
     auto viewType = memref::SubViewOp::inferRankReducedResultType(
-        {kvHeads, headDim}, cacheType, offsets, sizes, strides);
+        rowShape, memoryType, offsets, sizes, strides);
     Value dest = memref::SubViewOp::create(
-        b, loc, cast<MemRefType>(viewType), spec.cache, offsets, sizes,
-        strides);
-    auto sliceType = RankedTensorType::get({kvHeads, headDim}, f32);
-    Value source = tensor::ExtractSliceOp::create(
-        b, loc, sliceType, rows,
-        SmallVector<OpFoldResult>{row, b.getIndexAttr(0), b.getIndexAttr(0)},
-        SmallVector<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(kvHeads),
-                                  b.getIndexAttr(headDim)},
-        SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+        b, loc, cast<MemRefType>(viewType), memory, offsets, sizes, strides);
+    auto sliceType =
+        RankedTensorType::get(rowShape, sourceType.getElementType());
+    Value slice = tensor::ExtractSliceOp::create(
+        b, loc, sliceType, source, sourceOffsets, sourceSizes,
+        SmallVector<OpFoldResult>(sourceOffsets.size(), b.getIndexAttr(1)));
     auto store = bufferization::MaterializeInDestinationOp::create(
-        b, loc, TypeRange{}, source, dest);
+        b, loc, TypeRange{}, slice, dest);
     store.setRestrict(true);
     store.setWritable(true);
   }
@@ -253,9 +360,22 @@ Value AttentionBuilder::build() {
       SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
   Value keys = cacheHalf(0), values = cacheHalf(1);
 
+  // The chunk's own rows, as attention reads them, and what gets stored.
+  Value newKeys = spec.key, newValues = spec.value;
+  SmallVector<Value, 4> stored = {spec.key, spec.value};
+  SmallVector<Value, 4> storage = {spec.cache, spec.cache};
+  if (spec.key && spec.scales) {
+    auto [keyCodes, keyScales] = quantize(spec.key);
+    auto [valueCodes, valueScales] = quantize(spec.value);
+    newKeys = dequantize(keyCodes, keyScales);
+    newValues = dequantize(valueCodes, valueScales);
+    stored = {keyCodes, valueCodes, keyScales, valueScales};
+    storage = {spec.cache, spec.cache, spec.scales, spec.scales};
+  }
+
   SmallVector<Value> parts = {mask(scores(q4, keys, capacity, false), false)};
   if (spec.key)
-    parts.push_back(mask(scores(q4, spec.key, tokens, true), true));
+    parts.push_back(mask(scores(q4, newKeys, tokens, true), true));
 
   // Row maximum and sum of exponentials over both parts, in f32.
   AffineMap rowMap = map(4, {0, 1, 2});
@@ -295,7 +415,7 @@ Value AttentionBuilder::build() {
   Value acc = filled({tokens, kvHeads, group, headDim}, 0.0);
   acc = weightedValues(exps[0], values, acc, /*newRows=*/false);
   if (spec.key)
-    acc = weightedValues(exps[1], spec.value, acc, /*newRows=*/true);
+    acc = weightedValues(exps[1], newValues, acc, /*newRows=*/true);
   Value normalized = buildGeneric(
       b, loc, ValueRange{acc, rowSum},
       tensor::EmptyOp::create(b, loc, q4Type.getShape(), f32),
@@ -309,7 +429,7 @@ Value AttentionBuilder::build() {
 
   // Only now, after every read of the cache, append the new rows.
   if (spec.key)
-    appendRows();
+    appendRows(stored, storage);
   return result;
 }
 
@@ -325,15 +445,17 @@ static FailureOr<AttentionSpec> getSpec(OpTy op, Value key, Value value,
   if (!queryType.hasStaticShape())
     return op.emitOpError("needs static query shapes to lower, got ")
            << queryType;
-  if (!queryType.getElementType().isF32() || !cache.elementType.isF32())
-    return op.emitOpError("lowering supports f32 activations and caches, "
-                          "got ")
+  if (!queryType.getElementType().isF32() ||
+      !(cache.elementType.isF32() || cache.elementType.isSignlessInteger(8)))
+    return op.emitOpError("lowering supports f32 activations and f32 or i8 "
+                          "caches, got ")
            << queryType.getElementType() << " and " << cache.elementType;
   AttentionSpec spec;
   spec.query = op.getQuery();
   spec.key = key;
   spec.value = value;
   spec.cache = op.getCache();
+  spec.scales = op.getScales();
   spec.position = op.getPosition();
   spec.count = count ? count
                      : arith::ConstantIndexOp::create(

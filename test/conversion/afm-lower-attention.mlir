@@ -69,8 +69,90 @@ func.func @unbound(%q: tensor<1x4x16xf32>, %kv: !afm.kv_cache<2x64x16, f32>, %po
 
 // -----
 
-func.func @int8_cache(%q: tensor<1x4x16xf32>, %kv: memref<2x2x64x16xi8>, %pos: index) -> tensor<1x4x16xf32> {
-  // expected-error @+1 {{'afm.shared_kv_attention' op lowering supports f32 activations and caches, got 'f32' and 'i8'}}
-  %o = afm.shared_kv_attention global %q from %kv at %pos : tensor<1x4x16xf32>, memref<2x2x64x16xi8> -> tensor<1x4x16xf32>
+func.func @f16_cache(%q: tensor<1x4x16xf32>, %kv: memref<2x2x64x16xf16>, %pos: index) -> tensor<1x4x16xf32> {
+  // expected-error @+1 {{'afm.shared_kv_attention' op lowering supports f32 activations and f32 or i8 caches, got 'f32' and 'f16'}}
+  %o = afm.shared_kv_attention global %q from %kv at %pos : tensor<1x4x16xf32>, memref<2x2x64x16xf16> -> tensor<1x4x16xf32>
+  return %o : tensor<1x4x16xf32>
+}
+
+// -----
+
+// An i8 cache: codes [2, G, C, D] and one f32 scale per token per head
+// [2, G, C]. Cached keys and values are read dequantized (code * scale).
+// CHECK-LABEL: func.func @int8
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x16xf32>, %[[K:.*]]: tensor<2x2x16xf32>, %[[V:.*]]: tensor<2x2x16xf32>, %[[KV:.*]]: memref<2x2x8x16xi8>, %[[S:.*]]: memref<2x2x8xf32>, %[[POS:.*]]: index)
+// CHECK: %[[KC:.*]] = memref.subview %[[KV]][0, 0, 0, 0] [1, 2, 8, 16]
+// CHECK: %[[KCT:.*]] = bufferization.to_tensor %[[KC]] restrict {{.*}} to tensor<2x8x16xi8>
+// CHECK: %[[KS:.*]] = memref.subview %[[S]][0, 0, 0] [1, 2, 8]
+// CHECK: %[[KST:.*]] = bufferization.to_tensor %[[KS]] restrict {{.*}} to tensor<2x8xf32>
+// CHECK: %[[KEYS:.*]] = linalg.generic {{.*}} ins(%[[KCT]], %[[KST]] : tensor<2x8x16xi8>, tensor<2x8xf32>) outs(%{{.*}} : tensor<2x8x16xf32>)
+// CHECK: arith.sitofp %{{.*}} : i8 to f32
+// CHECK: arith.mulf
+// CHECK: memref.subview %[[KV]][1, 0, 0, 0] [1, 2, 8, 16]
+// CHECK: memref.subview %[[S]][1, 0, 0] [1, 2, 8]
+// CHECK: %[[VALUES:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x8x16xf32>)
+// The new rows are quantized per token per head: scale = absmax / 127,
+// code = clamp(round(x / scale), -127, 127), rounding ties away from zero
+// (truncate, then step by the sign of a remainder of at least one half);
+// a zero scale gives zero codes.
+// CHECK: %[[KMAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[K]] : tensor<2x2x16xf32>) outs(%{{.*}} : tensor<2x2xf32>)
+// CHECK: math.absf
+// CHECK: arith.maximumf
+// CHECK: %[[KSCALE:.*]] = linalg.generic {{.*}} ins(%[[KMAX]] : tensor<2x2xf32>)
+// CHECK: arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[KCODES:.*]] = linalg.generic {{.*}} ins(%[[K]], %[[KSCALE]] : tensor<2x2x16xf32>, tensor<2x2xf32>) outs(%{{.*}} : tensor<2x2x16xi8>)
+// CHECK: %[[ZERO:.*]] = arith.cmpf oeq
+// CHECK: %[[RATIO:.*]] = arith.divf
+// CHECK: arith.select %[[ZERO]], %{{.*}}, %[[RATIO]]
+// CHECK: arith.maximumf
+// CHECK: %[[CLAMPED:.*]] = arith.minimumf
+// CHECK: %[[TRUNC:.*]] = arith.fptosi %[[CLAMPED]] : f32 to i32
+// CHECK: arith.sitofp %[[TRUNC]]
+// CHECK: %[[REM:.*]] = arith.subf %[[CLAMPED]]
+// CHECK: arith.cmpf oge, %[[REM]]
+// CHECK: arith.cmpf ole, %[[REM]]
+// CHECK: arith.trunci %{{.*}} : i32 to i8
+// CHECK: %[[VMAX:.*]] = linalg.generic {{.*}} ins(%[[V]] : tensor<2x2x16xf32>)
+// CHECK: %[[VSCALE:.*]] = linalg.generic {{.*}} ins(%[[VMAX]] :
+// CHECK: %[[VCODES:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x2x16xi8>)
+// The chunk's own rows are also read dequantized, as a later step would.
+// CHECK: %[[NEWKEYS:.*]] = linalg.generic {{.*}} ins(%[[KCODES]], %[[KSCALE]] : tensor<2x2x16xi8>, tensor<2x2xf32>) outs(%{{.*}} : tensor<2x2x16xf32>)
+// CHECK: %[[NEWVALUES:.*]] = linalg.generic {{.*}} ins(%[[VCODES]], %[[VSCALE]] :
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[KEYS]] : tensor<2x2x2x16xf32>, tensor<2x8x16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[NEWKEYS]] : tensor<2x2x2x16xf32>, tensor<2x2x16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[VALUES]] : tensor<2x2x2x8xf32>, tensor<2x8x16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[NEWVALUES]] : tensor<2x2x2x2xf32>, tensor<2x2x16xf32>)
+// Appending stores each real row's codes and scales at its slot.
+// CHECK: scf.for %[[ROW:.*]] = %c0 to %c2 step %c1
+// CHECK: %[[SLOT:.*]] = arith.remui %{{.*}}, %c8
+// CHECK: %[[KDEST:.*]] = memref.subview %[[KV]][0, 0, %[[SLOT]], 0] [1, 2, 1, 16]
+// CHECK: %[[KROW:.*]] = tensor.extract_slice %[[KCODES]][%[[ROW]], 0, 0] [1, 2, 16]
+// CHECK: bufferization.materialize_in_destination %[[KROW]] in restrict writable %[[KDEST]]
+// CHECK: memref.subview %[[KV]][1, 0, %[[SLOT]], 0] [1, 2, 1, 16]
+// CHECK: tensor.extract_slice %[[VCODES]][%[[ROW]], 0, 0]
+// CHECK: %[[KSDEST:.*]] = memref.subview %[[S]][0, 0, %[[SLOT]]] [1, 2, 1]
+// CHECK: %[[KSROW:.*]] = tensor.extract_slice %[[KSCALE]][%[[ROW]], 0] [1, 2]
+// CHECK: bufferization.materialize_in_destination %[[KSROW]] in restrict writable %[[KSDEST]]
+// CHECK: memref.subview %[[S]][1, 0, %[[SLOT]]] [1, 2, 1]
+// CHECK: tensor.extract_slice %[[VSCALE]][%[[ROW]], 0]
+func.func @int8(%q: tensor<2x4x16xf32>, %k: tensor<2x2x16xf32>, %v: tensor<2x2x16xf32>, %kv: memref<2x2x8x16xi8>, %s: memref<2x2x8xf32>, %pos: index) -> tensor<2x4x16xf32> {
+  %o = afm.attention global %q, %k, %v into %kv scales %s at %pos : tensor<2x4x16xf32>, tensor<2x2x16xf32>, tensor<2x2x16xf32>, memref<2x2x8x16xi8>, memref<2x2x8xf32> -> tensor<2x4x16xf32>
+  return %o : tensor<2x4x16xf32>
+}
+
+// -----
+
+// Shared-KV attention over an i8 cache dequantizes with the owner's scales
+// and quantizes nothing.
+// CHECK-LABEL: func.func @shared_int8
+// CHECK-SAME: %[[KV:[^:]*]]: memref<2x2x64x16xi8>, %[[S:[^:]*]]: memref<2x2x64xf32>
+// CHECK: memref.subview %[[S]][0, 0, 0] [1, 2, 64]
+// CHECK: arith.sitofp %{{.*}} : i8 to f32
+// CHECK: memref.subview %[[S]][1, 0, 0] [1, 2, 64]
+// CHECK: arith.sitofp %{{.*}} : i8 to f32
+// CHECK-NOT: arith.fptosi
+// CHECK-NOT: materialize_in_destination
+func.func @shared_int8(%q: tensor<1x4x16xf32>, %kv: memref<2x2x64x16xi8>, %s: memref<2x2x64xf32>, %pos: index) -> tensor<1x4x16xf32> {
+  %o = afm.shared_kv_attention global %q from %kv scales %s at %pos : tensor<1x4x16xf32>, memref<2x2x64x16xi8>, memref<2x2x64xf32> -> tensor<1x4x16xf32>
   return %o : tensor<1x4x16xf32>
 }

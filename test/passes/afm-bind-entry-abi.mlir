@@ -49,6 +49,42 @@ func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index,
 
 // -----
 
+// An i8 cache is its codes followed, 64-byte aligned, by its f32 scales (one
+// per token per head, keys then values), both in the arena and both in
+// afm.kv_layout. Layer 0: 2*2*5*16 = 320 code bytes at 0, 2*2*5*4 = 80
+// scale bytes at 320. Layer 1: 2*2*8*16 = 512 code bytes at 448, 2*2*8*4 =
+// 128 scale bytes at 960, so the arena ends at 1088. Every attention op that
+// reads a cache, shared-KV readers included, gets its scales.
+// CHECK: module attributes {afm.kv_arena_bytes = 1088 : i64
+// CHECK-SAME: afm.kv_layout = [{attention = "global", bytes = 320 : i64, layer = 0 : i64, offset = 0 : i64, scales_bytes = 80 : i64, scales_offset = 320 : i64, type = !afm.kv_cache<2x5x16, i8>}, {attention = "global", bytes = 512 : i64, layer = 1 : i64, offset = 448 : i64, scales_bytes = 128 : i64, scales_offset = 960 : i64, type = !afm.kv_cache<2x8x16, i8>}]
+// CHECK-LABEL: func.func @afm_decode(
+// CHECK-SAME: %[[KV:[^:]*]]: memref<1088xi8>
+// CHECK-DAG: %[[S0:.*]] = memref.view %[[KV]][%c320{{.*}}][] : memref<1088xi8> to memref<2x2x5xf32>
+// CHECK-DAG: %[[C0:.*]] = memref.view %[[KV]][%c0{{.*}}][] : memref<1088xi8> to memref<2x2x5x16xi8>
+// CHECK-DAG: %[[S1:.*]] = memref.view %[[KV]][%c960{{.*}}][] : memref<1088xi8> to memref<2x2x8xf32>
+// CHECK-DAG: %[[C1:.*]] = memref.view %[[KV]][%c448{{.*}}][] : memref<1088xi8> to memref<2x2x8x16xi8>
+// CHECK: afm.attention global {{.*}} into %[[C0]] scales %[[S0]] at
+// CHECK: afm.attention global {{.*}} into %[[C1]] scales %[[S1]] at
+// CHECK: afm.shared_kv_attention global {{.*}} from %[[C1]] scales %[[S1]] at
+func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index,
+                  %kv0: !afm.kv_cache<2x5x16, i8> {afm.layer = 0 : i64},
+                  %kv1: !afm.kv_cache<2x8x16, i8> {afm.layer = 1 : i64}) -> tensor<32xf32>
+    attributes {afm.entry = "decode"} {
+  %table = afm.weight "embed" : tensor<32x64xf32>
+  %h = afm.embedding %table[%tokens] : tensor<32x64xf32>, tensor<1xi32> -> tensor<1x64xf32>
+  %q = tensor.expand_shape %h [[0], [1, 2]] output_shape [1, 4, 16] : tensor<1x64xf32> into tensor<1x4x16xf32>
+  %k = tensor.extract_slice %q[0, 0, 0] [1, 2, 16] [1, 1, 1] : tensor<1x4x16xf32> to tensor<1x2x16xf32>
+  %a = afm.attention global %q, %k, %k into %kv0 at %pos : tensor<1x4x16xf32>, tensor<1x2x16xf32>, tensor<1x2x16xf32>, !afm.kv_cache<2x5x16, i8> -> tensor<1x4x16xf32>
+  %b = afm.attention global %a, %k, %k into %kv1 at %pos : tensor<1x4x16xf32>, tensor<1x2x16xf32>, tensor<1x2x16xf32>, !afm.kv_cache<2x8x16, i8> -> tensor<1x4x16xf32>
+  %c = afm.shared_kv_attention global %b from %kv1 at %pos : tensor<1x4x16xf32>, !afm.kv_cache<2x8x16, i8> -> tensor<1x4x16xf32>
+  %f = tensor.collapse_shape %c [[0], [1, 2]] : tensor<1x4x16xf32> into tensor<1x64xf32>
+  %l = afm.lm_head %f, %table : tensor<1x64xf32>, tensor<32x64xf32> -> tensor<1x32xf32>
+  %flat = tensor.collapse_shape %l [[0, 1]] : tensor<1x32xf32> into tensor<32xf32>
+  return %flat : tensor<32xf32>
+}
+
+// -----
+
 // expected-error @+1 {{no function has an afm.entry attribute; nothing to bind}}
 module {
   func.func @f() {

@@ -2,7 +2,8 @@
 //
 // Properties any correct decoder has: chunking does not matter, a KV cache
 // gives the same logits as recomputing, the sliding window hides what lies
-// outside it; plus a model small enough to evaluate by hand.
+// outside it; plus models small enough to evaluate by hand, with f32 and
+// int8 KV caches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 using namespace mlir::afm;
 using namespace mlir::afm::test;
@@ -171,13 +173,11 @@ TEST(ReferenceModel, CreateChecksTheWeights) {
               HasSubstr("missing tensor 'model.norm.weight'"));
 }
 
-TEST(ReferenceModel, ZeroLayersPassTheEmbeddingToATiedHead) {
-  // d = 2, V = 3, one layer whose projections are all zero, so the residual
-  // stream is the embedding: logits = E . rmsnorm(e_t).
-  // E = [[1, 0], [0, 1], [1, 1]]; rmsnorm([1, 0]) = [sqrt 2, 0] (eps 1e-5
-  // aside), so the logits of token 0 are [sqrt 2, 0, sqrt 2].
+/// One layer, d = hd = 2, one head, a vocabulary of `vocab`, tied
+/// embedding: a model small enough to evaluate by hand.
+static ModelConfig handSizedConfig(int64_t vocab) {
   ModelConfig config;
-  config.vocabSize = 3;
+  config.vocabSize = vocab;
   config.hiddenSize = 2;
   config.intermediateSize = 1;
   config.numHiddenLayers = 1;
@@ -185,25 +185,91 @@ TEST(ReferenceModel, ZeroLayersPassTheEmbeddingToATiedHead) {
   config.numKeyValueHeads = 1;
   config.headDim = 2;
   config.tieWordEmbeddings = true;
+  return config;
+}
+
+/// The weights of `config`: the `given` tensors, unit norm gains, zeros
+/// everywhere else.
+static std::vector<SafeTensor>
+handWeights(const ModelConfig &config,
+            const std::map<std::string, std::vector<float>> &given) {
   std::vector<SafeTensor> tensors;
   for (const ExpectedTensor &expected : expectedTensors(config)) {
     std::vector<float> values(expected.numElements(), 0.0f);
-    if (expected.name == kEmbedTokensName)
-      values = {1, 0, 0, 1, 1, 1};
+    if (auto it = given.find(expected.name); it != given.end())
+      values = it->second;
     else if (expected.shape.size() == 1)
-      values.assign(values.size(), 1.0f); // Norm gains.
+      values.assign(values.size(), 1.0f);
     tensors.push_back(SafeTensor::fromF32(expected.name, expected.shape,
                                           values));
   }
-  llvm::Expected<SafeTensorsFile> file =
-      openBytes(llvm::cantFail(serializeSafeTensors(tensors)));
-  ASSERT_TRUE(bool(file)) << errorText(file);
-  llvm::Expected<ReferenceModel> model = ReferenceModel::create(config, *file);
+  return tensors;
+}
+
+TEST(ReferenceModel, ZeroLayersPassTheEmbeddingToATiedHead) {
+  // d = 2, V = 3, one layer whose projections are all zero, so the residual
+  // stream is the embedding: logits = E . rmsnorm(e_t).
+  // E = [[1, 0], [0, 1], [1, 1]]; rmsnorm([1, 0]) = [sqrt 2, 0] (eps 1e-5
+  // aside), so the logits of token 0 are [sqrt 2, 0, sqrt 2].
+  ModelConfig config = handSizedConfig(/*vocab=*/3);
+  llvm::Expected<ReferenceModel> model = modelWith(
+      config, handWeights(config, {{kEmbedTokensName, {1, 0, 0, 1, 1, 1}}}));
   ASSERT_TRUE(bool(model)) << errorText(model);
   EXPECT_THAT(llvm::cantFail(model->forward(0)),
               Pointwise(FloatNear(1e-4f), {1.41421356f, 0.0f, 1.41421356f}));
   // Token 2 after token 0: still only its own embedding, [1, 1] -> [1, 1].
   EXPECT_THAT(llvm::cantFail(model->forward(2)),
               Pointwise(FloatNear(1e-4f), {1.0f, 1.0f, 2.0f}));
+}
+
+TEST(ReferenceModel, Int8CacheChangesTheLogitsSlightly) {
+  // Quantizing K and V to 8 bits per value moves the logits, but by far
+  // less than their scale (about 1e-3 of it on the compiled examples).
+  ModelConfig config = smallConfig();
+  std::vector<int32_t> prompt = {1, 2, 3, 31, 0, 17, 9};
+  std::vector<float> f32 = freshLogits(config, prompt);
+  config.kvCacheDType = KVCacheDType::Int8;
+  std::vector<float> int8 = freshLogits(config, prompt);
+  double scale = 0;
+  for (float logit : f32)
+    scale = std::max(scale, double(std::abs(logit)));
+  EXPECT_GT(maxAbsDiff(f32, int8), 0.0);
+  EXPECT_LT(maxAbsDiff(f32, int8), 1e-2 * scale);
+}
+
+/// handSizedConfig(2) with embedding [[1, 1], [2, 1]], W_q = W_k = 0
+/// (every position gets the same weight), W_o = I and a zero FFN: the
+/// residual is e_t + mean(dequantized V rows), where v = W_v rmsnorm(e) with
+/// W_v = diag(1, v11).
+static std::vector<float> valueMixLogits(KVCacheDType dtype, float v11,
+                                         llvm::ArrayRef<int32_t> tokens) {
+  ModelConfig config = handSizedConfig(/*vocab=*/2);
+  config.kvCacheDType = dtype;
+  LayerTensorNames names = layerTensorNames(0);
+  return logitsWith(config,
+                    handWeights(config, {{kEmbedTokensName, {1, 1, 2, 1}},
+                                         {names.vProj, {1, 0, 0, v11}},
+                                         {names.oProj, {1, 0, 0, 1}}}),
+                    tokens);
+}
+
+TEST(ReferenceModel, Int8CacheStoresCodesOfAbsMaxOver127) {
+  // With v11 = 0.3, token 0 has v = c [1, 0.3] (c = rmsnorm's 1/sqrt(1 +
+  // eps)): scale c / 127, codes [127, round(38.1) = 38], read back as
+  // c [1, 38/127]. Token 1 has v = c' [2, 0.3]: scale 2c' / 127, codes
+  // [127, round(19.05) = 19], read back as c' [2, 38/127]. So the int8 model
+  // is the f32 model with v11 = 38/127 (to rounding), and not the one with
+  // 0.3.
+  for (const std::vector<int32_t> &tokens :
+       std::vector<std::vector<int32_t>>{{0}, {0, 1}}) {
+    std::vector<float> int8 =
+        valueMixLogits(KVCacheDType::Int8, 0.3f, tokens);
+    EXPECT_THAT(int8, Pointwise(FloatNear(1e-6f),
+                                valueMixLogits(KVCacheDType::F32,
+                                               38.0f / 127.0f, tokens)));
+    EXPECT_GT(maxAbsDiff(int8, valueMixLogits(KVCacheDType::F32, 0.3f,
+                                              tokens)),
+              1e-4);
+  }
 }
 } // namespace

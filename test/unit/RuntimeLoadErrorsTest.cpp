@@ -403,6 +403,22 @@ TEST_F(RuntimeLoad, KVBufferOutOfTheArena) {
                    "past the arena of 256 bytes");
 }
 
+TEST_F(RuntimeLoad, KVScalesOutOfTheArena) {
+  // An i8 buffer whose codes fit but whose scales run past the arena.
+  auto scalesPastTheArena = [](Manifest &m) {
+    afm::manifest::KVBuffer *buffer = m.mutable_kv_cache()->add_buffers();
+    buffer->set_layer(3);
+    buffer->set_dtype("i8");
+    buffer->set_offset(0);
+    buffer->set_bytes(128);
+    buffer->set_scales_offset(192);
+    buffer->set_scales_bytes(65);
+  };
+  EXPECT_AFM_ERROR(load(pack({}, scalesPastTheArena)), AFM_ERR_FORMAT,
+                   "KV buffer 1 (layer 3) has scales at offset 192 of 65 "
+                   "bytes past the arena of 256 bytes");
+}
+
 //===- Code ---------------------------------------------------------------===//
 
 TEST_F(RuntimeLoad, CodeThatIsNotASharedLibrary) {

@@ -328,7 +328,7 @@ LogicalResult LoRAOp::verify() {
 /// The checks `afm.attention` and `afm.shared_kv_attention` share.
 static LogicalResult verifyAttention(Operation *op, AttentionKind kind,
                                      RankedTensorType query,
-                                     Type cacheType,
+                                     Type cacheType, Value scales,
                                      std::optional<int64_t> window,
                                      std::optional<APFloat> scale,
                                      RankedTensorType result) {
@@ -351,6 +351,25 @@ static LogicalResult verifyAttention(Operation *op, AttentionKind kind,
   if (failed(checkDim(op, "query head dimension", headDim, cache->headDim,
                       "cache head dimension")))
     return failure();
+  // Before binding, the scales are part of the !afm.kv_cache value; after,
+  // an i8 memref holds only the codes and its scales are a memref of their
+  // own.
+  bool needsScales =
+      isa<MemRefType>(cacheType) && cache->elementType.isSignlessInteger(8);
+  if (needsScales && !scales)
+    return op->emitOpError("an i8 cache memref needs its scales operand");
+  if (!needsScales && scales)
+    return op->emitOpError("scales are only allowed with an i8 cache memref, "
+                           "got cache ")
+           << cacheType;
+  if (scales) {
+    auto scalesType = cast<MemRefType>(scales.getType());
+    SmallVector<int64_t> expected = {2, cache->kvHeads, cache->capacity};
+    if (scalesType.getShape() != ArrayRef<int64_t>(expected))
+      return op->emitOpError("scales must be memref<2x")
+             << cache->kvHeads << "x" << cache->capacity
+             << "xf32> to match the cache, got " << scalesType;
+  }
   if (kind == AttentionKind::Local) {
     if (!window)
       return op->emitOpError("local attention requires a window");
@@ -368,7 +387,8 @@ static LogicalResult verifyAttention(Operation *op, AttentionKind kind,
 LogicalResult AttentionOp::verify() {
   RankedTensorType query = getQuery().getType();
   if (failed(verifyAttention(*this, getKind(), query, getCache().getType(),
-                             getWindow(), getScale(), getType())))
+                             getScales(), getWindow(), getScale(),
+                             getType())))
     return failure();
   KVCacheShape cache = *getKVCacheShape(getCache().getType());
   for (auto [name, value] :
@@ -388,8 +408,8 @@ LogicalResult AttentionOp::verify() {
 
 LogicalResult SharedKVAttentionOp::verify() {
   return verifyAttention(*this, getKind(), getQuery().getType(),
-                         getCache().getType(), getWindow(), getScale(),
-                         getType());
+                         getCache().getType(), getScales(), getWindow(),
+                         getScale(), getType());
 }
 
 //===----------------------------------------------------------------------===//

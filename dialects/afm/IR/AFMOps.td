@@ -28,6 +28,10 @@ def AFM_KVCacheStorage : AnyTypeOf<[AFM_KVCacheType,
                                     MemRefRankOf<[F32, F16, BF16, I8], [4]>],
     "KV cache (!afm.kv_cache or memref<2xGxCxD> of keys then values)">;
 
+/// The scales of a bound i8 cache: one f32 per token per head
+/// (`memref<2 x kvHeads x capacity>`, keys then values).
+def AFM_KVScalesStorage : MemRefRankOf<[F32], [3]>;
+
 /// Weights a linear layer can multiply by: plain, 2-bit, or ASTC.
 def AFM_LinearWeight : AnyTypeOf<[2DTensorOf<[AnyFloat]>, AFM_Q2WeightType,
                                   AFM_ASTCWeightType],
@@ -328,7 +332,7 @@ def AFM_LoRAOp : AFM_Op<"lora", [Pure, AllTypesMatch<["base", "result"]>]> {
 // Attention
 //===----------------------------------------------------------------------===//
 
-def AFM_AttentionOp : AFM_Op<"attention"> {
+def AFM_AttentionOp : AFM_Op<"attention", [AttrSizedOperandSegments]> {
   let summary = "Causal GQA attention that appends to its layer's KV cache";
   let description = [{
     Computes causal attention of `query` (`[T, H, headDim]`, `H % G == 0`)
@@ -348,6 +352,14 @@ def AFM_AttentionOp : AFM_Op<"attention"> {
     A `global` layer attends to the whole context, has no window, and no
     positional embedding (NoPE).
 
+    An `i8` cache holds symmetric int8 codes with one f32 scale per token
+    per head (`scale = absmax / 127`, codes `clamp(round(x / scale), -127,
+    127)`): new rows are quantized on append and cached rows dequantized on
+    read. Once bound to memory, its scales are a separate operand after
+    `scales`, a `memref<2xGxCxf32>` (keys then values, C the capacity); it
+    is required for an `i8` memref cache and not allowed otherwise (an
+    unbound `!afm.kv_cache` carries its scales implicitly).
+
     Example:
 
     ```mlir
@@ -357,26 +369,33 @@ def AFM_AttentionOp : AFM_Op<"attention"> {
     %p = afm.attention global %q2, %k2, %v2 into %kv at %pos count %n
         : tensor<16x4x16xf32>, tensor<16x2x16xf32>, tensor<16x2x16xf32>,
           memref<2x2x512x16xf32> -> tensor<16x4x16xf32>
+    %r = afm.attention global %q2, %k2, %v2 into %kv8 scales %s at %pos
+        : tensor<16x4x16xf32>, tensor<16x2x16xf32>, tensor<16x2x16xf32>,
+          memref<2x2x512x16xi8>, memref<2x2x512xf32> -> tensor<16x4x16xf32>
     ```
   }];
   let arguments = (ins AFM_AttentionKind:$kind, AFM_HeadsTensor:$query,
                        AFM_HeadsTensor:$key, AFM_HeadsTensor:$value,
                        Arg<AFM_KVCacheStorage, "the layer's cache",
                            [MemRead, MemWrite]>:$cache,
+                       Arg<Optional<AFM_KVScalesStorage>,
+                           "the scales of a bound i8 cache",
+                           [MemRead, MemWrite]>:$scales,
                        Index:$position, Optional<Index>:$count,
                        OptionalAttr<I64Attr>:$window,
                        OptionalAttr<F32Attr>:$scale);
   let results = (outs AFM_HeadsTensor:$result);
   let assemblyFormat = [{
-    $kind $query `,` $key `,` $value `into` $cache `at` $position
-      (`count` $count^)? attr-dict
+    $kind $query `,` $key `,` $value `into` $cache (`scales` $scales^)?
+      `at` $position (`count` $count^)? attr-dict
       `:` type($query) `,` type($key) `,` type($value) `,` qualified(type($cache))
-      `->` type($result)
+      (`,` type($scales)^)? `->` type($result)
   }];
   let hasVerifier = 1;
 }
 
-def AFM_SharedKVAttentionOp : AFM_Op<"shared_kv_attention"> {
+def AFM_SharedKVAttentionOp
+    : AFM_Op<"shared_kv_attention", [AttrSizedOperandSegments]> {
   let summary = "Causal GQA attention over another layer's KV cache";
   let description = [{
     The attention of a Block-2 layer of the on-device model: it has no key
@@ -385,7 +404,8 @@ def AFM_SharedKVAttentionOp : AFM_Op<"shared_kv_attention"> {
     cache holds positions up to `position + count - 1`). Query row `t`
     attends to the cached positions `<= position + t` (and, for `local`,
     within the window). With `count`, rows past it are padding with
-    unspecified outputs; without, all rows are real. Otherwise identical to
+    unspecified outputs; without, all rows are real. A bound `i8` cache comes
+    with the owner's `scales`, as for `afm.attention`. Otherwise identical to
     `afm.attention`.
 
     Example:
@@ -399,13 +419,17 @@ def AFM_SharedKVAttentionOp : AFM_Op<"shared_kv_attention"> {
   let arguments = (ins AFM_AttentionKind:$kind, AFM_HeadsTensor:$query,
                        Arg<AFM_KVCacheStorage, "a Block-1 layer's cache",
                            [MemRead]>:$cache,
+                       Arg<Optional<AFM_KVScalesStorage>,
+                           "the scales of a bound i8 cache", [MemRead]>:$scales,
                        Index:$position, Optional<Index>:$count,
                        OptionalAttr<I64Attr>:$window,
                        OptionalAttr<F32Attr>:$scale);
   let results = (outs AFM_HeadsTensor:$result);
   let assemblyFormat = [{
-    $kind $query `from` $cache `at` $position (`count` $count^)? attr-dict
-      `:` type($query) `,` qualified(type($cache)) `->` type($result)
+    $kind $query `from` $cache (`scales` $scales^)? `at` $position
+      (`count` $count^)? attr-dict
+      `:` type($query) `,` qualified(type($cache)) (`,` type($scales)^)?
+      `->` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -65,10 +65,31 @@ private:
     std::vector<float> router, expertsGateProj, expertsUpProj,
         expertsDownProj;
   };
-  /// Keys and values of one layer: one row of (G / n) * hd floats per
-  /// position (empty for Block-2 layers).
+  /// The keys or the values of one layer: one row of (G / n) * hd values
+  /// per position (none for Block-2 layers). An f32 cache keeps the floats;
+  /// an int8 cache (kv_cache_dtype "int8") keeps what the compiled model's
+  /// does, the codes and one scale per head vector (`quantizeKV`), and
+  /// gives back their dequantized values.
+  class CachedRows {
+  public:
+    CachedRows() = default;
+    CachedRows(int64_t headDim, bool int8) : headDim(headDim), int8(int8) {}
+    /// Appends one position's row.
+    void append(llvm::ArrayRef<float> row);
+    /// Every position's row, as attention reads it.
+    std::vector<float> read() const;
+    /// The number of values held (positions * row length).
+    size_t size() const { return int8 ? codes.size() : floats.size(); }
+
+  private:
+    int64_t headDim = 0;
+    bool int8 = false;
+    std::vector<float> floats;
+    std::vector<int8_t> codes;
+    std::vector<float> scales;
+  };
   struct LayerCache {
-    std::vector<float> keys, values;
+    CachedRows keys, values;
   };
 
   explicit ReferenceModel(const ModelConfig &config) : cfg(config) {}

@@ -340,6 +340,39 @@ func.func @attention_cache_memref(%q: tensor<?x4x16xf32>, %c: memref<3x2x8x16xf3
 
 // -----
 
+func.func @int8_cache_without_scales(%q: tensor<1x4x16xf32>, %kv: memref<2x2x64x16xi8>, %p: index) {
+  // expected-error @+1 {{'afm.shared_kv_attention' op an i8 cache memref needs its scales operand}}
+  %o = afm.shared_kv_attention global %q from %kv at %p : tensor<1x4x16xf32>, memref<2x2x64x16xi8> -> tensor<1x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f32_cache_with_scales(%q: tensor<1x4x16xf32>, %k: tensor<1x2x16xf32>, %kv: memref<2x2x64x16xf32>, %s: memref<2x2x64xf32>, %p: index) {
+  // expected-error @+1 {{'afm.attention' op scales are only allowed with an i8 cache memref, got cache 'memref<2x2x64x16xf32>'}}
+  %o = afm.attention global %q, %k, %k into %kv scales %s at %p : tensor<1x4x16xf32>, tensor<1x2x16xf32>, tensor<1x2x16xf32>, memref<2x2x64x16xf32>, memref<2x2x64xf32> -> tensor<1x4x16xf32>
+  return
+}
+
+// -----
+
+// An unbound cache carries its scales in its type.
+func.func @unbound_cache_with_scales(%q: tensor<1x4x16xf32>, %kv: !afm.kv_cache<2x64x16, i8>, %s: memref<2x2x64xf32>, %p: index) {
+  // expected-error @+1 {{'afm.shared_kv_attention' op scales are only allowed with an i8 cache memref, got cache '!afm.kv_cache<2x64x16, i8>'}}
+  %o = afm.shared_kv_attention global %q from %kv scales %s at %p : tensor<1x4x16xf32>, !afm.kv_cache<2x64x16, i8>, memref<2x2x64xf32> -> tensor<1x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @scales_shape(%q: tensor<1x4x16xf32>, %kv: memref<2x2x64x16xi8>, %s: memref<2x2x32xf32>, %p: index) {
+  // expected-error @+1 {{'afm.shared_kv_attention' op scales must be memref<2x2x64xf32> to match the cache, got 'memref<2x2x32xf32>'}}
+  %o = afm.shared_kv_attention global %q from %kv scales %s at %p : tensor<1x4x16xf32>, memref<2x2x64x16xi8>, memref<2x2x32xf32> -> tensor<1x4x16xf32>
+  return
+}
+
+// -----
+
 func.func @attention_gqa(%q: tensor<?x4x16xf32>, %k: tensor<?x3x16xf32>, %c: !afm.kv_cache<3x8x16, f32>, %p: index) {
   // expected-error @+1 {{'afm.attention' op query heads (4) must be a multiple of KV heads (3)}}
   %o = afm.attention global %q, %k, %k into %c at %p : tensor<?x4x16xf32>, tensor<?x3x16xf32>, tensor<?x3x16xf32>, !afm.kv_cache<3x8x16, f32> -> tensor<?x4x16xf32>

@@ -87,6 +87,19 @@ func.func @bound_attention(%q: tensor<16x4x16xf32>, %k: tensor<16x2x16xf32>, %kv
   return %o, %s : tensor<16x4x16xf32>, tensor<16x4x16xf32>
 }
 
+// A bound i8 cache holds only codes; its scales (one f32 per token per
+// head, keys then values) come after `scales`, for the owner and for
+// shared-KV readers alike.
+// CHECK-LABEL: func.func @bound_int8_attention
+func.func @bound_int8_attention(%q: tensor<16x4x16xf32>, %k: tensor<16x2x16xf32>, %kv: memref<2x2x512x16xi8>,
+                                %scales: memref<2x2x512xf32>, %pos: index, %n: index) -> (tensor<16x4x16xf32>, tensor<16x4x16xf32>) {
+  // CHECK: afm.attention global %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} scales %{{.*}} at %{{.*}} count %{{.*}} : tensor<16x4x16xf32>, tensor<16x2x16xf32>, tensor<16x2x16xf32>, memref<2x2x512x16xi8>, memref<2x2x512xf32> -> tensor<16x4x16xf32>
+  %o = afm.attention global %q, %k, %k into %kv scales %scales at %pos count %n : tensor<16x4x16xf32>, tensor<16x2x16xf32>, tensor<16x2x16xf32>, memref<2x2x512x16xi8>, memref<2x2x512xf32> -> tensor<16x4x16xf32>
+  // CHECK: afm.shared_kv_attention global %{{.*}} from %{{.*}} scales %{{.*}} at %{{.*}} : tensor<16x4x16xf32>, memref<2x2x512x16xi8>, memref<2x2x512xf32> -> tensor<16x4x16xf32>
+  %s = afm.shared_kv_attention global %q from %kv scales %scales at %pos : tensor<16x4x16xf32>, memref<2x2x512x16xi8>, memref<2x2x512xf32> -> tensor<16x4x16xf32>
+  return %o, %s : tensor<16x4x16xf32>, tensor<16x4x16xf32>
+}
+
 // CHECK-LABEL: func.func @ffn_and_moe
 func.func @ffn_and_moe(%x: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>) {
   %wg = afm.weight "ffn.gate" : !afm.q2<128x64, per_tensor>
