@@ -379,7 +379,8 @@ Error resolveDefaults(const ConfigReader &reader, ModelConfig &config) {
                                     config.numAttentionHeads));
     config.headDim = config.hiddenSize / config.numAttentionHeads;
   }
-  if (!reader.has("lora_alpha"))
+  // 0 (or absent) means "the rank": the adapter's scale alpha/r is then 1.
+  if (!reader.has("lora_alpha") || config.loraAlpha == 0.0)
     config.loraAlpha = static_cast<double>(config.loraRank);
   return Error::success();
 }
