@@ -7,6 +7,7 @@
 
 #include "afm/Compiler/Package.h"
 #include "afm/Compiler/WeightEncoding.h"
+#include "afm/Compress/Quality.h"
 
 #include "dialects/afm/IR/AFMDialect.h"
 
@@ -36,10 +37,13 @@ void mlir::afm::printCompileReport(llvm::raw_ostream &os, ModuleOp lowered,
     std::string shape = llvm::formatv("{0}x{1}", w.rows, w.cols).str();
     std::string notes = w.note;
     if (!w.astcBlocks.empty()) {
+      double blockBits = astcBitsPerWeight(w.rows, w.cols, false);
       std::string astc =
-          llvm::formatv("ASTC blocks: {0:f3} bits/w, SNR {1}; CPU form: "
-                        "4-bit block-affine transcode",
-                        w.astcBitsPerWeight, formatSNR(w.astcSnrDb))
+          llvm::formatv("ASTC blocks: {0:f3} bits/w ({1:f3} + {2:f3} offset), "
+                        "SNR {3}; CPU form: 4-bit block-affine transcode",
+                        w.astcBitsPerWeight, blockBits,
+                        w.astcBitsPerWeight - blockBits,
+                        formatSNR(w.astcSnrDb))
               .str();
       notes = notes.empty() ? astc : astc + "; " + notes;
     }
