@@ -53,6 +53,10 @@ static int64_t registerRows(const TargetDescription &target, int64_t nr) {
   return std::clamp<int64_t>(available / vectorsPerRow, 1, 8);
 }
 
+/// The most elements a non-contraction tile may have before its
+/// reductions are tiled too.
+static constexpr int64_t kMaxTileElements = 1024;
+
 static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
                                          const TargetDescription &target) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -83,6 +87,24 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
       unsigned rows = outDims[outDims.size() - 2];
       plan.tiles[rows] =
           divisorAtMost(ranges[rows], registerRows(target, plan.tiles[inner]));
+    }
+  }
+  // A non-contraction tile becomes one n-D vector op per body op: keep it
+  // to a few registers' worth by tiling the reductions (outermost first),
+  // which then accumulate tile by tile into the output.
+  if (!plan.contraction) {
+    auto elements = [&] {
+      int64_t product = 1;
+      for (int64_t t : plan.tiles)
+        product *= t;
+      return product;
+    };
+    for (auto [i, iterator] : llvm::enumerate(iterators)) {
+      if (iterator != utils::IteratorType::reduction)
+        continue;
+      int64_t others = elements() / plan.tiles[i];
+      plan.tiles[i] = divisorAtMost(
+          ranges[i], std::max<int64_t>(1, kMaxTileElements / others));
     }
   }
   return plan;

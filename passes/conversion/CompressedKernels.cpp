@@ -72,14 +72,11 @@ static Value mergeColumns(OpBuilder &b, Location loc, Value y, int64_t n) {
                                         strides);
 }
 
-/// Code number `slot` of `bits` bits from the byte `byte` (lowest bits
-/// first), as f32: unsigned, or sign-extended two's complement.
-static Value extractCode(OpBuilder &b, Location loc, Value byte, Value slot,
+/// The code of `bits` bits at bit `shift` (i8) of the byte `byte`, as f32:
+/// unsigned, or sign-extended two's complement.
+static Value codeAtShift(OpBuilder &b, Location loc, Value byte, Value shift,
                          unsigned bits, bool isSigned) {
   Type i8 = b.getI8Type();
-  Value index = arith::IndexCastOp::create(b, loc, i8, slot);
-  Value shift = arith::MulIOp::create(
-      b, loc, index, arith::ConstantIntOp::create(b, loc, i8, bits));
   Type f32 = b.getF32Type();
   if (!isSigned) {
     Value shifted = arith::ShRUIOp::create(b, loc, byte, shift);
@@ -95,6 +92,30 @@ static Value extractCode(OpBuilder &b, Location loc, Value byte, Value slot,
   Value code = arith::ShRSIOp::create(
       b, loc, top, arith::ConstantIntOp::create(b, loc, i8, 8 - bits));
   return arith::SIToFPOp::create(b, loc, f32, code);
+}
+
+/// Code number `slot` (an index) of `bits` bits from the byte `byte`,
+/// lowest bits first.
+static Value extractCode(OpBuilder &b, Location loc, Value byte, Value slot,
+                         unsigned bits, bool isSigned) {
+  Type i8 = b.getI8Type();
+  Value index = arith::IndexCastOp::create(b, loc, i8, slot);
+  Value shift = arith::MulIOp::create(
+      b, loc, index, arith::ConstantIntOp::create(b, loc, i8, bits));
+  return codeAtShift(b, loc, byte, shift, bits, isSigned);
+}
+
+/// `[0, bits, 2 * bits, ...]`: the shift of each code in a byte, as an i8
+/// tensor the kernels index by the code-in-byte loop. Vectorized, it is a
+/// small constant vector, where `linalg.index` arithmetic would be a wide
+/// index vector.
+static Value codeShifts(OpBuilder &b, Location loc, unsigned bits) {
+  SmallVector<int8_t> shifts;
+  for (unsigned s = 0; s < 8; s += bits)
+    shifts.push_back(int8_t(s));
+  auto type = RankedTensorType::get({int64_t(shifts.size())}, b.getI8Type());
+  return arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, ArrayRef<int8_t>(shifts)));
 }
 
 /// `out + x * w` in f32.
@@ -131,22 +152,60 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
                       ValueRange parts, Type elementType, Value acc) {
   MLIRContext *ctx = b.getContext();
   int64_t n = type.getRows(), kBytes = ceilDiv(type.getCols(), 4);
+  // Split-K: each output keeps `lanes` partial sums, one per byte column
+  // of a group of `lanes` consecutive code bytes, so the inner loop is
+  // element-wise over contiguous bytes and the horizontal sum happens once
+  // per output instead of once per tile.
+  int64_t lanes = 16;
+  while (kBytes % lanes != 0)
+    lanes /= 2;
+  int64_t groups = kBytes / lanes;
   Value xs = splitColumns(b, loc, padColumns(b, loc, x, kBytes * 4),
-                          {kBytes, 4});
-  AffineExpr t, o, kb, j;
-  bindDims(ctx, t, o, kb, j);
-  Value sums = buildGeneric(
-      b, loc, ValueRange{xs, parts[0]}, zerosLike(b, loc, x, {n}),
-      mapsOf(4, {{t, kb, j}, {o, kb}, {t, o}}, ctx),
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
-       IteratorType::reduction},
+                          {groups, lanes, 4});
+  Value codes = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({n, groups, lanes}, b.getI8Type()),
+      parts[0], SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  // x as [T, groups, 4, lanes]: code j of every byte of a group is one
+  // contiguous vector of activations.
+  SmallVector<OpFoldResult> xtShape = {getSizes(b, loc, x)[0],
+                                       b.getIndexAttr(groups),
+                                       b.getIndexAttr(4),
+                                       b.getIndexAttr(lanes)};
+  AffineExpr d0, d1, d2, d3;
+  bindDims(ctx, d0, d1, d2, d3);
+  Value xt = buildGeneric(
+      b, loc, ValueRange{xs},
+      tensor::EmptyOp::create(b, loc, xtShape, b.getF32Type()),
+      mapsOf(4, {{d0, d1, d3, d2}, {d0, d1, d2, d3}}, ctx),
+      SmallVector<IteratorType>(4, IteratorType::parallel),
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value code = extractCode(nb, l, args[1],
-                                 linalg::IndexOp::create(nb, l, 3), 2, false);
+        return castFloat(nb, l, args[0], nb.getF32Type());
+      });
+  // The code-in-byte loop comes before the byte loop, so that tiling
+  // takes one code plane at a time: a uniform shift per vector op.
+  AffineExpr t, o, j, g, lane;
+  bindDims(ctx, t, o, j, g, lane);
+  Value partial = buildGeneric(
+      b, loc, ValueRange{xt, codes, codeShifts(b, loc, 2)},
+      zerosLike(b, loc, x, {n, lanes}),
+      mapsOf(5, {{t, g, j, lane}, {o, g, lane}, {j}, {t, o, lane}}, ctx),
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
+       IteratorType::reduction, IteratorType::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value code = codeAtShift(nb, l, args[1], args[2], 2, false);
         Value level = arith::SubFOp::create(
             nb, l, code,
             arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(1.5)));
-        return multiplyAdd(nb, l, args[0], level, args[2]);
+        return multiplyAdd(nb, l, args[0], level, args[3]);
+      });
+  AffineExpr r0, r1, r2;
+  bindDims(ctx, r0, r1, r2);
+  Value sums = buildGeneric(
+      b, loc, ValueRange{partial}, zerosLike(b, loc, x, {n}),
+      mapsOf(3, {{r0, r1, r2}, {r0, r1}}, ctx),
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        return arith::AddFOp::create(nb, l, args[1], args[0]);
       });
   // The scale multiplies the sums once per output, not once per weight.
   AffineExpr r, c;
@@ -194,15 +253,14 @@ static Value q4Matmul(OpBuilder &b, Location loc, Value x, Q4WeightType type,
   bindDims(ctx, t, o, gi, jj, h);
   Value init = zerosLike(b, loc, x, {v});
   Value y = buildGeneric(
-      b, loc, ValueRange{xs, codes, parts[1]}, init,
-      mapsOf(5, {{t, gi, jj, h}, {o, gi, jj}, {o, gi}, {t, o}}, ctx),
+      b, loc, ValueRange{xs, codes, parts[1], codeShifts(b, loc, 4)}, init,
+      mapsOf(5, {{t, gi, jj, h}, {o, gi, jj}, {o, gi}, {h}, {t, o}}, ctx),
       {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
        IteratorType::reduction, IteratorType::reduction},
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value q = extractCode(nb, l, args[1], linalg::IndexOp::create(nb, l, 4),
-                              4, true);
+        Value q = codeAtShift(nb, l, args[1], args[3], 4, true);
         Value w = arith::MulFOp::create(nb, l, q, args[2]);
-        return multiplyAdd(nb, l, args[0], w, args[3]);
+        return multiplyAdd(nb, l, args[0], w, args[4]);
       });
   if (elementType != b.getF32Type())
     y = mapElementwise(b, loc, ValueRange{y}, elementType,
@@ -238,18 +296,18 @@ static Value astcBlockMatmul(OpBuilder &b, Location loc, Value x,
   AffineExpr t, bn, br, bk, jj, h;
   bindDims(ctx, t, bn, br, bk, jj, h);
   Value y = buildGeneric(
-      b, loc, ValueRange{xs, parts[0], parts[1]}, init,
-      mapsOf(6, {{t, bk, jj, h}, {bn, br, bk, jj}, {bn, bk}, {t, bn, br}},
+      b, loc, ValueRange{xs, parts[0], parts[1], codeShifts(b, loc, 4)}, init,
+      mapsOf(6,
+             {{t, bk, jj, h}, {bn, br, bk, jj}, {bn, bk}, {h}, {t, bn, br}},
              ctx),
       {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
        IteratorType::reduction, IteratorType::reduction,
        IteratorType::reduction},
       [&](OpBuilder &nbld, Location l, ValueRange args) {
-        Value q = extractCode(nbld, l, args[1],
-                              linalg::IndexOp::create(nbld, l, 5), 4, false);
+        Value q = codeAtShift(nbld, l, args[1], args[3], 4, false);
         Value scale = castFloat(nbld, l, args[2], nbld.getF32Type());
         Value w = arith::MulFOp::create(nbld, l, q, scale);
-        return multiplyAdd(nbld, l, args[0], w, args[3]);
+        return multiplyAdd(nbld, l, args[0], w, args[4]);
       });
   Value result = mergeColumns(b, loc, y, type.getRows());
   if (elementType != b.getF32Type())

@@ -80,20 +80,25 @@ func.func @linear(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>) -> tensor<?x128x
 
 // -----
 
-// A 2-bit linear layer reads the packed codes: K splits into (byte, code in
-// byte), the code is cut out of the byte by a shift of 2 * (code index),
-// mapped to its balanced level, and the per-channel scale multiplies each
-// output once. No [128, 64] float weight appears.
+// A 2-bit linear layer reads the packed codes. K splits into (group of 16
+// bytes, byte, code in byte); each output keeps 16 partial sums (split-K,
+// one per byte column of a group) that are added once at the end. A code
+// is cut out of its byte by the shift of its code plane ([0, 2, 4, 6]),
+// mapped to its balanced level (q - 1.5), and the per-channel scale
+// multiplies each output once. No [128, 64] float weight appears.
 // CHECK-LABEL: func.func @linear_q2
 // CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[CODES:.*]]: tensor<128x16xi8>, %[[SCALES:.*]]: tensor<128xf32>)
-// CHECK: %[[XS:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2]] output_shape [%{{.*}}, 16, 4]
-// CHECK: %[[SUMS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%[[XS]], %[[CODES]] : tensor<?x16x4xf32>, tensor<128x16xi8>)
-// CHECK: %[[J:.*]] = linalg.index 3
-// CHECK: %[[SH:.*]] = arith.muli %{{.*}}, %c2_i8{{.*}}
-// CHECK: arith.shrui %{{.*}}, %[[SH]] : i8
-// CHECK: arith.andi %{{.*}}, %c3_i8{{.*}}
+// CHECK: %[[XS:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2, 3]] output_shape [%{{.*}}, 1, 16, 4]
+// CHECK: %[[CG:.*]] = tensor.expand_shape %[[CODES]] {{\[}}[0], [1, 2]] output_shape [128, 1, 16]
+// CHECK: %[[XT:.*]] = linalg.generic {{.*}} ins(%[[XS]] : tensor<?x1x16x4xf32>) outs(%{{.*}} : tensor<?x1x4x16xf32>)
+// CHECK: %[[SHIFTS:.*]] = arith.constant dense<[0, 2, 4, 6]> : tensor<4xi8>
+// CHECK: %[[PART:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%[[XT]], %[[CG]], %[[SHIFTS]] : tensor<?x1x4x16xf32>, tensor<128x1x16xi8>, tensor<4xi8>) outs(%{{.*}} : tensor<?x128x16xf32>)
+// CHECK: ^bb0(%[[XV:.*]]: f32, %[[BYTE:.*]]: i8, %[[SHIFT:.*]]: i8, %[[ACC:.*]]: f32):
+// CHECK: %[[SH:.*]] = arith.shrui %[[BYTE]], %[[SHIFT]] : i8
+// CHECK: arith.andi %[[SH]], %c3_i8{{.*}} : i8
 // CHECK: arith.uitofp
 // CHECK: arith.subf %{{.*}}, %cst{{.*}} : f32
+// CHECK: %[[SUMS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PART]] : tensor<?x128x16xf32>) outs(%{{.*}} : tensor<?x128xf32>)
 // CHECK: linalg.generic {{.*}} ins(%[[SUMS]], %[[SCALES]] : tensor<?x128xf32>, tensor<128xf32>)
 // CHECK-NOT: tensor<128x64xf32>
 func.func @linear_q2(%x: tensor<?x64xf32>, %codes: tensor<128x16xi8>, %scales: tensor<128xf32>) -> tensor<?x128xf32> {
@@ -115,8 +120,8 @@ func.func @linear_q2(%x: tensor<?x64xf32>, %codes: tensor<128x16xi8>, %scales: t
 // CHECK: tensor.pad %[[X]] low[0, 0] high[0, 2]
 // CHECK: %[[BS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<?x11x6xf32>) outs(%{{.*}} : tensor<?x11xf32>)
 // CHECK: %[[SHIFT:.*]] = linalg.generic {{.*}} ins(%[[BS]], %[[M]] : tensor<?x11xf32>, tensor<6x11xf32>) outs(%{{.*}} : tensor<?x6x6xf32>)
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%{{.*}}, %[[CODES]], %[[S]] : tensor<?x11x3x2xf32>, tensor<6x6x11x3xi8>, tensor<6x11xf16>) outs(%{{.*}} : tensor<?x6x6xf32>)
-// CHECK: linalg.index 5
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%{{.*}}, %[[CODES]], %[[S]], %{{.*}} : tensor<?x11x3x2xf32>, tensor<6x6x11x3xi8>, tensor<6x11xf16>, tensor<2xi8>) outs(%{{.*}} : tensor<?x6x6xf32>)
+// CHECK: arith.shrui
 // CHECK: arith.andi %{{.*}}, %c15_i8
 // CHECK: arith.extf %{{.*}} : f16 to f32
 // CHECK: tensor.extract_slice %{{.*}}[0, 0] [%{{.*}}, 32] [1, 1] : tensor<?x36xf32> to tensor<?x32xf32>
