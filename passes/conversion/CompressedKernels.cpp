@@ -144,6 +144,22 @@ static Value zerosLike(OpBuilder &b, Location loc, Value x,
   return createFilled(b, loc, sizes, b.getF32Type(), 0.0);
 }
 
+/// `[T, A, B] -> [T, A]`, summed over B in f32.
+static Value sumInnermost(OpBuilder &b, Location loc, Value x) {
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(x.getType());
+  AffineExpr t, a, i;
+  bindDims(ctx, t, a, i);
+  return buildGeneric(
+      b, loc, ValueRange{x}, zerosLike(b, loc, x, {type.getDimSize(1)}),
+      mapsOf(3, {{t, a, i}, {t, a}}, ctx),
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        return arith::AddFOp::create(
+            nb, l, args[1], castFloat(nb, l, args[0], nb.getF32Type()));
+      });
+}
+
 //===----------------------------------------------------------------------===//
 // 2-bit: y = acc + s * sum_k x[k] * level(q[n, k])
 //===----------------------------------------------------------------------===//
@@ -198,15 +214,7 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
             arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(1.5)));
         return multiplyAdd(nb, l, args[0], level, args[3]);
       });
-  AffineExpr r0, r1, r2;
-  bindDims(ctx, r0, r1, r2);
-  Value sums = buildGeneric(
-      b, loc, ValueRange{partial}, zerosLike(b, loc, x, {n}),
-      mapsOf(3, {{r0, r1, r2}, {r0, r1}}, ctx),
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        return arith::AddFOp::create(nb, l, args[1], args[0]);
-      });
+  Value sums = sumInnermost(b, loc, partial);
   // The scale multiplies the sums once per output, not once per weight.
   AffineExpr r, c;
   bindDims(ctx, r, c);
@@ -503,16 +511,7 @@ Value afm::buildMinShift(OpBuilder &b, Location loc, Value x, Value offsets,
   Value xs =
       splitColumns(b, loc, padColumns(b, loc, x, kb * blockCols), {kb, blockCols});
   // S[t, kb]: the activations under each block column.
-  AffineExpr t, bk, j;
-  bindDims(ctx, t, bk, j);
-  Value sums = buildGeneric(
-      b, loc, ValueRange{xs}, zerosLike(b, loc, x, {kb}),
-      mapsOf(3, {{t, bk, j}, {t, bk}}, ctx),
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
-      [&](OpBuilder &nbld, Location l, ValueRange args) {
-        return arith::AddFOp::create(
-            nbld, l, args[1], castFloat(nbld, l, args[0], nbld.getF32Type()));
-      });
+  Value sums = sumInnermost(b, loc, xs);
   // result[t, bn, br] = sum_kb S[t, kb] * offsets[bn, kb].
   AffineExpr t2, bn, br, bk2;
   bindDims(ctx, t2, bn, br, bk2);
