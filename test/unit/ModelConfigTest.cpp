@@ -103,6 +103,52 @@ TEST(ModelConfig, ToJSONWritesEveryKeyAndReadsBackTheSameConfig) {
   EXPECT_EQ(toJSON(*back), text);
 }
 
+TEST(ModelConfig, CompressionKeysDefaultToFloatAndRoundTrip) {
+  llvm::Expected<ModelConfig> plain = parseModelConfig(kMinimal, "c.json");
+  ASSERT_TRUE(bool(plain)) << errorText(plain);
+  EXPECT_EQ(plain->linearWeightFormat, LinearWeightFormat::F32);
+  EXPECT_EQ(plain->embeddingFormat, EmbeddingFormat::F32);
+  EXPECT_EQ(plain->kvCacheDType, KVCacheDType::F32);
+  EXPECT_FALSE(plain->q2PerChannel);
+  EXPECT_FALSE(plain->astcOffsetMin) << "linear_segment is the default";
+  EXPECT_EQ(plain->loraRank, 0);
+
+  std::string text = test::withKey(
+      test::withKey(
+          test::withKey(test::withKey(withKey("linear_weight_format", "astc"),
+                                      "astc_offset", "min"),
+                        "embedding_format", "q4"),
+          "embedding_group_size", 16),
+      "lora_rank", 8);
+  llvm::Expected<ModelConfig> config = parseModelConfig(text, "c.json");
+  ASSERT_TRUE(bool(config)) << errorText(config);
+  EXPECT_EQ(config->linearWeightFormat, LinearWeightFormat::ASTC);
+  EXPECT_TRUE(config->astcOffsetMin);
+  EXPECT_EQ(config->embeddingFormat, EmbeddingFormat::Q4);
+  EXPECT_EQ(config->embeddingGroupSize, 16);
+  EXPECT_EQ(config->loraAlpha, 8.0) << "alpha defaults to the rank";
+  llvm::Expected<ModelConfig> back =
+      parseModelConfig(toJSON(*config), "c.json");
+  ASSERT_TRUE(bool(back)) << errorText(back);
+  EXPECT_EQ(toJSON(*back), toJSON(*config));
+}
+
+TEST(ModelConfigErrors, CompressionValuesAreChecked) {
+  EXPECT_EQ(parseError(withKey("q2_scale", "per_row")),
+            "config.json: key 'q2_scale': unknown value 'per_row' "
+            "(supported: per_tensor, per_channel)");
+  EXPECT_THAT(parseError(test::withKey(withKey("embedding_format", "q4"),
+                                       "embedding_group_size", 5)),
+              HasSubstr("key 'embedding_group_size': must be positive and "
+                        "divide hidden_size (64), got 5"));
+  EXPECT_THAT(parseError(withKey("lora_rank", 4)),
+              HasSubstr("key 'lora_rank': quality-recovery adapters need "
+                        "compressed linear weights"));
+  EXPECT_THAT(parseError(test::withKey(withKey("linear_weight_format", "q2"),
+                                       "lora_rank", -1)),
+              HasSubstr("key 'lora_rank': must be non-negative, got -1"));
+}
+
 TEST(ModelConfigErrors, TextThatIsNotAJSONObject) {
   EXPECT_THAT(parseError("{\"vocab_size\": "),
               HasSubstr("config.json: invalid JSON"));
