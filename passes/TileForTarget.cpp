@@ -92,7 +92,16 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
   // A non-contraction tile becomes one n-D vector op per body op: keep it
   // to a few registers' worth by tiling the reductions (outermost first),
   // which then accumulate tile by tile into the output.
-  if (!plan.contraction) {
+  // Reductions outside an innermost parallel output dimension (split-K
+  // partial sums) accumulate element-wise: tile them by 1, so each step is
+  // one vector FMA into an accumulator that stays in registers.
+  bool splitK = !plan.contraction && !outDims.empty() &&
+                outDims.back() == ranges.size() - 1;
+  if (splitK) {
+    for (auto [i, iterator] : llvm::enumerate(iterators))
+      if (iterator == utils::IteratorType::reduction)
+        plan.tiles[i] = 1;
+  } else if (!plan.contraction) {
     auto elements = [&] {
       int64_t product = 1;
       for (int64_t t : plan.tiles)

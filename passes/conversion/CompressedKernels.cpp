@@ -172,7 +172,8 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
   // of a group of `lanes` consecutive code bytes, so the inner loop is
   // element-wise over contiguous bytes and the horizontal sum happens once
   // per output instead of once per tile.
-  int64_t lanes = 16;
+  // 64 bytes: four independent 16-wide f32 accumulators per output.
+  int64_t lanes = 64;
   while (kBytes % lanes != 0)
     lanes /= 2;
   int64_t groups = kBytes / lanes;
@@ -181,18 +182,18 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
   Value codes = tensor::ExpandShapeOp::create(
       b, loc, RankedTensorType::get({n, groups, lanes}, b.getI8Type()),
       parts[0], SmallVector<ReassociationIndices>{{0}, {1, 2}});
-  // x as [T, groups, 4, lanes]: code j of every byte of a group is one
-  // contiguous vector of activations.
+  // x as [T, 4, groups, lanes]: code plane j of the bytes of a group is
+  // one contiguous vector of activations, in the order the kernel reads.
   SmallVector<OpFoldResult> xtShape = {getSizes(b, loc, x)[0],
-                                       b.getIndexAttr(groups),
                                        b.getIndexAttr(4),
+                                       b.getIndexAttr(groups),
                                        b.getIndexAttr(lanes)};
   AffineExpr d0, d1, d2, d3;
   bindDims(ctx, d0, d1, d2, d3);
   Value xt = buildGeneric(
       b, loc, ValueRange{xs},
       tensor::EmptyOp::create(b, loc, xtShape, b.getF32Type()),
-      mapsOf(4, {{d0, d1, d3, d2}, {d0, d1, d2, d3}}, ctx),
+      mapsOf(4, {{d0, d2, d3, d1}, {d0, d1, d2, d3}}, ctx),
       SmallVector<IteratorType>(4, IteratorType::parallel),
       [&](OpBuilder &nb, Location l, ValueRange args) {
         return castFloat(nb, l, args[0], nb.getF32Type());
@@ -204,7 +205,7 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
   Value partial = buildGeneric(
       b, loc, ValueRange{xt, codes, codeShifts(b, loc, 2)},
       zerosLike(b, loc, x, {n, lanes}),
-      mapsOf(5, {{t, g, j, lane}, {o, g, lane}, {j}, {t, o, lane}}, ctx),
+      mapsOf(5, {{t, j, g, lane}, {o, g, lane}, {j}, {t, o, lane}}, ctx),
       {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
        IteratorType::reduction, IteratorType::parallel},
       [&](OpBuilder &nb, Location l, ValueRange args) {

@@ -80,9 +80,9 @@ func.func @linear(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>) -> tensor<?x128x
 
 // -----
 
-// A 2-bit linear layer reads the packed codes. K splits into (group of 16
-// bytes, byte, code in byte); each output keeps 16 partial sums (split-K,
-// one per byte column of a group) that are added once at the end. A code
+// A 2-bit linear layer reads the packed codes. K splits into (group of 64
+// bytes, 16 here; byte; code in byte); each output keeps a partial sum per
+// byte column of a group (split-K), added once at the end. A code
 // is cut out of its byte by the shift of its code plane ([0, 2, 4, 6]),
 // mapped to its balanced level (q - 1.5), and the per-channel scale
 // multiplies each output once. No [128, 64] float weight appears.
@@ -90,9 +90,9 @@ func.func @linear(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>) -> tensor<?x128x
 // CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[CODES:.*]]: tensor<128x16xi8>, %[[SCALES:.*]]: tensor<128xf32>)
 // CHECK: %[[XS:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2, 3]] output_shape [%{{.*}}, 1, 16, 4]
 // CHECK: %[[CG:.*]] = tensor.expand_shape %[[CODES]] {{\[}}[0], [1, 2]] output_shape [128, 1, 16]
-// CHECK: %[[XT:.*]] = linalg.generic {{.*}} ins(%[[XS]] : tensor<?x1x16x4xf32>) outs(%{{.*}} : tensor<?x1x4x16xf32>)
+// CHECK: %[[XT:.*]] = linalg.generic {{.*}} ins(%[[XS]] : tensor<?x1x16x4xf32>) outs(%{{.*}} : tensor<?x4x1x16xf32>)
 // CHECK: %[[SHIFTS:.*]] = arith.constant dense<[0, 2, 4, 6]> : tensor<4xi8>
-// CHECK: %[[PART:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%[[XT]], %[[CG]], %[[SHIFTS]] : tensor<?x1x4x16xf32>, tensor<128x1x16xi8>, tensor<4xi8>) outs(%{{.*}} : tensor<?x128x16xf32>)
+// CHECK: %[[PART:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%[[XT]], %[[CG]], %[[SHIFTS]] : tensor<?x4x1x16xf32>, tensor<128x1x16xi8>, tensor<4xi8>) outs(%{{.*}} : tensor<?x128x16xf32>)
 // CHECK: ^bb0(%[[XV:.*]]: f32, %[[BYTE:.*]]: i8, %[[SHIFT:.*]]: i8, %[[ACC:.*]]: f32):
 // CHECK: %[[SH:.*]] = arith.shrui %[[BYTE]], %[[SHIFT]] : i8
 // CHECK: arith.andi %[[SH]], %c3_i8{{.*}} : i8

@@ -78,3 +78,36 @@ func.func @copy(%x: memref<4x16xf32>, %y: memref<4x16xf32, strided<[32, 1]>>) {
   memref.copy %x, %y : memref<4x16xf32> to memref<4x16xf32, strided<[32, 1]>>
   return
 }
+
+// -----
+
+// Split-K partial sums (the 2-bit kernel): the output's innermost dimension
+// is the innermost loop, so the reductions are tiled by 1 and every step
+// is an element-wise vector FMA into accumulators that stay in registers.
+// (A plain multiply-add body would be a contraction and tiled as one.)
+// AVX2-LABEL: func.func @split_k
+// AVX2: linalg.generic {{.*}}afm.tiles = array<i64: 1, 1, 1, 1, 8>
+// AVX512-LABEL: func.func @split_k
+// AVX512: linalg.generic {{.*}}afm.tiles = array<i64: 1, 1, 1, 1, 16>
+// M2-LABEL: func.func @split_k
+// M2: linalg.generic {{.*}}afm.tiles = array<i64: 1, 1, 1, 1, 4>
+// VEC-LABEL: func.func @split_k
+// VEC: scf.for {{.*}} to %c4 step %c1
+// VEC: scf.for {{.*}} to %c16 step %c1
+// VEC: arith.mulf {{.*}} : vector<1x1x1x1x8xf32>
+// VEC: vector.multi_reduction <add>, {{.*}} [2, 3] : vector<1x1x1x1x8xf32> to vector<1x1x8xf32>
+func.func @split_k(%x: memref<1x4x16x64xf32>, %w: memref<256x16x64xf32>, %out: memref<1x256x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(t, o, j, g, l) -> (t, j, g, l)>,
+                                   affine_map<(t, o, j, g, l) -> (o, g, l)>,
+                                   affine_map<(t, o, j, g, l) -> (t, o, l)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]}
+      ins(%x, %w : memref<1x4x16x64xf32>, memref<256x16x64xf32>) outs(%out : memref<1x256x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %half = arith.constant 1.5 : f32
+    %level = arith.subf %b, %half : f32
+    %p = arith.mulf %a, %level : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
