@@ -80,10 +80,13 @@ def AFMSVDSplitPass : Pass<"afm-svd-split", "mlir::ModuleOp"> {
 
     The rank and alpha come from the options, or (rank -1, the default)
     from the module's `afm.model` `lora_rank`/`lora_alpha` (from the
-    config's `lora_rank`); rank 0 does nothing. Linear layers that already
-    have an adapter and the weights of `afm.swiglu` (a fused FFN with no
-    adapter slot) are left alone.
+    config's `lora_rank`); rank 0 does nothing. An `afm.swiglu` over
+    compressed weights (a fused FFN with no adapter slot) is first split
+    into its gate, up and down linear layers and element-wise ops. Linear
+    layers that already have an adapter are left alone.
   }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect"];
   let options = [
     Option<"rank", "rank", "int64_t", /*default=*/"-1",
            "Adapter rank (-1: the module's afm.model lora_rank)">,

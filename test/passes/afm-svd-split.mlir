@@ -40,3 +40,33 @@ module {
     return %y : tensor<1x32xf32>
   }
 }
+
+// -----
+
+// A SwiGLU FFN over compressed weights is split into its three linear
+// layers and silu(g) * u (g / (1 + exp(-g)) * u), each linear layer with
+// its adapter.
+// CHECK-LABEL: func.func @ffn
+// CHECK-SAME: (%[[X:.*]]: tensor<2x64xf32>)
+// CHECK: %[[G:.*]] = afm.linear %[[X]], %{{.*}} : tensor<2x64xf32>, !afm.q2<128x64, per_tensor> -> tensor<2x128xf32>
+// CHECK: %[[GA:.*]] = afm.lora %[[G]], %[[X]]
+// CHECK: %[[U:.*]] = afm.linear %[[X]], %{{.*}} : tensor<2x64xf32>, !afm.q2<128x64, per_tensor> -> tensor<2x128xf32>
+// CHECK: %[[UA:.*]] = afm.lora %[[U]], %[[X]]
+// CHECK: %[[NEG:.*]] = arith.negf %[[GA]] : tensor<2x128xf32>
+// CHECK: %[[EXP:.*]] = math.exp %[[NEG]] : tensor<2x128xf32>
+// CHECK: %[[DEN:.*]] = arith.addf %{{.*}}, %[[EXP]] : tensor<2x128xf32>
+// CHECK: %[[SILU:.*]] = arith.divf %[[GA]], %[[DEN]] : tensor<2x128xf32>
+// CHECK: %[[H:.*]] = arith.mulf %[[SILU]], %[[UA]] : tensor<2x128xf32>
+// CHECK: %[[D:.*]] = afm.linear %[[H]], %{{.*}} : tensor<2x128xf32>, !afm.q2<64x128, per_tensor> -> tensor<2x64xf32>
+// CHECK: %[[DA:.*]] = afm.lora %[[D]], %[[H]]
+// CHECK: return %[[DA]]
+// CHECK-NOT: afm.swiglu
+module attributes {afm.model = {lora_rank = 4 : i64}} {
+  func.func @ffn(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
+    %g = afm.weight "gate" : !afm.q2<128x64, per_tensor>
+    %u = afm.weight "up" : !afm.q2<128x64, per_tensor>
+    %d = afm.weight "down" : !afm.q2<64x128, per_tensor>
+    %y = afm.swiglu %x, %g, %u, %d : tensor<2x64xf32>, !afm.q2<128x64, per_tensor>, !afm.q2<128x64, per_tensor>, !afm.q2<64x128, per_tensor>
+    return %y : tensor<2x64xf32>
+  }
+}
