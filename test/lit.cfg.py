@@ -34,6 +34,13 @@ tools = [
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
+# The ONNX backend node tests (Debian's libonnx-testdata), which the ONNX
+# import tests read.
+onnx_node_tests = "/usr/share/libonnx-testdata/data/node"
+if os.path.isdir(onnx_node_tests):
+    config.available_features.add("onnx-testdata")
+    config.substitutions.append(("%onnx_node_tests", onnx_node_tests))
+
 # The runtime's libraries and the fake model its tests pack (host build).
 config.substitutions.append(("%afm_lib_dir", config.afm_lib_dir))
 config.substitutions.append(("%host_fake_model", config.afm_fake_model))

@@ -11,6 +11,9 @@
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/TosaToArith/TosaToArith.h"
+#include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
+#include "mlir/Conversion/TosaToTensor/TosaToTensor.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -30,7 +33,9 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
@@ -40,7 +45,8 @@ void afm::registerDialects(DialectRegistry &registry) {
                   bufferization::BufferizationDialect, func::FuncDialect,
                   linalg::LinalgDialect, LLVM::LLVMDialect,
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect, vector::VectorDialect>();
+                  tensor::TensorDialect, tosa::TosaDialect,
+                  vector::VectorDialect>();
   // Bufferization of the ops the lowerings produce.
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
@@ -63,6 +69,11 @@ void afm::registerDialects(DialectRegistry &registry) {
 void afm::registerPasses() {
   registerTransformsPasses();
   bufferization::registerBufferizationPasses();
+  // The ONNX importer's TOSA, down to linalg, arith and tensor.
+  registerPass([] { return createTosaToArithPass(); });
+  registerPass([] { return tosa::createTosaToLinalg(); });
+  registerPass([] { return tosa::createTosaToLinalgNamed(); });
+  registerPass([] { return createTosaToTensorPass(); });
   registerAFMPasses();
   registerAFMPipelines();
 }

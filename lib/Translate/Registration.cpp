@@ -4,6 +4,7 @@
 
 void mlir::afm::registerTranslations() {
   registerConfigImportTranslation();
+  registerONNXImportTranslation();
   registerWeightTableTranslation();
   registerLLVMIRExportTranslation();
   registerAFMBExportTranslation();

@@ -26,6 +26,9 @@ void registerWeightTableTranslation();
 /// Registers `--import-afm-config`.
 void registerConfigImportTranslation();
 
+/// Registers `--import-onnx`.
+void registerONNXImportTranslation();
+
 /// Registers `--afm-to-llvmir`.
 void registerLLVMIRExportTranslation();
 

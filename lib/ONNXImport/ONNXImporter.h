@@ -1,0 +1,128 @@
+//===- ONNXImporter.h - pieces of the ONNX importer -------------*- C++ -*-===//
+//
+// Shared by the files of lib/ONNXImport: reading the protobuf, converting
+// tensors, and the per-node view that the TOSA lowerings work on.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_LIB_ONNXIMPORT_ONNXIMPORTER_H
+#define AFM_LIB_ONNXIMPORT_ONNXIMPORTER_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <optional>
+
+namespace mlir::afm::onnx_import {
+
+//===- ONNXModelReader.cpp ------------------------------------------------===//
+
+/// Opset versions of the default ONNX domain this importer understands:
+/// from 7 on, elementwise ops broadcast like numpy without attributes.
+constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMaxOpset = 21;
+
+/// Parses `bytes` into `model` and checks that it is a model with a graph
+/// and a supported default-domain opset, whose version it returns.
+llvm::Expected<int64_t> readModel(llvm::StringRef bytes,
+                                  llvm::StringRef modelPath,
+                                  onnx::ModelProto &model);
+
+//===- ONNXTensor.cpp -----------------------------------------------------===//
+
+/// The MLIR element type of an ONNX TensorProto::DataType, or null for
+/// types the importer does not handle.
+Type getElementType(MLIRContext *context, int32_t dataType);
+
+/// The ONNX spelling of `dataType` (FLOAT, INT64, ...), for errors.
+std::string getDataTypeName(int32_t dataType);
+
+/// The contents of `tensor` (raw_data, the typed fields, or external
+/// data relative to `modelDir`).
+llvm::Expected<DenseElementsAttr> convertTensor(MLIRContext *context,
+                                                const onnx::TensorProto &tensor,
+                                                llvm::StringRef modelDir);
+
+/// The static ranked tensor type of a graph input or output.
+llvm::Expected<RankedTensorType> convertValueType(MLIRContext *context,
+                                                  const onnx::ValueInfoProto &);
+
+//===- ONNXGraphImport.cpp ------------------------------------------------===//
+
+/// The values of the graph imported so far, by ONNX name. Constants
+/// (initializers, Constant nodes) are kept as attributes and become
+/// `arith.constant` only where a node uses them as a tensor, so a shape
+/// that only feeds Reshape leaves no dead op behind.
+class ValueTable {
+public:
+  explicit ValueTable(OpBuilder &builder) : builder(builder) {}
+
+  void define(llvm::StringRef name, Value value) { values[name] = value; }
+  void defineConstant(llvm::StringRef name, DenseElementsAttr value,
+                      Location loc) {
+    constants[name] = {value, loc};
+  }
+  bool contains(llvm::StringRef name) const {
+    return values.count(name) || constants.count(name);
+  }
+  /// The value named `name`, materializing a constant at the builder's
+  /// insertion point on first use; null when undefined.
+  Value lookup(llvm::StringRef name);
+  /// The constant named `name`, or null.
+  DenseElementsAttr lookupConstant(llvm::StringRef name) const;
+
+private:
+  OpBuilder &builder;
+  llvm::StringMap<Value> values;
+  llvm::StringMap<std::pair<DenseElementsAttr, LocationAttr>> constants;
+};
+
+/// One node as its lowering sees it: operands, attributes, a builder at
+/// the node's position and the node's location.
+class ONNXNode {
+public:
+  ONNXNode(const onnx::NodeProto &proto, llvm::StringRef name, int64_t opset,
+           ValueTable &table, OpBuilder &builder, Location loc)
+      : proto(proto), name(name), opset(opset), table(table), builder(builder),
+        loc(loc) {}
+
+  const onnx::NodeProto &proto;
+  /// The node's name, or "<op_type>_<index>" when it has none.
+  std::string name;
+  int64_t opset;
+  ValueTable &table;
+  OpBuilder &builder;
+  Location loc;
+
+  /// Emits "ONNX node '<name>' (<op>): " at the node; callers add why.
+  InFlightDiagnostic emitError() const;
+
+  /// Input `index` as a ranked tensor of a float type; emits an error
+  /// and returns failure otherwise.
+  FailureOr<TypedValue<RankedTensorType>> getFloatInput(unsigned index);
+  /// Input `index` when it is a constant, else null.
+  DenseElementsAttr getConstantInput(unsigned index) const;
+
+  const onnx::AttributeProto *getAttribute(llvm::StringRef name) const;
+  int64_t getIntAttribute(llvm::StringRef name, int64_t defaultValue) const;
+  std::optional<llvm::SmallVector<int64_t>>
+  getIntsAttribute(llvm::StringRef name) const;
+};
+
+//===- ONNXToTOSA.cpp -----------------------------------------------------===//
+
+/// Lowers one node; returns its results (one per ONNX output) or fails
+/// after emitting an error at the node.
+using NodeLowering = FailureOr<llvm::SmallVector<Value>> (*)(ONNXNode &node);
+
+/// The lowering of each supported default-domain op type.
+const llvm::StringMap<NodeLowering> &getONNXToTOSALowerings();
+
+} // namespace mlir::afm::onnx_import
+
+#endif // AFM_LIB_ONNXIMPORT_ONNXIMPORTER_H

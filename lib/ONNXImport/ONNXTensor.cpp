@@ -1,0 +1,166 @@
+//===- ONNXTensor.cpp - ONNX tensors and types -> MLIR --------------------===//
+
+#include "ONNXImporter.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace mlir::afm;
+using llvm::createStringError;
+using llvm::formatv;
+
+Type onnx_import::getElementType(MLIRContext *context, int32_t dataType) {
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return Float32Type::get(context);
+  case onnx::TensorProto::INT32:
+    return IntegerType::get(context, 32);
+  case onnx::TensorProto::INT64:
+    return IntegerType::get(context, 64);
+  default:
+    return nullptr;
+  }
+}
+
+std::string onnx_import::getDataTypeName(int32_t dataType) {
+  if (onnx::TensorProto::DataType_IsValid(dataType))
+    return onnx::TensorProto::DataType_Name(
+        static_cast<onnx::TensorProto::DataType>(dataType));
+  return formatv("<data type {0}>", dataType).str();
+}
+
+/// The bytes of a tensor stored outside the model: the `location` entry is
+/// relative to the model's directory; `offset` and `length` are optional.
+static llvm::Expected<std::string>
+readExternalData(const onnx::TensorProto &tensor, llvm::StringRef modelDir) {
+  std::string location;
+  uint64_t offset = 0;
+  std::optional<uint64_t> length;
+  for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset")
+      offset = std::stoull(entry.value());
+    else if (entry.key() == "length")
+      length = std::stoull(entry.value());
+  }
+  if (location.empty())
+    return createStringError(formatv(
+        "tensor '{0}': external data without a location", tensor.name()));
+  llvm::SmallString<256> path(modelDir);
+  llvm::sys::path::append(path, location);
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!file)
+    return createStringError(
+        formatv("tensor '{0}': cannot read external data '{1}': {2}",
+                tensor.name(), path, file.getError().message()));
+  llvm::StringRef bytes = (*file)->getBuffer();
+  if (offset > bytes.size() || (length && *length > bytes.size() - offset))
+    return createStringError(formatv(
+        "tensor '{0}': external data range [{1}, +{2}) is outside "
+        "'{3}' ({4} bytes)",
+        tensor.name(), offset, length ? *length : 0, path, bytes.size()));
+  return bytes.substr(offset, length.value_or(bytes.size() - offset)).str();
+}
+
+llvm::Expected<DenseElementsAttr>
+onnx_import::convertTensor(MLIRContext *context,
+                           const onnx::TensorProto &tensor,
+                           llvm::StringRef modelDir) {
+  Type elementType = getElementType(context, tensor.data_type());
+  if (!elementType)
+    return createStringError(
+        formatv("tensor '{0}' has element type {1}; supported: FLOAT, "
+                "INT32, INT64",
+                tensor.name(), getDataTypeName(tensor.data_type())));
+  for (int64_t dim : tensor.dims())
+    if (dim < 0)
+      return createStringError(
+          formatv("tensor '{0}' has a negative dimension", tensor.name()));
+  auto type = RankedTensorType::get(
+      llvm::SmallVector<int64_t>(tensor.dims().begin(), tensor.dims().end()),
+      elementType);
+  int64_t numElements = type.getNumElements();
+
+  std::string external;
+  const std::string *raw = nullptr;
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    auto bytes = readExternalData(tensor, modelDir);
+    if (!bytes)
+      return bytes.takeError();
+    external = std::move(*bytes);
+    raw = &external;
+  } else if (tensor.has_raw_data()) {
+    raw = &tensor.raw_data();
+  }
+  if (raw) {
+    // raw_data is little-endian, like the hosts this compiler runs on.
+    int64_t expected = numElements * (elementType.getIntOrFloatBitWidth() / 8);
+    if (static_cast<int64_t>(raw->size()) != expected)
+      return createStringError(
+          formatv("tensor '{0}' holds {1} bytes of data; its type needs {2}",
+                  tensor.name(), raw->size(), expected));
+    return DenseElementsAttr::getFromRawBuffer(
+        type, llvm::ArrayRef<char>(raw->data(), raw->size()));
+  }
+
+  auto checkCount = [&](int64_t count) -> llvm::Error {
+    if (count == numElements)
+      return llvm::Error::success();
+    return createStringError(
+        formatv("tensor '{0}' holds {1} values; its shape needs {2}",
+                tensor.name(), count, numElements));
+  };
+  switch (tensor.data_type()) {
+  case onnx::TensorProto::FLOAT:
+    if (auto err = checkCount(tensor.float_data_size()))
+      return std::move(err);
+    return DenseElementsAttr::get(
+        type, llvm::ArrayRef<float>(tensor.float_data().data(),
+                                    tensor.float_data_size()));
+  case onnx::TensorProto::INT32:
+    if (auto err = checkCount(tensor.int32_data_size()))
+      return std::move(err);
+    return DenseElementsAttr::get(
+        type, llvm::ArrayRef<int32_t>(tensor.int32_data().data(),
+                                      tensor.int32_data_size()));
+  default:
+    if (auto err = checkCount(tensor.int64_data_size()))
+      return std::move(err);
+    return DenseElementsAttr::get(
+        type, llvm::ArrayRef<int64_t>(tensor.int64_data().data(),
+                                      tensor.int64_data_size()));
+  }
+}
+
+llvm::Expected<RankedTensorType>
+onnx_import::convertValueType(MLIRContext *context,
+                              const onnx::ValueInfoProto &info) {
+  if (!info.type().has_tensor_type())
+    return createStringError(formatv("'{0}' is not a tensor", info.name()));
+  const onnx::TypeProto::Tensor &tensorType = info.type().tensor_type();
+  Type elementType = getElementType(context, tensorType.elem_type());
+  if (!isa_and_nonnull<FloatType>(elementType))
+    return createStringError(
+        formatv("'{0}' has element type {1}; only FLOAT is supported",
+                info.name(), getDataTypeName(tensorType.elem_type())));
+  if (!tensorType.has_shape())
+    return createStringError(formatv("'{0}' has no shape", info.name()));
+  llvm::SmallVector<int64_t> shape;
+  for (const auto &[index, dim] : llvm::enumerate(tensorType.shape().dim())) {
+    if (!dim.has_dim_value() || dim.dim_value() < 0)
+      return createStringError(formatv(
+          "'{0}' has a dynamic dimension {1}{2}; only static shapes are "
+          "supported",
+          info.name(), index,
+          dim.has_dim_param() ? " ('" + dim.dim_param() + "')"
+                              : std::string()));
+    shape.push_back(dim.dim_value());
+  }
+  return RankedTensorType::get(shape, elementType);
+}
