@@ -62,7 +62,22 @@ struct CodegenPipelineOptions
 void buildAFMCodegenPipeline(OpPassManager &pm,
                              const CodegenPipelineOptions &options);
 
-/// Registers the afm pass pipelines (`afm-codegen`).
+/// A graph of tensors (func.func over TOSA, e.g. an imported ONNX model)
+/// -> LLVM dialect: TOSA to linalg, then the tensor-to-LLVM tail. Functions
+/// take bare pointers to their inputs, then to their (caller-allocated)
+/// results, and return nothing.
+void buildAFMGraphCodegenPipeline(OpPassManager &pm,
+                                  const CodegenPipelineOptions &options);
+
+/// The tail both pipelines share: linalg on tensors -> bufferize, tile and
+/// vectorize for the target, LLVM dialect with bare-pointer signatures.
+/// `bufferizeSignatures` bufferizes function arguments and results too
+/// (graphs); afm entry points have memref signatures already.
+void buildAFMTensorToLLVMPipeline(OpPassManager &pm,
+                                  const CodegenPipelineOptions &options,
+                                  bool bufferizeSignatures);
+
+/// Registers the afm pass pipelines (`afm-codegen`, `afm-graph-codegen`).
 void registerAFMPipelines();
 
 /// Patterns lowering afm ops on plain weights to linalg on tensors.

@@ -10,6 +10,9 @@
 #include "passes/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/TosaToArith/TosaToArith.h"
+#include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
+#include "mlir/Conversion/TosaToTensor/TosaToTensor.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -42,11 +45,43 @@ void afm::buildAFMCodegenPipeline(OpPassManager &pm,
   pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  buildAFMTensorToLLVMPipeline(pm, options, /*bufferizeSignatures=*/false);
+}
 
+void afm::buildAFMGraphCodegenPipeline(OpPassManager &pm,
+                                       const CodegenPipelineOptions &options) {
+  // The ONNX importer's TOSA. The named lowering runs first so that
+  // tosa-to-linalg does not see matmuls it has no pattern for.
+  pm.addNestedPass<func::FuncOp>(tosa::createTosaToLinalgNamed());
+  pm.addNestedPass<func::FuncOp>(tosa::createTosaToLinalg());
+  pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
+  pm.addNestedPass<func::FuncOp>(createTosaToTensorPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  buildAFMTensorToLLVMPipeline(pm, options, /*bufferizeSignatures=*/true);
+}
+
+void afm::buildAFMTensorToLLVMPipeline(OpPassManager &pm,
+                                       const CodegenPipelineOptions &options,
+                                       bool bufferizeSignatures) {
   // Tensors -> buffers. Temporaries are freed by the deallocation pipeline.
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferAlignment = 64;
+  if (bufferizeSignatures) {
+    // Identity layouts keep arguments contiguous, which the bare-pointer
+    // calling convention below requires; results become caller-owned
+    // buffers so nothing allocated inside escapes.
+    bufferize.bufferizeFunctionBoundaries = true;
+    bufferize.functionBoundaryTypeConversion =
+        bufferization::LayoutMapOption::IdentityLayoutMap;
+  }
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  if (bufferizeSignatures) {
+    bufferization::BufferResultsToOutParamsPassOptions outParams;
+    outParams.hoistStaticAllocs = true;
+    outParams.modifyPublicFunctions = true;
+    pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  }
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCanonicalizerPass());
 
@@ -96,4 +131,10 @@ void afm::registerAFMPipelines() {
       "Lower afm entry points to the LLVM dialect for a target: bind the "
       "ABI, lower, bufferize, tile and vectorize, convert to LLVM",
       buildAFMCodegenPipeline);
+  PassPipelineRegistration<CodegenPipelineOptions>(
+      "afm-graph-codegen",
+      "Lower a func.func graph over TOSA (e.g. from --import-onnx) to the "
+      "LLVM dialect: TOSA to linalg, then bufferize with caller-allocated "
+      "results, tile and vectorize, convert to LLVM with bare pointers",
+      buildAFMGraphCodegenPipeline);
 }

@@ -26,6 +26,7 @@ tools = [
     ToolSubst("afm-compare", unresolved="fatal"),
     ToolSubst("afm-compile", unresolved="fatal"),
     ToolSubst("afm-gen-example", unresolved="fatal"),
+    ToolSubst("afm-onnx-conformance", unresolved="fatal"),
     ToolSubst("afm-opt", unresolved="fatal"),
     ToolSubst("afm-reference", unresolved="fatal"),
     ToolSubst("afm-pack-test-binary", unresolved="fatal"),

@@ -9,17 +9,31 @@
 
 using namespace mlir;
 
-LogicalResult afm::lowerToLLVMDialect(ModuleOp module,
-                                      const TargetDescription &target,
-                                      const CodegenSettings &settings) {
+/// Runs the pipeline `build` adds, with the options `settings` choose.
+static LogicalResult runPipeline(
+    ModuleOp module, const afm::TargetDescription &target,
+    const afm::CodegenSettings &settings,
+    void (*build)(OpPassManager &, const afm::CodegenPipelineOptions &)) {
   PassManager pm(module.getContext());
-  CodegenPipelineOptions options;
+  afm::CodegenPipelineOptions options;
   options.target = target.name;
   options.minParallelWork = settings.minParallelWork;
   options.prefillBypass = settings.prefillBypass;
   options.fuseMinShift = settings.fuseMinShift;
-  buildAFMCodegenPipeline(pm, options);
+  build(pm, options);
   return pm.run(module);
+}
+
+LogicalResult afm::lowerToLLVMDialect(ModuleOp module,
+                                      const TargetDescription &target,
+                                      const CodegenSettings &settings) {
+  return runPipeline(module, target, settings, buildAFMCodegenPipeline);
+}
+
+LogicalResult afm::lowerGraphToLLVMDialect(ModuleOp module,
+                                           const TargetDescription &target,
+                                           const CodegenSettings &settings) {
+  return runPipeline(module, target, settings, buildAFMGraphCodegenPipeline);
 }
 
 llvm::Expected<std::unique_ptr<llvm::Module>>

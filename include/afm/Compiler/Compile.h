@@ -37,6 +37,14 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
                                  const TargetDescription &target,
                                  const CodegenSettings &settings = {});
 
+/// Runs the afm-graph-codegen pipeline on `module` in place: a graph of
+/// func.func over TOSA (e.g. an imported ONNX model) becomes LLVM dialect
+/// functions taking bare pointers to their inputs, then to caller-allocated
+/// results. Diagnostics go to the context's handler.
+LogicalResult lowerGraphToLLVMDialect(ModuleOp module,
+                                      const TargetDescription &target,
+                                      const CodegenSettings &settings = {});
+
 /// Optimized LLVM IR of a module already in the LLVM dialect.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 toLLVMIR(ModuleOp module, llvm::LLVMContext &context,
