@@ -331,6 +331,17 @@ static BoundWeightOp getBound(Value weight) {
   return weight.getDefiningOp<BoundWeightOp>();
 }
 
+/// The bound parts of compressed `weight`, or null after a diagnostic at
+/// `loc`: kernels read the buffers, so an unbound weight cannot be lowered.
+static BoundWeightOp requireBound(Value weight, Location loc) {
+  BoundWeightOp bound = getBound(weight);
+  if (!bound)
+    emitError(loc) << "compressed weight of type " << weight.getType()
+                   << " must be bound to its buffers (afm-bind-entry-abi) "
+                      "before lowering";
+  return bound;
+}
+
 Value afm::buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
                        Type elementType, Value acc) {
   if (auto decode = weight.getDefiningOp<ASTCDecodeOp>())
@@ -346,13 +357,9 @@ Value afm::buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
     }
     return matmulTransposeB(b, loc, x, weight, init);
   }
-  BoundWeightOp bound = getBound(weight);
-  if (!bound) {
-    emitError(loc) << "compressed weight of type " << weight.getType()
-                   << " must be bound to its buffers (afm-bind-entry-abi) "
-                      "before lowering";
+  BoundWeightOp bound = requireBound(weight, loc);
+  if (!bound)
     return {};
-  }
   if (auto q2 = dyn_cast<Q2WeightType>(weight.getType()))
     return q2Matmul(b, loc, x, q2, bound.getParts(), elementType, acc);
   if (auto q4 = dyn_cast<Q4WeightType>(weight.getType());
@@ -411,12 +418,9 @@ static Value q4Value(OpBuilder &b, Location loc, ValueRange parts, Value row,
 Value afm::buildQ4Gather(OpBuilder &b, Location loc, Value tokens,
                          Value weight, Type elementType) {
   auto type = cast<Q4WeightType>(weight.getType());
-  BoundWeightOp bound = getBound(weight);
-  if (!bound) {
-    emitError(loc) << "4-bit table must be bound to its buffers "
-                      "(afm-bind-entry-abi) before lowering";
+  BoundWeightOp bound = requireBound(weight, loc);
+  if (!bound)
     return {};
-  }
   MLIRContext *ctx = b.getContext();
   SmallVector<OpFoldResult> shape = {getSizes(b, loc, tokens)[0],
                                      b.getIndexAttr(type.getCols())};
@@ -437,13 +441,9 @@ Value afm::buildQ4Gather(OpBuilder &b, Location loc, Value tokens,
 
 Value afm::buildDequantized(OpBuilder &b, Location loc, Value weight,
                             bool withOffsets) {
-  BoundWeightOp bound = getBound(weight);
-  if (!bound) {
-    emitError(loc) << "compressed weight of type " << weight.getType()
-                   << " must be bound to its buffers (afm-bind-entry-abi) "
-                      "before lowering";
+  BoundWeightOp bound = requireBound(weight, loc);
+  if (!bound)
     return {};
-  }
   auto [rows, cols] = *getWeightMatrixShape(weight.getType());
   SmallVector<OpFoldResult> shape = {b.getIndexAttr(rows),
                                      b.getIndexAttr(cols)};
@@ -491,12 +491,9 @@ Value afm::buildDequantized(OpBuilder &b, Location loc, Value weight,
 }
 
 Value afm::buildASTCOffsets(OpBuilder &b, Location loc, Value weight) {
-  BoundWeightOp bound = getBound(weight);
-  if (!bound) {
-    emitError(loc) << "ASTC weight must be bound to its buffers "
-                      "(afm-bind-entry-abi) before lowering";
+  BoundWeightOp bound = requireBound(weight, loc);
+  if (!bound)
     return {};
-  }
   Type f32 = b.getF32Type();
   return mapElementwise(b, loc, ValueRange{bound.getParts()[2]}, f32,
                         [&](OpBuilder &nb, Location l, ValueRange args) {
