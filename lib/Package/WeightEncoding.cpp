@@ -153,6 +153,17 @@ static std::string describe(Type type) {
   return "f32";
 }
 
+/// The CPU form of ASTC blocks whose decoded weights are `decoded`.
+static void transcode(EncodedWeight &e, const std::vector<float> &decoded) {
+  ASTCTranscoded t = transcodeAffine4(decoded.data(), e.rows, e.cols);
+  e.parts["codes"] = t.codes;
+  e.parts["scales"] = bytesOf(t.scales);
+  e.parts["biases"] = bytesOf(t.biases);
+  e.values = dequantizeTranscoded(t);
+  e.bitsPerWeight = astcTranscodeBitsPerWeight(e.rows, e.cols);
+  e.astcBitsPerWeight = astcBitsPerWeight(e.rows, e.cols, /*withOffsets=*/true);
+}
+
 /// Encodes a compressed weight from its float values `w`.
 static llvm::Error encodeFromFloat(EncodedWeight &e, Type type,
                                    const std::vector<float> &w) {
@@ -193,20 +204,12 @@ static llvm::Error encodeFromFloat(EncodedWeight &e, Type type,
     return m.takeError();
   e.astcBlocks = m->blocks;
   e.astcOffsets = m->offsets;
+  // m->weights is our own decoder's D + offset: what the transcode fits.
   e.astcSnrDb = snrDb(w.data(), m->weights.data(), w.size());
+  transcode(e, m->weights);
   return llvm::Error::success();
 }
 
-/// The CPU form of ASTC blocks whose decoded weights are `decoded`.
-static void transcode(EncodedWeight &e, const std::vector<float> &decoded) {
-  ASTCTranscoded t = transcodeAffine4(decoded.data(), e.rows, e.cols);
-  e.parts["codes"] = t.codes;
-  e.parts["scales"] = bytesOf(t.scales);
-  e.parts["biases"] = bytesOf(t.biases);
-  e.values = dequantizeTranscoded(t);
-  e.bitsPerWeight = astcTranscodeBitsPerWeight(e.rows, e.cols);
-  e.astcBitsPerWeight = astcBitsPerWeight(e.rows, e.cols, /*withOffsets=*/true);
-}
 
 /// `values [rows, cols] += B A`: the part of a weight its SVD split moved
 /// into the adapter.
@@ -383,18 +386,6 @@ WeightEncoder::encode(StringRef name, Type type, Attribute value,
   }
   if (llvm::Error err = encodeFromFloat(e, type, w))
     return fail("weight '" + name + "': " + llvm::toString(std::move(err)));
-  if (isa<ASTCWeightType>(type)) {
-    ASTCMatrix m;
-    m.rows = e.rows;
-    m.cols = e.cols;
-    m.blockRows = (e.rows + kASTCBlockDim - 1) / kASTCBlockDim;
-    m.blockCols = (e.cols + kASTCBlockDim - 1) / kASTCBlockDim;
-    m.blocks = e.astcBlocks;
-    m.offsets = e.astcOffsets;
-    if (llvm::Error err = decodeASTCWeights(m))
-      return fail("weight '" + name + "': " + llvm::toString(std::move(err)));
-    transcode(e, m.weights);
-  }
   // The quality of what the model computes with, against the float weight:
   // with an adapter split off, the adapter's part counts too.
   std::vector<float> effective = e.values;
