@@ -32,6 +32,17 @@ static bool isPlainWeight(Value weight) {
   return isa<RankedTensorType>(weight.getType());
 }
 
+/// Replaces `op` by `result`, cast to the op's result type when the
+/// lowering computed a more static (or less static) shape.
+static LogicalResult replaceWithCast(ConversionPatternRewriter &rewriter,
+                                     Operation *op, Value result) {
+  Type type = op->getResult(0).getType();
+  if (result.getType() != type)
+    result = tensor::CastOp::create(rewriter, op->getLoc(), type, result);
+  rewriter.replaceOp(op, result);
+  return success();
+}
+
 static Value f32Const(OpBuilder &b, Location loc, double value) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
 }
@@ -54,10 +65,7 @@ struct LowerEmbedding : OpConversionPattern<EmbeddingOp> {
                                  op.getTable(), op.getType().getElementType());
       if (!rows)
         return failure();
-      if (rows.getType() != op.getType())
-        rows = tensor::CastOp::create(rewriter, loc, op.getType(), rows);
-      rewriter.replaceOp(op, rows);
-      return success();
+      return replaceWithCast(rewriter, op, rows);
     }
     Value tokens = adaptor.getTokens();
     Value table = adaptor.getTable();
@@ -86,11 +94,7 @@ struct LowerEmbedding : OpConversionPattern<EmbeddingOp> {
           linalg::YieldOp::create(
               b, l, castFloat(b, l, value, resultType.getElementType()));
         });
-    Value result = gather.getResult(0);
-    if (result.getType() != resultType)
-      result = tensor::CastOp::create(rewriter, loc, resultType, result);
-    rewriter.replaceOp(op, result);
-    return success();
+    return replaceWithCast(rewriter, op, gather.getResult(0));
   }
 };
 
@@ -267,10 +271,7 @@ struct LowerMatmulLike : OpConversionPattern<OpTy> {
                                op.getType().getElementType(), acc);
     if (!result)
       return failure();
-    if (result.getType() != op.getType())
-      result = tensor::CastOp::create(rewriter, loc, op.getType(), result);
-    rewriter.replaceOp(op, result);
-    return success();
+    return replaceWithCast(rewriter, op, result);
   }
 };
 
@@ -348,10 +349,7 @@ struct LowerMinShift : OpConversionPattern<MinShiftOp> {
                                  op.getBlock()[1]);
     result = LowerDequantize::castTo(rewriter, loc, result,
                                      cast<RankedTensorType>(op.getType()));
-    if (result.getType() != op.getType())
-      result = tensor::CastOp::create(rewriter, loc, op.getType(), result);
-    rewriter.replaceOp(op, result);
-    return success();
+    return replaceWithCast(rewriter, op, result);
   }
 };
 
@@ -426,10 +424,7 @@ struct LowerSwiGLU : OpConversionPattern<SwiGLUOp> {
                                elementType, {});
     if (!result)
       return failure();
-    if (result.getType() != op.getType())
-      result = tensor::CastOp::create(rewriter, loc, op.getType(), result);
-    rewriter.replaceOp(op, result);
-    return success();
+    return replaceWithCast(rewriter, op, result);
   }
 };
 
