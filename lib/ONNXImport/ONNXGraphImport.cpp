@@ -36,18 +36,26 @@ InFlightDiagnostic ONNXNode::emitError() const {
          << "ONNX node '" << name << "' (" << proto.op_type() << "): ";
 }
 
-FailureOr<TypedValue<RankedTensorType>>
-ONNXNode::getFloatInput(unsigned index) {
-  if (index >= static_cast<unsigned>(proto.input_size()) ||
-      proto.input(index).empty())
+FailureOr<TypedValue<RankedTensorType>> ONNXNode::getInput(unsigned index) {
+  if (!hasInput(index))
     return emitError() << "missing input " << index;
   Value value = table.lookup(proto.input(index));
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !isa<FloatType>(type.getElementType()))
+  if (!isa<RankedTensorType>(value.getType()))
     return emitError() << "input '" << proto.input(index) << "' has type "
-                       << value.getType() << "; only float tensors are "
-                       << "supported";
+                       << value.getType() << "; expected a ranked tensor";
   return cast<TypedValue<RankedTensorType>>(value);
+}
+
+FailureOr<TypedValue<RankedTensorType>>
+ONNXNode::getFloatInput(unsigned index) {
+  auto value = getInput(index);
+  if (failed(value))
+    return failure();
+  if (!isa<FloatType>(value->getType().getElementType()))
+    return emitError() << "input '" << proto.input(index) << "' has type "
+                       << value->getType() << "; only float tensors are "
+                       << "supported";
+  return value;
 }
 
 DenseElementsAttr ONNXNode::getConstantInput(unsigned index) const {
@@ -111,7 +119,12 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                          ? llvm::formatv("{0}_{1}", node.op_type(), index).str()
                          : node.name();
   ONNXNode view(node, name, opset, table, builder, getLoc(name));
-  if (!node.domain().empty() && node.domain() != "ai.onnx")
+  const llvm::StringMap<NodeLowering> *lowerings = nullptr;
+  if (node.domain().empty() || node.domain() == "ai.onnx")
+    lowerings = &getONNXToTOSALowerings();
+  else if (node.domain() == "com.microsoft")
+    lowerings = &getMicrosoftLowerings();
+  else
     return view.emitError()
            << "operator domain '" << node.domain() << "' is not supported";
   for (const std::string &input : node.input())
@@ -128,19 +141,23 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                               llvm::sys::path::parent_path(modelPath));
     if (!attr)
       return view.emitError() << llvm::toString(attr.takeError());
-    table.defineConstant(node.output(0), *attr, view.loc);
+    table.defineConstant(node.output(0), *attr, view.loc,
+                         isUnsignedDataType(value->t().data_type()));
     return success();
   }
 
-  const auto &lowerings = getONNXToTOSALowerings();
-  auto it = lowerings.find(node.op_type());
-  if (it == lowerings.end())
+  auto it = lowerings->find(node.op_type());
+  if (it == lowerings->end())
     return view.emitError() << "operator not supported";
   FailureOr<llvm::SmallVector<Value>> results = it->second(view);
   if (failed(results))
     return failure();
+  if (results->size() < static_cast<size_t>(node.output_size()))
+    return view.emitError() << "computes " << results->size()
+                            << " of its " << node.output_size() << " outputs";
+  // Lowerings that produce unsigned results say so by defining them.
   for (auto [output, value] : llvm::zip(node.output(), *results))
-    if (!output.empty())
+    if (!output.empty() && !table.contains(output))
       table.define(output, value);
   return success();
 }
@@ -158,7 +175,8 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph) {
           << "ONNX initializer: " << llvm::toString(attr.takeError());
       return nullptr;
     }
-    table.defineConstant(tensor.name(), *attr, getLoc(tensor.name()));
+    table.defineConstant(tensor.name(), *attr, getLoc(tensor.name()),
+                         isUnsignedDataType(tensor.data_type()));
   }
 
   // Before IR 4 initializers were listed among the inputs too; those are
@@ -183,7 +201,8 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph) {
   Block *entry = func.addEntryBlock();
   for (auto [arg, input] : llvm::zip(entry->getArguments(), args)) {
     arg.setLoc(getLoc(input->name()));
-    table.define(input->name(), arg);
+    table.define(input->name(), arg,
+                 isUnsignedDataType(input->type().tensor_type().elem_type()));
   }
   builder.setInsertionPointToEnd(entry);
 

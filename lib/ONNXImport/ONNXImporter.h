@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Error.h"
 
 #include <onnx/onnx_pb.h>
@@ -39,6 +40,13 @@ llvm::Expected<int64_t> readModel(llvm::StringRef bytes,
 /// types the importer does not handle.
 Type getElementType(MLIRContext *context, int32_t dataType);
 
+/// Whether `dataType` is one of ONNX's unsigned integer types, which
+/// getElementType maps onto signless integers of the same width.
+bool isUnsignedDataType(int32_t dataType);
+
+/// Bytes per element in ONNX raw data and in the compiled code's buffers.
+int64_t getStorageBytes(Type elementType);
+
 /// The ONNX spelling of `dataType` (FLOAT, INT64, ...), for errors.
 std::string getDataTypeName(int32_t dataType);
 
@@ -62,10 +70,20 @@ class ValueTable {
 public:
   explicit ValueTable(OpBuilder &builder) : builder(builder) {}
 
-  void define(llvm::StringRef name, Value value) { values[name] = value; }
+  void define(llvm::StringRef name, Value value, bool isUnsigned = false) {
+    values[name] = value;
+    if (isUnsigned)
+      unsignedNames.insert(name);
+  }
   void defineConstant(llvm::StringRef name, DenseElementsAttr value,
-                      Location loc) {
+                      Location loc, bool isUnsigned = false) {
     constants[name] = {value, loc};
+    if (isUnsigned)
+      unsignedNames.insert(name);
+  }
+  /// Whether the ONNX type of `name` is an unsigned integer type.
+  bool isUnsigned(llvm::StringRef name) const {
+    return unsignedNames.contains(name);
   }
   bool contains(llvm::StringRef name) const {
     return values.count(name) || constants.count(name);
@@ -80,6 +98,7 @@ private:
   OpBuilder &builder;
   llvm::StringMap<Value> values;
   llvm::StringMap<std::pair<DenseElementsAttr, LocationAttr>> constants;
+  llvm::StringSet<> unsignedNames;
 };
 
 /// One node as its lowering sees it: operands, attributes, a builder at
@@ -105,6 +124,19 @@ public:
   /// Input `index` as a ranked tensor of a float type; emits an error
   /// and returns failure otherwise.
   FailureOr<TypedValue<RankedTensorType>> getFloatInput(unsigned index);
+  /// Input `index` as a ranked tensor of any element type; emits an
+  /// error and returns failure when it is missing.
+  FailureOr<TypedValue<RankedTensorType>> getInput(unsigned index);
+  /// Whether input `index` exists (ONNX marks omitted optional inputs
+  /// with an empty name).
+  bool hasInput(unsigned index) const {
+    return index < static_cast<unsigned>(proto.input_size()) &&
+           !proto.input(index).empty();
+  }
+  /// Whether input `index` has an unsigned ONNX integer type.
+  bool isUnsignedInput(unsigned index) const {
+    return hasInput(index) && table.isUnsigned(proto.input(index));
+  }
   /// Input `index` when it is a constant, else null.
   DenseElementsAttr getConstantInput(unsigned index) const;
 
@@ -122,6 +154,12 @@ using NodeLowering = FailureOr<llvm::SmallVector<Value>> (*)(ONNXNode &node);
 
 /// The lowering of each supported default-domain op type.
 const llvm::StringMap<NodeLowering> &getONNXToTOSALowerings();
+
+//===- ONNXMicrosoftOps.cpp -----------------------------------------------===//
+
+/// The lowering of each supported op of the `com.microsoft` domain (the
+/// contrib ops ONNX Runtime's LLM exporters emit).
+const llvm::StringMap<NodeLowering> &getMicrosoftLowerings();
 
 } // namespace mlir::afm::onnx_import
 

@@ -14,16 +14,47 @@ using llvm::createStringError;
 using llvm::formatv;
 
 Type onnx_import::getElementType(MLIRContext *context, int32_t dataType) {
+  // Unsigned ONNX types map onto signless integers of their width (what
+  // arith and linalg compute on); the importer remembers which values are
+  // unsigned (isUnsignedDataType) where a lowering must know.
   switch (dataType) {
   case onnx::TensorProto::FLOAT:
     return Float32Type::get(context);
+  case onnx::TensorProto::FLOAT16:
+    return Float16Type::get(context);
+  case onnx::TensorProto::BFLOAT16:
+    return BFloat16Type::get(context);
+  case onnx::TensorProto::DOUBLE:
+    return Float64Type::get(context);
+  case onnx::TensorProto::BOOL:
+    return IntegerType::get(context, 1);
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+    return IntegerType::get(context, 8);
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
+    return IntegerType::get(context, 16);
   case onnx::TensorProto::INT32:
+  case onnx::TensorProto::UINT32:
     return IntegerType::get(context, 32);
   case onnx::TensorProto::INT64:
+  case onnx::TensorProto::UINT64:
     return IntegerType::get(context, 64);
   default:
     return nullptr;
   }
+}
+
+bool onnx_import::isUnsignedDataType(int32_t dataType) {
+  return dataType == onnx::TensorProto::UINT8 ||
+         dataType == onnx::TensorProto::UINT16 ||
+         dataType == onnx::TensorProto::UINT32 ||
+         dataType == onnx::TensorProto::UINT64;
+}
+
+int64_t onnx_import::getStorageBytes(Type elementType) {
+  // ONNX stores BOOL as one byte, like LLVM's in-memory i1.
+  return std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
 }
 
 std::string onnx_import::getDataTypeName(int32_t dataType) {
@@ -75,8 +106,8 @@ onnx_import::convertTensor(MLIRContext *context,
   Type elementType = getElementType(context, tensor.data_type());
   if (!elementType)
     return createStringError(
-        formatv("tensor '{0}' has element type {1}; supported: FLOAT, "
-                "INT32, INT64",
+        formatv("tensor '{0}' has element type {1}, which the importer does "
+                "not support",
                 tensor.name(), getDataTypeName(tensor.data_type())));
   for (int64_t dim : tensor.dims())
     if (dim < 0)
@@ -100,11 +131,17 @@ onnx_import::convertTensor(MLIRContext *context,
   }
   if (raw) {
     // raw_data is little-endian, like the hosts this compiler runs on.
-    int64_t expected = numElements * (elementType.getIntOrFloatBitWidth() / 8);
+    int64_t expected = numElements * getStorageBytes(elementType);
     if (static_cast<int64_t>(raw->size()) != expected)
       return createStringError(
           formatv("tensor '{0}' holds {1} bytes of data; its type needs {2}",
                   tensor.name(), raw->size(), expected));
+    // DenseElementsAttr packs i1 as bits; ONNX has a byte per bool.
+    if (elementType.isInteger(1)) {
+      llvm::SmallVector<bool> bits(llvm::map_range(
+          *raw, [](char byte) { return byte != 0; }));
+      return DenseElementsAttr::get(type, llvm::ArrayRef<bool>(bits));
+    }
     return DenseElementsAttr::getFromRawBuffer(
         type, llvm::ArrayRef<char>(raw->data(), raw->size()));
   }
@@ -116,6 +153,30 @@ onnx_import::convertTensor(MLIRContext *context,
         formatv("tensor '{0}' holds {1} values; its shape needs {2}",
                 tensor.name(), count, numElements));
   };
+  // The typed fields: narrow integers, bools and 16-bit floats sit in
+  // int32_data (the latter as bit patterns), unsigned 32/64-bit integers
+  // in uint64_data.
+  auto fromInts = [&](auto values) -> llvm::Expected<DenseElementsAttr> {
+    if (auto err = checkCount(values.size()))
+      return std::move(err);
+    if (elementType.isInteger(1)) {
+      llvm::SmallVector<bool> bits(
+          llvm::map_range(values, [](auto v) { return v != 0; }));
+      return DenseElementsAttr::get(type, llvm::ArrayRef<bool>(bits));
+    }
+    unsigned width = elementType.getIntOrFloatBitWidth();
+    llvm::SmallVector<APInt> ints(llvm::map_range(values, [&](auto v) {
+      return APInt(width, static_cast<uint64_t>(v), /*isSigned=*/false,
+                   /*implicitTrunc=*/true);
+    }));
+    if (auto floatType = dyn_cast<FloatType>(elementType)) {
+      llvm::SmallVector<APFloat> floats(llvm::map_range(ints, [&](APInt i) {
+        return APFloat(floatType.getFloatSemantics(), i);
+      }));
+      return DenseElementsAttr::get(type, floats);
+    }
+    return DenseElementsAttr::get(type, ints);
+  };
   switch (tensor.data_type()) {
   case onnx::TensorProto::FLOAT:
     if (auto err = checkCount(tensor.float_data_size()))
@@ -123,18 +184,19 @@ onnx_import::convertTensor(MLIRContext *context,
     return DenseElementsAttr::get(
         type, llvm::ArrayRef<float>(tensor.float_data().data(),
                                     tensor.float_data_size()));
-  case onnx::TensorProto::INT32:
-    if (auto err = checkCount(tensor.int32_data_size()))
+  case onnx::TensorProto::DOUBLE:
+    if (auto err = checkCount(tensor.double_data_size()))
       return std::move(err);
     return DenseElementsAttr::get(
-        type, llvm::ArrayRef<int32_t>(tensor.int32_data().data(),
-                                      tensor.int32_data_size()));
+        type, llvm::ArrayRef<double>(tensor.double_data().data(),
+                                     tensor.double_data_size()));
+  case onnx::TensorProto::INT64:
+    return fromInts(tensor.int64_data());
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64:
+    return fromInts(tensor.uint64_data());
   default:
-    if (auto err = checkCount(tensor.int64_data_size()))
-      return std::move(err);
-    return DenseElementsAttr::get(
-        type, llvm::ArrayRef<int64_t>(tensor.int64_data().data(),
-                                      tensor.int64_data_size()));
+    return fromInts(tensor.int32_data());
   }
 }
 
@@ -145,9 +207,10 @@ onnx_import::convertValueType(MLIRContext *context,
     return createStringError(formatv("'{0}' is not a tensor", info.name()));
   const onnx::TypeProto::Tensor &tensorType = info.type().tensor_type();
   Type elementType = getElementType(context, tensorType.elem_type());
-  if (!isa_and_nonnull<FloatType>(elementType))
+  if (!elementType)
     return createStringError(
-        formatv("'{0}' has element type {1}; only FLOAT is supported",
+        formatv("'{0}' has element type {1}, which the importer does not "
+                "support",
                 info.name(), getDataTypeName(tensorType.elem_type())));
   if (!tensorType.has_shape())
     return createStringError(formatv("'{0}' has no shape", info.name()));
