@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ONNXImporter.h"
+#include "TOSABuilders.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
@@ -21,57 +22,6 @@ using namespace mlir::afm::onnx_import;
 
 using Results = FailureOr<llvm::SmallVector<Value>>;
 
-static Value reshape(ONNXNode &node, Value input,
-                     llvm::ArrayRef<int64_t> shape) {
-  auto type = cast<RankedTensorType>(input.getType());
-  if (type.getShape() == shape)
-    return input;
-  ImplicitLocOpBuilder b(node.loc, node.builder);
-  return tosa::ReshapeOp::create(b, type.clone(shape), input,
-                                 tosa::getTosaConstShape(b, shape));
-}
-
-/// A float tensor<1x..x1xT> of `rank` holding `value`: TOSA's scalar
-/// operands (zero points) and rank-equal broadcast scalars.
-static Value splat(ONNXNode &node, Type elementType, double value,
-                   int64_t rank) {
-  auto type =
-      RankedTensorType::get(llvm::SmallVector<int64_t>(rank, 1), elementType);
-  return tosa::ConstOp::create(
-      node.builder, node.loc, type,
-      DenseElementsAttr::get(type,
-                             node.builder.getFloatAttr(elementType, value)));
-}
-
-/// ONNX multidirectional broadcasting: both operands reshaped to the
-/// larger rank (leading 1s), and the broadcast result shape.
-static FailureOr<std::tuple<Value, Value, RankedTensorType>>
-broadcastOperands(ONNXNode &node) {
-  auto lhs = node.getFloatInput(0);
-  auto rhs = node.getFloatInput(1);
-  if (failed(lhs) || failed(rhs))
-    return failure();
-  RankedTensorType lhsType = lhs->getType(), rhsType = rhs->getType();
-  if (lhsType.getElementType() != rhsType.getElementType())
-    return node.emitError() << "operand element types differ";
-  int64_t rank = std::max(lhsType.getRank(), rhsType.getRank());
-  auto padded = [&](RankedTensorType type) {
-    llvm::SmallVector<int64_t> shape(rank - type.getRank(), 1);
-    llvm::append_range(shape, type.getShape());
-    return shape;
-  };
-  llvm::SmallVector<int64_t> lhsShape = padded(lhsType),
-                             rhsShape = padded(rhsType), shape;
-  for (auto [l, r] : llvm::zip(lhsShape, rhsShape)) {
-    if (l != r && l != 1 && r != 1)
-      return node.emitError() << "shapes " << lhsType << " and " << rhsType
-                              << " do not broadcast";
-    shape.push_back(l == 1 ? r : l);
-  }
-  return std::make_tuple(reshape(node, *lhs, lhsShape),
-                         reshape(node, *rhs, rhsShape), lhsType.clone(shape));
-}
-
 template <typename OpTy> static Results lowerBinary(ONNXNode &node) {
   auto operands = broadcastOperands(node);
   if (failed(operands))
@@ -79,15 +29,6 @@ template <typename OpTy> static Results lowerBinary(ONNXNode &node) {
   auto [lhs, rhs, type] = *operands;
   return llvm::SmallVector<Value>{
       OpTy::create(node.builder, node.loc, type, lhs, rhs)};
-}
-
-/// tosa.mul's shift only applies to i32; floats take a zero shift.
-static Value multiply(ONNXNode &node, Type type, Value lhs, Value rhs) {
-  auto shiftType = RankedTensorType::get({1}, node.builder.getI8Type());
-  Value shift = tosa::ConstOp::create(
-      node.builder, node.loc, shiftType,
-      DenseElementsAttr::get(shiftType, node.builder.getI8IntegerAttr(0)));
-  return tosa::MulOp::create(node.builder, node.loc, type, lhs, rhs, shift);
 }
 
 static Results lowerMul(ONNXNode &node) {
