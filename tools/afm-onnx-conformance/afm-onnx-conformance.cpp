@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "afm/CodeGen/ObjectEmitter.h"
-#include "afm/Compiler/Compile.h"
+#include "afm/Compiler/HostLibrary.h"
 #include "afm/Import/ONNXImport.h"
 #include "afm/InitAll.h"
 #include "afm/Target/TargetDescription.h"
@@ -32,9 +32,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <utility>
 
 using namespace mlir;
@@ -58,27 +56,6 @@ static llvm::cl::opt<double> absTol("atol",
 
 namespace {
 
-/// A float buffer aligned like the compiler's own allocations, so the
-/// generated code may use aligned vector accesses on arguments too.
-class Buffer {
-public:
-  explicit Buffer(size_t count)
-      : count(count),
-        data(static_cast<float *>(std::aligned_alloc(
-            64,
-            std::max<size_t>(64, (count * sizeof(float) + 63) / 64 * 64)))) {
-    std::memset(data, 0, count * sizeof(float));
-  }
-  Buffer(Buffer &&other) : count(other.count), data(other.data) {
-    other.data = nullptr;
-  }
-  Buffer(const Buffer &) = delete;
-  ~Buffer() { std::free(data); }
-
-  size_t count;
-  float *data;
-};
-
 /// A test's outcome, printed as one line.
 struct Outcome {
   enum Kind { Pass, Fail, Unsupported } kind;
@@ -91,7 +68,8 @@ Outcome fail(const llvm::Twine &detail) {
 
 /// The elements of the serialized TensorProto in `path`, which must be a
 /// FLOAT tensor of type `type`.
-llvm::Expected<Buffer> readTensor(llvm::StringRef path, RankedTensorType type) {
+llvm::Expected<afm::HostBuffer> readTensor(llvm::StringRef path,
+                                           RankedTensorType type) {
   auto error = [&](const llvm::Twine &message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    llvm::sys::path::filename(path) + ": " +
@@ -120,78 +98,21 @@ llvm::Expected<Buffer> readTensor(llvm::StringRef path, RankedTensorType type) {
                  " does not match the model's " + shape(type.getShape()));
   }
   size_t count = type.getNumElements();
-  Buffer buffer(count);
+  afm::HostBuffer buffer(count * sizeof(float));
   if (tensor.has_raw_data()) {
     // ONNX stores raw data little-endian, as the hosts we run on.
     if (tensor.raw_data().size() != count * sizeof(float))
       return error("raw_data holds " + llvm::Twine(tensor.raw_data().size()) +
                    " bytes, expected " + llvm::Twine(count * sizeof(float)));
-    std::memcpy(buffer.data, tensor.raw_data().data(), count * sizeof(float));
+    std::memcpy(buffer.data(), tensor.raw_data().data(), count * sizeof(float));
   } else {
     if (static_cast<size_t>(tensor.float_data_size()) != count)
       return error("float_data holds " + llvm::Twine(tensor.float_data_size()) +
                    " elements, expected " + llvm::Twine(count));
-    llvm::copy(tensor.float_data(), buffer.data);
+    llvm::copy(tensor.float_data(), buffer.data<float>());
   }
   return std::move(buffer);
 }
-
-/// Calls `function` with `args` as its pointer arguments. The compiled
-/// graph's signature is only known at run time, so each arity is a
-/// separately instantiated call.
-template <size_t... I>
-void callWith(void *function, llvm::ArrayRef<void *> args,
-              std::index_sequence<I...>) {
-  using Fn = void (*)(decltype((void)I, (void *)nullptr)...);
-  reinterpret_cast<Fn>(function)(args[I]...);
-}
-
-constexpr size_t maxArguments = 16;
-
-template <size_t N = 1> bool call(void *function, llvm::ArrayRef<void *> args) {
-  if constexpr (N > maxArguments) {
-    return false;
-  } else {
-    if (args.size() != N)
-      return call<N + 1>(function, args);
-    callWith(function, args, std::make_index_sequence<N>());
-    return true;
-  }
-}
-
-/// A compiled model loaded into this process; unloads and deletes it.
-class LoadedLibrary {
-public:
-  ~LoadedLibrary() {
-    if (handle)
-      dlclose(handle);
-    if (!path.empty())
-      llvm::sys::fs::remove(path);
-  }
-
-  llvm::Error load(llvm::StringRef bytes) {
-    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-            "afm-onnx-conformance", "so", path))
-      return llvm::createStringError(ec, "cannot create a temporary file");
-    {
-      std::error_code ec;
-      llvm::raw_fd_ostream os(path, ec);
-      if (ec)
-        return llvm::createStringError(ec, "cannot write " + path);
-      os << bytes;
-    }
-    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), dlerror());
-    return llvm::Error::success();
-  }
-
-  void *lookup(const char *name) const { return dlsym(handle, name); }
-
-private:
-  llvm::SmallString<128> path;
-  void *handle = nullptr;
-};
 
 /// The `test_data_set_*` directories of a test, in order.
 std::vector<std::string> dataSets(llvm::StringRef testDir) {
@@ -235,21 +156,18 @@ Outcome runTest(llvm::StringRef testDir, const afm::TargetDescription &target,
     inputTypes.push_back(cast<RankedTensorType>(type));
   for (Type type : main.getResultTypes())
     outputTypes.push_back(cast<RankedTensorType>(type));
-  if (inputTypes.size() + outputTypes.size() > maxArguments)
-    return fail("more than " + llvm::Twine(maxArguments) +
+  if (inputTypes.size() + outputTypes.size() > afm::kMaxGraphArguments)
+    return fail("more than " + llvm::Twine(afm::kMaxGraphArguments) +
                 " inputs and outputs");
 
-  afm::CodegenSettings settings;
-  // Graphs run on the calling thread: no runtime to hand tile loops to.
-  settings.minParallelWork = 0;
-  if (failed(afm::lowerGraphToLLVMDialect(*module, target, settings)))
-    return fail("compile: " + llvm::StringRef(firstError).split('\n').first);
-  auto library = afm::toSharedLibrary(*module, target);
-  if (!library)
-    return fail("compile: " + llvm::toString(library.takeError()));
-  LoadedLibrary loaded;
-  if (llvm::Error error = loaded.load(*library))
-    return fail("load: " + llvm::toString(std::move(error)));
+  afm::HostLibrary loaded;
+  if (llvm::Error error = loaded.compileAndLoad(*module, target)) {
+    std::string message = llvm::toString(std::move(error));
+    return fail("compile: " +
+                (firstError.empty()
+                     ? llvm::StringRef(message)
+                     : llvm::StringRef(firstError).split('\n').first));
+  }
   void *function = loaded.lookup("main");
   if (!function)
     return fail("the library has no main");
@@ -264,7 +182,7 @@ Outcome runTest(llvm::StringRef testDir, const afm::TargetDescription &target,
       llvm::sys::path::append(path, kind + std::to_string(index) + ".pb");
       return path;
     };
-    std::vector<Buffer> buffers;
+    std::vector<afm::HostBuffer> buffers;
     for (auto [index, type] : llvm::enumerate(inputTypes)) {
       auto input = readTensor(tensorPath("input_", index), type);
       if (!input)
@@ -273,21 +191,24 @@ Outcome runTest(llvm::StringRef testDir, const afm::TargetDescription &target,
       buffers.push_back(std::move(*input));
     }
     for (RankedTensorType type : outputTypes)
-      buffers.emplace_back(type.getNumElements());
+      buffers.emplace_back(type.getNumElements() * sizeof(float));
     SmallVector<void *> args;
-    for (Buffer &buffer : buffers)
-      args.push_back(buffer.data);
-    call(function, args);
+    for (afm::HostBuffer &buffer : buffers)
+      args.push_back(buffer.data());
+    if (llvm::Error error = afm::callGraph(function, args))
+      return fail(llvm::toString(std::move(error)));
 
     for (auto [index, type] : llvm::enumerate(outputTypes)) {
       auto expected = readTensor(tensorPath("output_", index), type);
       if (!expected)
         return fail(llvm::sys::path::filename(set) + "/" +
                     llvm::toString(expected.takeError()));
-      const Buffer &actual = buffers[inputTypes.size() + index];
+      const afm::HostBuffer &actual = buffers[inputTypes.size() + index];
+      const float *actualData = actual.data<float>();
+      const float *expectedData = expected->data<float>();
       bool ok = true;
-      for (size_t i = 0; i < actual.count; ++i) {
-        double a = actual.data[i], b = expected->data[i];
+      for (size_t i = 0; i < actual.size() / sizeof(float); ++i) {
+        double a = actualData[i], b = expectedData[i];
         double error = std::fabs(a - b);
         // NaN compares false: a NaN where a number is expected fails.
         bool close = error <= absTol + relTol * std::fabs(b) ||
