@@ -147,14 +147,18 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   }
 
   auto it = lowerings->find(node.op_type());
+  if (it == lowerings->end() && lowerings == &getONNXToTOSALowerings()) {
+    lowerings = &getOnnxRuntimeDefaultDomainLowerings();
+    it = lowerings->find(node.op_type());
+  }
   if (it == lowerings->end())
     return view.emitError() << "operator not supported";
   FailureOr<llvm::SmallVector<Value>> results = it->second(view);
   if (failed(results))
     return failure();
   if (results->size() < static_cast<size_t>(node.output_size()))
-    return view.emitError() << "computes " << results->size()
-                            << " of its " << node.output_size() << " outputs";
+    return view.emitError() << "computes " << results->size() << " of its "
+                            << node.output_size() << " outputs";
   // Lowerings that produce unsigned results say so by defining them.
   for (auto [output, value] : llvm::zip(node.output(), *results))
     if (!output.empty() && !table.contains(output))

@@ -161,6 +161,11 @@ const llvm::StringMap<NodeLowering> &getONNXToTOSALowerings();
 /// contrib ops ONNX Runtime's LLM exporters emit).
 const llvm::StringMap<NodeLowering> &getMicrosoftLowerings();
 
+/// The contrib ops ONNX Runtime defines in the default domain
+/// (SimplifiedLayerNormalization), for default-domain op types the ONNX
+/// table does not have.
+const llvm::StringMap<NodeLowering> &getOnnxRuntimeDefaultDomainLowerings();
+
 } // namespace mlir::afm::onnx_import
 
 #endif // AFM_LIB_ONNXIMPORT_ONNXIMPORTER_H
