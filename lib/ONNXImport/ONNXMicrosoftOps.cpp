@@ -154,6 +154,22 @@ Value broadcastTrailing(TOSABuilder &t, Value vector, int64_t rank) {
   return t.reshape(vector, shape);
 }
 
+/// Adds the optional bias input `index` (a vector the size of the last
+/// dimension of `value`) to `value`.
+LogicalResult addBias(TOSABuilder &t, Value &value, unsigned index) {
+  if (!t.node.hasInput(index))
+    return success();
+  auto bias = t.node.getFloatInput(index);
+  if (failed(bias))
+    return failure();
+  llvm::ArrayRef<int64_t> shape = TOSABuilder::shapeOf(value);
+  if (bias->getType().getShape() != shape.take_back())
+    return t.node.emitError()
+           << "bias " << bias->getType() << " is not [" << shape.back() << "]";
+  value = t.add(value, broadcastTrailing(t, *bias, shape.size()));
+  return success();
+}
+
 /// RMS normalization of `x` over its dimensions from `axis` on:
 /// x * rsqrt(mean(x^2) + epsilon) * gamma. Returns the result and the
 /// inverse RMS (the normalized dimensions kept as 1s).
@@ -254,15 +270,8 @@ static Results lowerSkipSimplifiedLayerNorm(ONNXNode &node) {
     return node.emitError()
            << "gamma " << gamma->getType() << " is not [" << hidden << "]";
   Value sum = t.add(*input, broadcastTrailing(t, *skip, rank));
-  if (node.hasInput(3)) {
-    auto bias = node.getFloatInput(3);
-    if (failed(bias))
-      return failure();
-    if (bias->getType().getShape() != llvm::ArrayRef<int64_t>{hidden})
-      return node.emitError()
-             << "bias " << bias->getType() << " is not [" << hidden << "]";
-    sum = t.add(sum, broadcastTrailing(t, *bias, rank));
-  }
+  if (failed(addBias(t, sum, 3)))
+    return failure();
   auto [y, inverse] = rmsNorm(t, sum, *gamma, rank - 1,
                               getFloatAttribute(node, "epsilon", 1e-5f));
   Value mean = t.scale(t.reduce<tosa::ReduceSumOp>(sum, rank - 1),
@@ -665,15 +674,8 @@ static Results lowerMatMulNBits(ONNXNode &node) {
   llvm::SmallVector<int64_t> shape(aType.getShape());
   shape.back() = n;
   Value y = t.reshape(product, shape);
-  if (node.hasInput(5)) {
-    auto bias = node.getFloatInput(5);
-    if (failed(bias))
-      return failure();
-    if (bias->getType().getShape() != llvm::ArrayRef<int64_t>{n})
-      return node.emitError()
-             << "bias " << bias->getType() << " is not [" << n << "]";
-    y = t.add(y, broadcastTrailing(t, *bias, shape.size()));
-  }
+  if (failed(addBias(t, y, 5)))
+    return failure();
   return llvm::SmallVector<Value>{y};
 }
 
