@@ -32,6 +32,9 @@ private:
     return values;
   }
 
+  onnx::TensorProto &addInitializer(const std::string &name,
+                                    std::vector<int64_t> dims,
+                                    int32_t dataType);
   void addFloat(const std::string &name, std::vector<int64_t> dims,
                 const std::vector<float> &values);
   void addInt(const std::string &name, std::vector<int64_t> dims,
@@ -60,42 +63,41 @@ private:
 
 } // namespace
 
-void DecoderBuilder::addFloat(const std::string &name,
-                              std::vector<int64_t> dims,
-                              const std::vector<float> &values) {
-  onnx::TensorProto *tensor = graph->add_initializer();
-  tensor->set_name(name);
-  tensor->set_data_type(onnx::TensorProto::FLOAT);
-  for (int64_t dim : dims)
-    tensor->add_dims(dim);
-  tensor->set_raw_data(values.data(), values.size() * sizeof(float));
-}
-
-void DecoderBuilder::addInt(const std::string &name, std::vector<int64_t> dims,
-                            const std::vector<int64_t> &values,
-                            int32_t dataType) {
+onnx::TensorProto &DecoderBuilder::addInitializer(const std::string &name,
+                                                  std::vector<int64_t> dims,
+                                                  int32_t dataType) {
   onnx::TensorProto *tensor = graph->add_initializer();
   tensor->set_name(name);
   tensor->set_data_type(dataType);
   for (int64_t dim : dims)
     tensor->add_dims(dim);
+  return *tensor;
+}
+
+void DecoderBuilder::addFloat(const std::string &name,
+                              std::vector<int64_t> dims,
+                              const std::vector<float> &values) {
+  addInitializer(name, dims, onnx::TensorProto::FLOAT)
+      .set_raw_data(values.data(), values.size() * sizeof(float));
+}
+
+void DecoderBuilder::addInt(const std::string &name, std::vector<int64_t> dims,
+                            const std::vector<int64_t> &values,
+                            int32_t dataType) {
+  onnx::TensorProto &tensor = addInitializer(name, dims, dataType);
   for (int64_t value : values) {
     if (dataType == onnx::TensorProto::INT64)
-      tensor->add_int64_data(value);
+      tensor.add_int64_data(value);
     else
-      tensor->add_int32_data(static_cast<int32_t>(value));
+      tensor.add_int32_data(static_cast<int32_t>(value));
   }
 }
 
 void DecoderBuilder::addBytes(const std::string &name,
                               std::vector<int64_t> dims,
                               const std::vector<uint8_t> &bytes) {
-  onnx::TensorProto *tensor = graph->add_initializer();
-  tensor->set_name(name);
-  tensor->set_data_type(onnx::TensorProto::UINT8);
-  for (int64_t dim : dims)
-    tensor->add_dims(dim);
-  tensor->set_raw_data(bytes.data(), bytes.size());
+  addInitializer(name, dims, onnx::TensorProto::UINT8)
+      .set_raw_data(bytes.data(), bytes.size());
 }
 
 onnx::NodeProto &DecoderBuilder::addNode(const std::string &opType,
