@@ -203,6 +203,10 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   }
 
   auto it = lowerings->find(node.op_type());
+  if (it == lowerings->end() && lowerings == &getONNXToTOSALowerings()) {
+    lowerings = &getOnnxRuntimeDefaultDomainLowerings();
+    it = lowerings->find(node.op_type());
+  }
   if (it == lowerings->end())
     return view.emitError() << "operator not supported";
   FailureOr<llvm::SmallVector<Value>> results = it->second(view);
