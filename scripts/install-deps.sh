@@ -50,9 +50,11 @@ installed="$(sed -n 's/^  "version": "\(.*\)",$/\1/p' \
   "$ROOT/node_modules/onnxruntime-node/package.json" 2>/dev/null || true)"
 if [ "$installed" = "$ORT_VERSION" ]; then
   echo "install-deps: onnxruntime-node $ORT_VERSION present"
-elif ! command -v npm >/dev/null; then
-  echo "install-deps: npm not found; the onnxruntime tests will be skipped" >&2
 else
+  if ! command -v npm >/dev/null; then
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm
+  fi
   echo "install-deps: installing onnxruntime-node $ORT_VERSION into $ROOT/node_modules"
   npm ci --prefix "$ROOT" --ignore-scripts --no-audit --no-fund
 fi
