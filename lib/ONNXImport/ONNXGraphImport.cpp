@@ -3,6 +3,7 @@
 #include "ONNXImporter.h"
 
 #include "afm/Import/ONNXImport.h"
+#include "dialects/afm/IR/AFMDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -392,7 +393,7 @@ OwningOpRef<ModuleOp>
 mlir::afm::importONNXModel(MLIRContext *context, llvm::StringRef bytes,
                            llvm::StringRef modelPath,
                            const ONNXImportOptions &options) {
-  context->loadDialect<arith::ArithDialect, func::FuncDialect,
+  context->loadDialect<AFMDialect, arith::ArithDialect, func::FuncDialect,
                        linalg::LinalgDialect, math::MathDialect,
                        tensor::TensorDialect, tosa::TosaDialect>();
   onnx::ModelProto model;

@@ -9,8 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ONNXImporter.h"
-#include "ONNXBuilders.h"
+#include "TOSABuilder.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
@@ -24,125 +23,6 @@ using namespace mlir::afm::onnx_import;
 
 
 namespace {
-
-/// TOSA ops at one node: shapes of results follow from the operands
-/// (elementwise ops broadcast size-1 dimensions of equal ranks).
-class TOSABuilder {
-public:
-  explicit TOSABuilder(ONNXNode &node)
-      : node(node), b(node.builder), loc(node.loc) {}
-
-  static RankedTensorType typeOf(Value value) {
-    return mlir::cast<RankedTensorType>(value.getType());
-  }
-  static llvm::ArrayRef<int64_t> shapeOf(Value value) {
-    return typeOf(value).getShape();
-  }
-
-  /// A !tosa.shape operand.
-  Value constShape(llvm::ArrayRef<int64_t> values) {
-    ImplicitLocOpBuilder builder(loc, b);
-    return tosa::getTosaConstShape(builder, values);
-  }
-  Value reshape(Value value, llvm::ArrayRef<int64_t> shape) {
-    return mlir::afm::onnx_import::reshape(node, value, shape);
-  }
-  Value transpose(Value value, llvm::ArrayRef<int32_t> perm) {
-    llvm::SmallVector<int64_t> shape;
-    for (int32_t dim : perm)
-      shape.push_back(shapeOf(value)[dim]);
-    return tosa::TransposeOp::create(b, loc, typeOf(value).clone(shape), value,
-                                     b.getDenseI32ArrayAttr(perm));
-  }
-  /// The elements [start, start + size) along `axis`.
-  Value slice(Value value, int64_t axis, int64_t start, int64_t size) {
-    llvm::SmallVector<int64_t> starts(shapeOf(value).size(), 0);
-    llvm::SmallVector<int64_t> sizes(shapeOf(value));
-    if (start == 0 && size == sizes[axis])
-      return value;
-    starts[axis] = start;
-    sizes[axis] = size;
-    return tosa::SliceOp::create(b, loc, typeOf(value).clone(sizes), value,
-                                 constShape(starts), constShape(sizes));
-  }
-  Value concat(llvm::ArrayRef<Value> values, int64_t axis) {
-    if (values.size() == 1)
-      return values.front();
-    llvm::SmallVector<int64_t> shape(shapeOf(values.front()));
-    shape[axis] = 0;
-    for (Value value : values)
-      shape[axis] += shapeOf(value)[axis];
-    return tosa::ConcatOp::create(b, loc, typeOf(values.front()).clone(shape),
-                                  values, static_cast<int32_t>(axis));
-  }
-  Value tile(Value value, llvm::ArrayRef<int64_t> multiples) {
-    llvm::SmallVector<int64_t> shape;
-    for (auto [dim, multiple] : llvm::zip(shapeOf(value), multiples))
-      shape.push_back(dim * multiple);
-    return tosa::TileOp::create(b, loc, typeOf(value).clone(shape), value,
-                                constShape(multiples));
-  }
-  Value cast(Value value, Type elementType) {
-    return tosa::CastOp::create(b, loc, typeOf(value).clone(elementType),
-                                value);
-  }
-
-  /// The type of an elementwise op over `lhs` and `rhs` (equal ranks).
-  static RankedTensorType broadcastType(Value lhs, Value rhs) {
-    llvm::SmallVector<int64_t> shape;
-    for (auto [l, r] : llvm::zip_equal(shapeOf(lhs), shapeOf(rhs)))
-      shape.push_back(l == 1 ? r : l);
-    return typeOf(lhs).clone(shape);
-  }
-  template <typename OpTy> Value binary(Value lhs, Value rhs) {
-    return OpTy::create(b, loc, broadcastType(lhs, rhs), lhs, rhs);
-  }
-  Value add(Value lhs, Value rhs) { return binary<tosa::AddOp>(lhs, rhs); }
-  Value sub(Value lhs, Value rhs) { return binary<tosa::SubOp>(lhs, rhs); }
-  Value mul(Value lhs, Value rhs) {
-    return multiply(node, broadcastType(lhs, rhs), lhs, rhs);
-  }
-  /// `value` times the scalar `factor`.
-  Value scale(Value value, double factor) {
-    return mul(value, splat(node, typeOf(value).getElementType(), factor,
-                            typeOf(value).getRank()));
-  }
-  /// An integer tensor<1x..x1xiN> of `rank` holding `value`.
-  Value intSplat(Type elementType, int64_t value, int64_t rank) {
-    auto type =
-        RankedTensorType::get(llvm::SmallVector<int64_t>(rank, 1), elementType);
-    return tosa::ConstOp::create(
-        b, loc, type,
-        DenseElementsAttr::get(type, b.getIntegerAttr(elementType, value)));
-  }
-
-  template <typename OpTy> Value reduce(Value value, int64_t axis) {
-    llvm::SmallVector<int64_t> shape(shapeOf(value));
-    shape[axis] = 1;
-    return OpTy::create(b, loc, typeOf(value).clone(shape), value,
-                        b.getI32IntegerAttr(static_cast<int32_t>(axis)));
-  }
-  /// Batched [B, M, K] x [B, K, N].
-  Value matmul(Value lhs, Value rhs) {
-    Type elementType = typeOf(lhs).getElementType();
-    Value zero = splat(node, elementType, 0.0, 1);
-    auto type = RankedTensorType::get(
-        {shapeOf(lhs)[0], shapeOf(lhs)[1], shapeOf(rhs)[2]}, elementType);
-    return tosa::MatMulOp::create(b, loc, type, lhs, rhs, zero, zero);
-  }
-  /// Softmax over the last axis, stabilized by its maximum.
-  Value softmax(Value value) {
-    int64_t axis = typeOf(value).getRank() - 1;
-    Value max = reduce<tosa::ReduceMaxOp>(value, axis);
-    Value exp = tosa::ExpOp::create(b, loc, typeOf(value), sub(value, max));
-    Value sum = reduce<tosa::ReduceSumOp>(exp, axis);
-    return mul(exp, tosa::ReciprocalOp::create(b, loc, typeOf(sum), sum));
-  }
-
-  ONNXNode &node;
-  OpBuilder &b;
-  Location loc;
-};
 
 /// `value` with rank-1 `vector` (size of its last dimensions) reshaped to
 /// broadcast against it.
@@ -425,14 +305,6 @@ static Results lowerRotaryEmbedding(ONNXNode &node) {
   return llvm::SmallVector<Value>{t.reshape(rotated, shape)};
 }
 
-/// [B, S, N * H] as [B, N, S, H].
-static Value splitHeads(TOSABuilder &t, Value x, int64_t heads,
-                        int64_t headDim) {
-  llvm::ArrayRef<int64_t> shape = TOSABuilder::shapeOf(x);
-  return t.transpose(t.reshape(x, {shape[0], shape[1], heads, headDim}),
-                     {0, 2, 1, 3});
-}
-
 /// GroupQueryAttention for a first prompt without past: causal attention
 /// of query heads over key/value heads shared by groups of
 /// num_heads / kv_num_heads, softmax(scale * q k^T) v with an optional
@@ -528,49 +400,15 @@ static Results lowerGroupQueryAttention(ONNXNode &node) {
               "(total_sequence_length = "
            << seq << ", seqlens_k = " << seq - 1 << ")";
 
-  Type elementType = queryType.getElementType();
   Value q4 = splitHeads(t, q, numHeads, headDim);
   Value presentKey = splitHeads(t, k, kvHeads, headDim);
   Value presentValue = splitHeads(t, v, kvHeads, headDim);
-  // Query head h reads key/value head h / group.
-  int64_t group = numHeads / kvHeads, rows = batch * numHeads;
-  auto expand = [&](Value kv) {
-    Value grouped = t.reshape(kv, {batch, kvHeads, 1, seq, headDim});
-    return t.reshape(t.tile(grouped, {1, 1, group, 1, 1}),
-                     {rows, seq, headDim});
-  };
-  Value keys = t.transpose(expand(presentKey), {0, 2, 1});
-  Value scores = t.matmul(t.reshape(q4, {rows, seq, headDim}), keys);
-  float scale = getFloatAttribute(node, "scale", 0.0f);
-  scores = t.scale(scores, scale == 0.0f ? 1.0 / std::sqrt(headDim) : scale);
-  float softcap = getFloatAttribute(node, "softcap", 0.0f);
-  if (softcap > 0.0f) {
-    Value squashed =
-        tosa::TanhOp::create(t.b, t.loc, TOSABuilder::typeOf(scores),
-                             t.scale(scores, 1.0 / softcap));
-    scores = t.scale(squashed, softcap);
-  }
-
-  // Query i sees keys j <= i, and with a window w only its w most recent
-  // keys, itself included (j > i - w), as ONNX Runtime 1.30 computes it.
-  int64_t window = node.getIntAttribute("local_window_size", -1);
-  auto maskType = RankedTensorType::get({1, seq, seq}, elementType);
-  llvm::SmallVector<float> bias(seq * seq);
-  for (int64_t i = 0; i < seq; ++i)
-    for (int64_t j = 0; j < seq; ++j)
-      bias[i * seq + j] = j <= i && (window <= 0 || j > i - window)
-                              ? 0.0f
-                              : std::numeric_limits<float>::lowest();
-  Value mask = tosa::ConstOp::create(
-      t.b, t.loc, maskType,
-      DenseElementsAttr::get(maskType, llvm::ArrayRef(bias)));
-  scores = t.add(scores, mask);
-  Value probs = t.softmax(scores);
-  Value context = t.matmul(probs, expand(presentValue));
+  CausalAttention options{numHeads, kvHeads};
+  options.scale = getFloatAttribute(node, "scale", 0.0f);
+  options.softcap = getFloatAttribute(node, "softcap", 0.0f);
+  options.window = node.getIntAttribute("local_window_size", -1);
   Value output =
-      t.reshape(t.transpose(t.reshape(context, {batch, numHeads, seq, headDim}),
-                            {0, 2, 1, 3}),
-                {batch, seq, numHeads * headDim});
+      buildCausalAttention(t, q4, presentKey, presentValue, options);
   return llvm::SmallVector<Value>{output, presentKey, presentValue};
 }
 
