@@ -85,9 +85,11 @@ ASTCTranscoded mlir::afm::transcodeAffine4(const float *w, size_t rows,
   t.cols = cols;
   t.blockRows = (rows + dim - 1) / dim;
   t.blockCols = (cols + dim - 1) / dim;
-  t.codes.assign(t.blockRows * dim * t.blockCols * 3, 0);
-  t.scales.resize(t.blockRows * t.blockCols);
-  t.biases.resize(t.blockRows * t.blockCols);
+  t.storedBlockCols = (t.blockCols + kTranscodedBlockColumnAlign - 1) /
+                      kTranscodedBlockColumnAlign * kTranscodedBlockColumnAlign;
+  t.codes.assign(t.blockRows * dim * (dim / 2) * t.storedBlockCols, 0);
+  t.scales.assign(t.blockRows * t.storedBlockCols, 0);
+  t.biases.assign(t.blockRows * t.storedBlockCols, 0);
   float values[dim * dim];
   for (size_t nb = 0; nb < t.blockRows; ++nb)
     for (size_t kb = 0; kb < t.blockCols; ++kb) {
@@ -97,11 +99,11 @@ ASTCTranscoded mlir::afm::transcodeAffine4(const float *w, size_t rows,
         for (size_t j = 0; j < width; ++j)
           values[r * width + j] = w[(nb * dim + r) * cols + kb * dim + j];
       BlockFit fit = fitBlock(values, static_cast<unsigned>(height * width));
-      t.scales[nb * t.blockCols + kb] = fit.scale;
-      t.biases[nb * t.blockCols + kb] = fit.bias;
+      t.scales[nb * t.storedBlockCols + kb] = fit.scale;
+      t.biases[nb * t.storedBlockCols + kb] = fit.bias;
       for (size_t r = 0; r < height; ++r)
         for (size_t j = 0; j < width; ++j)
-          t.codes[transcodedByteIndex(t.blockCols, nb, r, kb, j)] |=
+          t.codes[transcodedByteIndex(t.storedBlockCols, nb, r, kb, j)] |=
               static_cast<uint8_t>(fit.codes[r * width + j] << (4 * (j % 2)));
     }
   return t;
@@ -109,7 +111,7 @@ ASTCTranscoded mlir::afm::transcodeAffine4(const float *w, size_t rows,
 
 uint8_t mlir::afm::transcodedCode(const ASTCTranscoded &t, size_t row,
                                   size_t col) {
-  size_t byte = transcodedByteIndex(t.blockCols, row / kASTCBlockDim,
+  size_t byte = transcodedByteIndex(t.storedBlockCols, row / kASTCBlockDim,
                                     row % kASTCBlockDim, col / kASTCBlockDim,
                                     col % kASTCBlockDim);
   return (t.codes[byte] >> (4 * (col % kASTCBlockDim % 2))) & 0xf;
@@ -119,7 +121,8 @@ std::vector<float> mlir::afm::dequantizeTranscoded(const ASTCTranscoded &t) {
   std::vector<float> out(t.rows * t.cols);
   for (size_t r = 0; r < t.rows; ++r)
     for (size_t c = 0; c < t.cols; ++c) {
-      size_t block = (r / kASTCBlockDim) * t.blockCols + c / kASTCBlockDim;
+      size_t block =
+          (r / kASTCBlockDim) * t.storedBlockCols + c / kASTCBlockDim;
       out[r * t.cols + c] = f16ToF32(t.scales[block]) *
                                 static_cast<float>(transcodedCode(t, r, c)) +
                             f16ToF32(t.biases[block]);

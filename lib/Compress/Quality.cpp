@@ -1,6 +1,7 @@
 //===- Quality.cpp - Error and size measures for compressed weights -------===//
 
 #include "afm/Compress/Quality.h"
+#include "afm/Compress/ASTCTranscode.h"
 
 #include <cmath>
 #include <limits>
@@ -49,6 +50,12 @@ double mlir::afm::astcBitsPerWeight(size_t rows, size_t cols,
 }
 
 double mlir::afm::astcTranscodeBitsPerWeight(size_t rows, size_t cols) {
-  // 6 rows x 3 bytes of codes + f16 scale + f16 bias.
-  return perWeight(blockCount(rows, cols) * (18 * 8 + 32), rows, cols);
+  // 6 rows x 3 bytes of codes + f16 scale + f16 bias per stored block; the
+  // block columns are stored padded to kTranscodedBlockColumnAlign.
+  size_t storedBlockCols =
+      ((cols + 5) / 6 + kTranscodedBlockColumnAlign - 1) /
+      kTranscodedBlockColumnAlign * kTranscodedBlockColumnAlign;
+  double blocks = static_cast<double>((rows + 5) / 6) *
+                  static_cast<double>(storedBlockCols);
+  return perWeight(blocks * (18 * 8 + 32), rows, cols);
 }

@@ -77,10 +77,11 @@ static Results lowerLinear2Bit(ONNXNode &node) {
   return linearOverParts(node, type, {*codes, flatScales}, n);
 }
 
-/// LinearASTC(X[..., K], codes[Nb, 6, Kb, 3] uint8, scales[Nb, Kb] f16,
+/// LinearASTC(X[..., K], codes[Nb, 6, 3, Kb] uint8, scales[Nb, Kb] f16,
 /// biases[Nb, Kb] f16) with attributes N and offset ("linear_segment" or
 /// "min"): X @ W^T over the CPU form of 6x6 ASTC blocks, W = scale * q +
-/// bias per block (docs/compressed-weights.md).
+/// bias per block, Kb = ceil(K / 6) padded to a multiple of 16
+/// (docs/compressed-weights.md).
 static Results lowerLinearASTC(ONNXNode &node) {
   auto x = node.getFloatInput(0);
   auto codes = node.getInput(1);
@@ -93,16 +94,6 @@ static Results lowerLinearASTC(ONNXNode &node) {
   if (n <= 0)
     return node.emitError() << "attribute 'N' (the output features) must be "
                             << "positive";
-  int64_t nb = (n + 5) / 6, kb = (k + 5) / 6;
-  auto expected = RankedTensorType::get({nb, 6, kb, 3},
-                                        IntegerType::get(node.loc.getContext(),
-                                                         8));
-  if (codes->getType() != expected)
-    return node.emitError() << "codes must be " << expected << " for N = " << n
-                            << ", K = " << k << "; got " << codes->getType();
-  auto blockType = RankedTensorType::get({nb, kb}, node.builder.getF16Type());
-  if (scales->getType() != blockType || biases->getType() != blockType)
-    return node.emitError() << "scales and biases must be " << blockType;
   ASTCOffset offset = ASTCOffset::LinearSegment;
   if (const onnx::AttributeProto *attr = node.getAttribute("offset")) {
     if (attr->s() == "min")
@@ -112,6 +103,13 @@ static Results lowerLinearASTC(ONNXNode &node) {
                               << "' is not 'linear_segment' or 'min'";
   }
   auto type = ASTCWeightType::get(node.builder.getContext(), n, k, 6, 6, offset);
+  SmallVector<WeightPart> parts = getBoundWeightParts(type);
+  if (codes->getType() != parts[0].type)
+    return node.emitError() << "codes must be " << parts[0].type << " for N = "
+                            << n << ", K = " << k << "; got "
+                            << codes->getType();
+  if (scales->getType() != parts[1].type || biases->getType() != parts[2].type)
+    return node.emitError() << "scales and biases must be " << parts[1].type;
   return linearOverParts(node, type, {*codes, *scales, *biases}, n);
 }
 

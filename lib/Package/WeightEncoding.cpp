@@ -153,6 +153,10 @@ static std::string describe(Type type) {
   return "f32";
 }
 
+// The transcoder pads block columns as the kernels and getBoundWeightParts
+// expect.
+static_assert(kTranscodedBlockColumnAlign == size_t(kASTCBlockColumnAlign));
+
 /// The CPU form of ASTC blocks whose decoded weights are `decoded`.
 static void transcode(EncodedWeight &e, const std::vector<float> &decoded) {
   ASTCTranscoded t = transcodeAffine4(decoded.data(), e.rows, e.cols);

@@ -54,6 +54,21 @@ static Value splitColumns(OpBuilder &b, Location loc, Value x,
       outputShape);
 }
 
+/// The leading `sizes` corner of the 2-D tensor `x`.
+static Value leadingSlice(OpBuilder &b, Location loc, Value x,
+                          ArrayRef<OpFoldResult> sizes) {
+  SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, loc, x, offsets, sizes, strides);
+}
+
+/// The first `n` columns of `x [T, cols]`.
+static Value firstColumns(OpBuilder &b, Location loc, Value x, int64_t n) {
+  if (cast<RankedTensorType>(x.getType()).getDimSize(1) == n)
+    return x;
+  return leadingSlice(b, loc, x, {getSizes(b, loc, x)[0], b.getIndexAttr(n)});
+}
+
 /// `y [T, A, B]` as `[T, A*B]`, then its first `n` columns.
 static Value mergeColumns(OpBuilder &b, Location loc, Value y, int64_t n) {
   auto type = cast<RankedTensorType>(y.getType());
@@ -62,14 +77,7 @@ static Value mergeColumns(OpBuilder &b, Location loc, Value y, int64_t n) {
       b, loc, RankedTensorType::get({type.getDimSize(0), cols},
                                     type.getElementType()),
       y, SmallVector<ReassociationIndices>{{0}, {1, 2}});
-  if (n == cols)
-    return merged;
-  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes = {getSizes(b, loc, merged)[0],
-                                     b.getIndexAttr(n)};
-  SmallVector<OpFoldResult> strides = {b.getIndexAttr(1), b.getIndexAttr(1)};
-  return tensor::ExtractSliceOp::create(b, loc, merged, offsets, sizes,
-                                        strides);
+  return firstColumns(b, loc, merged, n);
 }
 
 /// The code of `bits` bits at bit `shift` (i8) of the byte `byte`, as f32:
@@ -288,43 +296,94 @@ static Value astcBlockMatmul(OpBuilder &b, Location loc, Value x,
                              Type elementType, Value acc) {
   MLIRContext *ctx = b.getContext();
   int64_t r = type.getBlockRows(), c = type.getBlockCols();
-  int64_t nb = ceilDiv(type.getRows(), r), kb = ceilDiv(type.getCols(), c);
-  Value xs =
-      splitColumns(b, loc, padColumns(b, loc, x, kb * c), {kb, c / 2, 2});
-  Value init = zerosLike(b, loc, x, {nb, r});
-  // The accumulator (the min-shift term) is summed into in f32.
-  if (acc) {
-    Type f32 = b.getF32Type();
-    if (!cast<RankedTensorType>(acc.getType()).getElementType().isF32())
-      acc = mapElementwise(b, loc, ValueRange{acc}, f32,
-                           [&](OpBuilder &nbld, Location l, ValueRange args) {
-                             return castFloat(nbld, l, args[0], f32);
-                           });
-    init = splitColumns(b, loc, padColumns(b, loc, acc, nb * r), {nb, r});
-  }
-  AffineExpr t, bn, br, bk, jj, h;
-  bindDims(ctx, t, bn, br, bk, jj, h);
-  Value y = buildGeneric(
-      b, loc, ValueRange{xs, parts[0], parts[1], codeShifts(b, loc, 4)}, init,
-      mapsOf(6,
-             {{t, bk, jj, h}, {bn, br, bk, jj}, {bn, bk}, {h}, {t, bn, br}},
+  int64_t nb = ceilDiv(type.getRows(), r);
+  // Block columns as stored: padded to kASTCBlockColumnAlign (zero scales).
+  int64_t kb = cast<RankedTensorType>(parts[1].getType()).getDimSize(1);
+  // Split-K as in q2Matmul: each output keeps `lanes` partial sums, one per
+  // block column of a group of `lanes` consecutive blocks. The codes are
+  // plane-interleaved ([Nb, R, C/2, Kb]), so one column pair of a group is
+  // `lanes` contiguous bytes, read with a uniform shift per nibble, and the
+  // per-block scale is one contiguous vector too.
+  int64_t lanes = 64;
+  while (kb % lanes != 0)
+    lanes /= 2;
+  int64_t groups = kb / lanes, pairs = c / 2;
+  Value xs = splitColumns(b, loc, padColumns(b, loc, x, kb * c),
+                          {groups, lanes, pairs, 2});
+  // x as [T, C/2, 2, groups, lanes], in the order the kernel reads.
+  SmallVector<OpFoldResult> xtShape = {
+      getSizes(b, loc, x)[0], b.getIndexAttr(pairs), b.getIndexAttr(2),
+      b.getIndexAttr(groups), b.getIndexAttr(lanes)};
+  AffineExpr d0, d1, d2, d3, d4;
+  bindDims(ctx, d0, d1, d2, d3, d4);
+  Value xt = buildGeneric(
+      b, loc, ValueRange{xs},
+      tensor::EmptyOp::create(b, loc, xtShape, b.getF32Type()),
+      mapsOf(5, {{d0, d3, d4, d1, d2}, {d0, d1, d2, d3, d4}}, ctx),
+      SmallVector<IteratorType>(5, IteratorType::parallel),
+      [&](OpBuilder &nbld, Location l, ValueRange args) {
+        return castFloat(nbld, l, args[0], nbld.getF32Type());
+      });
+  Value codes = tensor::ExpandShapeOp::create(
+      b, loc,
+      RankedTensorType::get({nb, r, pairs, groups, lanes}, b.getI8Type()),
+      parts[0], SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
+  Value scales = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({nb, groups, lanes}, b.getF16Type()),
+      parts[1], SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  // The column pair and nibble loops come before the group loop: one
+  // uniform shift per vector op, as in q2Matmul.
+  AffineExpr t, bn, br, p, h, g, lane;
+  bindDims(ctx, t, bn, br, p, h, g, lane);
+  Value partial = buildGeneric(
+      b, loc, ValueRange{xt, codes, scales, codeShifts(b, loc, 4)},
+      zerosLike(b, loc, x, {nb, r, lanes}),
+      mapsOf(7,
+             {{t, p, h, g, lane},
+              {bn, br, p, g, lane},
+              {bn, g, lane},
+              {h},
+              {t, bn, br, lane}},
              ctx),
       {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
        IteratorType::reduction, IteratorType::reduction,
-       IteratorType::reduction},
+       IteratorType::reduction, IteratorType::parallel},
       [&](OpBuilder &nbld, Location l, ValueRange args) {
         Value q = codeAtShift(nbld, l, args[1], args[3], 4, false);
         Value scale = castFloat(nbld, l, args[2], nbld.getF32Type());
         Value w = arith::MulFOp::create(nbld, l, q, scale);
         return multiplyAdd(nbld, l, args[0], w, args[4]);
       });
-  Value result = mergeColumns(b, loc, y, type.getRows());
-  if (elementType != b.getF32Type())
-    result = mapElementwise(b, loc, ValueRange{result}, elementType,
-                            [&](OpBuilder &nbld, Location l, ValueRange args) {
-                              return castFloat(nbld, l, args[0], elementType);
-                            });
-  return result;
+  // [T, Nb * R, lanes] -> [T, Nb * R]: the horizontal sum once per output.
+  auto partialType = cast<RankedTensorType>(partial.getType());
+  Value rows = tensor::CollapseShapeOp::create(
+      b, loc,
+      RankedTensorType::get({partialType.getDimSize(0), nb * r, lanes},
+                            b.getF32Type()),
+      partial, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
+  int64_t n = type.getRows();
+  Value sums = firstColumns(b, loc, sumInnermost(b, loc, rows), n);
+  // The accumulator (the min-shift term) is added once per output.
+  AffineExpr i, j;
+  bindDims(ctx, i, j);
+  SmallVector<Value> inputs = {sums};
+  if (acc)
+    inputs.push_back(acc);
+  SmallVector<SmallVector<AffineExpr>> indexing(inputs.size() + 1, {i, j});
+  Value init = tensor::EmptyOp::create(
+      b, loc,
+      SmallVector<OpFoldResult>{getSizes(b, loc, x)[0], b.getIndexAttr(n)},
+      elementType);
+  return buildGeneric(
+      b, loc, inputs, init, mapsOf(2, indexing, ctx),
+      {IteratorType::parallel, IteratorType::parallel},
+      [&](OpBuilder &nbld, Location l, ValueRange args) {
+        Value y = args[0];
+        if (acc)
+          y = arith::AddFOp::create(
+              nbld, l, castFloat(nbld, l, args[1], nbld.getF32Type()), y);
+        return castFloat(nbld, l, y, elementType);
+      });
 }
 
 static BoundWeightOp getBound(Value weight) {
@@ -475,7 +534,7 @@ Value afm::buildDequantized(OpBuilder &b, Location loc, Value weight,
         Value bn = divIndex(nb, l, n, r), br = remIndex(nb, l, n, r);
         Value bk = divIndex(nb, l, k, c), j = remIndex(nb, l, k, c);
         Value byte = tensor::ExtractOp::create(
-            nb, l, parts[0], ValueRange{bn, br, bk, divIndex(nb, l, j, 2)});
+            nb, l, parts[0], ValueRange{bn, br, divIndex(nb, l, j, 2), bk});
         Value q = extractCode(nb, l, byte, remIndex(nb, l, j, 2), 4, false);
         Value scale = castFloat(
             nb, l, tensor::ExtractOp::create(nb, l, parts[1], ValueRange{bn, bk}),
@@ -495,7 +554,15 @@ Value afm::buildASTCOffsets(OpBuilder &b, Location loc, Value weight) {
   if (!bound)
     return {};
   Type f32 = b.getF32Type();
-  return mapElementwise(b, loc, ValueRange{bound.getParts()[2]}, f32,
+  // The stored biases are padded to kASTCBlockColumnAlign block columns.
+  auto type = cast<ASTCWeightType>(weight.getType());
+  int64_t nb = ceilDiv(type.getRows(), type.getBlockRows());
+  int64_t kb = ceilDiv(type.getCols(), type.getBlockCols());
+  Value biases = bound.getParts()[2];
+  if (cast<RankedTensorType>(biases.getType()).getDimSize(1) != kb)
+    biases = leadingSlice(b, loc, biases,
+                          {b.getIndexAttr(nb), b.getIndexAttr(kb)});
+  return mapElementwise(b, loc, ValueRange{biases}, f32,
                         [&](OpBuilder &nb, Location l, ValueRange args) {
                           return castFloat(nb, l, args[0], f32);
                         });

@@ -111,23 +111,36 @@ func.func @linear_q2(%x: tensor<?x64xf32>, %codes: tensor<128x16xi8>, %scales: t
 
 // The fused ASTC form (afm-fuse-min-shift's output) on the CPU form: the
 // min-shift term sums x over each 6-column block (x padded 64 -> 66) and
-// multiplies by the block offsets; it initializes the accumulator of the
-// block kernel, which cuts 4-bit codes out of [Nb, 6, Kb, 3] bytes and
-// scales them per block. Neither D nor D + m is ever a [32, 64] tensor.
+// multiplies by the block offsets (the stored biases without their padding
+// block columns 11..15). The block kernel is split-K: x padded to the 16
+// stored block columns and transposed once to [T, pair, nibble, group,
+// lane]; one partial sum per output and lane over codes [Nb, 6, 3, Kb]
+// (one uniform shift per nibble, the f16 scale of each lane's block);
+// then one horizontal sum per output, plus the min-shift term. Neither D
+// nor D + m is ever a [32, 64] tensor.
 // CHECK-LABEL: func.func @linear_astc_fused
-// CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[CODES:.*]]: tensor<6x6x11x3xi8>, %[[S:.*]]: tensor<6x11xf16>, %[[BIAS:.*]]: tensor<6x11xf16>)
-// CHECK: %[[M:.*]] = linalg.generic {{.*}} ins(%[[BIAS]] : tensor<6x11xf16>) outs(%{{.*}} : tensor<6x11xf32>)
+// CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[CODES:.*]]: tensor<6x6x3x16xi8>, %[[S:.*]]: tensor<6x16xf16>, %[[BIAS:.*]]: tensor<6x16xf16>)
+// CHECK: %[[B:.*]] = tensor.extract_slice %[[BIAS]][0, 0] [6, 11] [1, 1] : tensor<6x16xf16> to tensor<6x11xf16>
+// CHECK: %[[M:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<6x11xf16>) outs(%{{.*}} : tensor<6x11xf32>)
 // CHECK: tensor.pad %[[X]] low[0, 0] high[0, 2]
 // CHECK: %[[BS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<?x11x6xf32>) outs(%{{.*}} : tensor<?x11xf32>)
 // CHECK: %[[SHIFT:.*]] = linalg.generic {{.*}} ins(%[[BS]], %[[M]] : tensor<?x11xf32>, tensor<6x11xf32>) outs(%{{.*}} : tensor<?x6x6xf32>)
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%{{.*}}, %[[CODES]], %[[S]], %{{.*}} : tensor<?x11x3x2xf32>, tensor<6x6x11x3xi8>, tensor<6x11xf16>, tensor<2xi8>) outs(%{{.*}} : tensor<?x6x6xf32>)
+// CHECK: %[[ACC:.*]] = tensor.extract_slice %{{.*}}[0, 0] [%{{.*}}, 32] [1, 1] : tensor<?x36xf32> to tensor<?x32xf32>
+// CHECK: tensor.pad %[[X]] low[0, 0] high[0, 32]
+// CHECK: %[[XT:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<?x1x16x3x2xf32>) outs(%{{.*}} : tensor<?x3x2x1x16xf32>)
+// CHECK: %[[C:.*]] = tensor.expand_shape %[[CODES]] {{\[}}[0], [1], [2], [3, 4]] output_shape [6, 6, 3, 1, 16] : tensor<6x6x3x16xi8> into tensor<6x6x3x1x16xi8>
+// CHECK: %[[SC:.*]] = tensor.expand_shape %[[S]] {{\[}}[0], [1, 2]] output_shape [6, 1, 16] : tensor<6x16xf16> into tensor<6x1x16xf16>
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]} ins(%[[XT]], %[[C]], %[[SC]], %{{.*}} : tensor<?x3x2x1x16xf32>, tensor<6x6x3x1x16xi8>, tensor<6x1x16xf16>, tensor<2xi8>) outs(%{{.*}} : tensor<?x6x6x16xf32>)
 // CHECK: arith.shrui
 // CHECK: arith.andi %{{.*}}, %c15_i8
 // CHECK: arith.extf %{{.*}} : f16 to f32
-// CHECK: tensor.extract_slice %{{.*}}[0, 0] [%{{.*}}, 32] [1, 1] : tensor<?x36xf32> to tensor<?x32xf32>
+// CHECK: tensor.collapse_shape %[[P]] {{\[}}[0], [1, 2], [3]] : tensor<?x6x6x16xf32> into tensor<?x36x16xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<?x36x16xf32>) outs(%{{.*}} : tensor<?x36xf32>)
+// CHECK: %[[SUMS:.*]] = tensor.extract_slice %{{.*}}[0, 0] [%{{.*}}, 32] [1, 1] : tensor<?x36xf32> to tensor<?x32xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[SUMS]], %[[ACC]] : tensor<?x32xf32>, tensor<?x32xf32>) outs(%{{.*}} : tensor<?x32xf32>)
 // CHECK-NOT: tensor<32x64xf32>
-func.func @linear_astc_fused(%x: tensor<?x64xf32>, %codes: tensor<6x6x11x3xi8>, %s: tensor<6x11xf16>, %bias: tensor<6x11xf16>) -> tensor<?x32xf32> {
-  %w = afm.bound_weight %codes, %s, %bias : tensor<6x6x11x3xi8>, tensor<6x11xf16>, tensor<6x11xf16> -> !afm.astc<32x64, block = 6x6, offset = linear_segment>
+func.func @linear_astc_fused(%x: tensor<?x64xf32>, %codes: tensor<6x6x3x16xi8>, %s: tensor<6x16xf16>, %bias: tensor<6x16xf16>) -> tensor<?x32xf32> {
+  %w = afm.bound_weight %codes, %s, %bias : tensor<6x6x3x16xi8>, tensor<6x16xf16>, tensor<6x16xf16> -> !afm.astc<32x64, block = 6x6, offset = linear_segment>
   %d = afm.astc_decode %w : !afm.astc<32x64, block = 6x6, offset = linear_segment> -> tensor<32x64xf32>
   %m = afm.astc_offsets %w : !afm.astc<32x64, block = 6x6, offset = linear_segment> -> tensor<6x11xf32>
   %acc = afm.min_shift %x, %m {block = array<i64: 6, 6>} : tensor<?x64xf32>, tensor<6x11xf32> -> tensor<?x32xf32>

@@ -11,7 +11,7 @@
 
 using namespace mlir::afm;
 
-TEST(ASTCTranscode, LayoutIsNb6Kb3WithLowNibbleForEvenColumns) {
+TEST(ASTCTranscode, LayoutIsNb63KbWithLowNibbleForEvenColumns) {
   // An 8x8 matrix (2x2 blocks, padded) whose block-affine fit is exact:
   // w = 1/16 * q + bias_b with q chosen per weight.
   size_t rows = 8, cols = 8;
@@ -28,26 +28,43 @@ TEST(ASTCTranscode, LayoutIsNb6Kb3WithLowNibbleForEvenColumns) {
   ASTCTranscoded t = transcodeAffine4(w.data(), rows, cols);
   ASSERT_EQ(t.blockRows, 2u);
   ASSERT_EQ(t.blockCols, 2u);
-  ASSERT_EQ(t.codes.size(), 2u * 6 * 2 * 3);
-  for (size_t b = 0; b < 4; ++b)
-    EXPECT_EQ(t.scales[b], f32ToF16(1.0f / 16.0f));
-  EXPECT_EQ(t.biases[3], f32ToF16(0.0f));
+  // Two block columns, stored padded to 16.
+  const size_t kb = 16;
+  ASSERT_EQ(t.storedBlockCols, kb);
+  ASSERT_EQ(t.codes.size(), 2u * 6 * 3 * kb);
+  ASSERT_EQ(t.scales.size(), 2u * kb);
+  for (size_t nb = 0; nb < 2; ++nb)
+    for (size_t c = 0; c < 2; ++c)
+      EXPECT_EQ(t.scales[nb * kb + c], f32ToF16(1.0f / 16.0f));
+  EXPECT_EQ(t.biases[kb + 1], f32ToF16(0.0f));
+  EXPECT_EQ(t.biases[1], f32ToF16(-0.5f));
   for (size_t r = 0; r < rows; ++r)
     for (size_t c = 0; c < cols; ++c) {
-      size_t nb = r / 6, kb = c / 6, br = r % 6, j = c % 6;
-      // The layout, written out: byte [nb][br][kb][j/2], nibble j%2.
-      uint8_t byte = t.codes[((nb * 6 + br) * 2 + kb) * 3 + j / 2];
+      size_t nb = r / 6, br = r % 6, j = c % 6;
+      // The layout, written out: byte [nb][br][j/2][kb], nibble j%2.
+      uint8_t byte = t.codes[((nb * 6 + br) * 3 + j / 2) * kb + c / 6];
       uint8_t code = (byte >> (4 * (j % 2))) & 0xf;
       EXPECT_EQ(code, q[r * cols + c]) << r << "," << c;
       EXPECT_EQ(transcodedCode(t, r, c), code);
     }
-  // Padding: block row 1 has two real rows; rows 2..5 of it are code 0, and
-  // block column 1 has two real columns; columns 2..5 are code 0.
+  // Padding: block row 1 has two real rows; rows 2..5 of it are code 0;
+  // block column 1 has two real columns, columns 2..5 (pairs 1 and 2) are
+  // code 0; block columns 2..15 are code 0 with scale and bias 0.
   for (size_t br = 2; br < 6; ++br)
-    for (size_t i = 0; i < 6; ++i)
-      EXPECT_EQ(t.codes[((6 + br) * 2) * 3 + i], 0);
+    for (size_t i = 0; i < 3 * kb; ++i)
+      EXPECT_EQ(t.codes[(6 + br) * 3 * kb + i], 0);
   for (size_t br = 0; br < 6; ++br)
-    EXPECT_EQ(t.codes[((0 * 6 + br) * 2 + 1) * 3 + 1], 0);
+    for (size_t pair = 1; pair < 3; ++pair)
+      EXPECT_EQ(t.codes[(br * 3 + pair) * kb + 1], 0);
+  for (size_t row = 0; row < 12; ++row)
+    for (size_t pair = 0; pair < 3; ++pair)
+      for (size_t c = 2; c < kb; ++c)
+        EXPECT_EQ(t.codes[(row * 3 + pair) * kb + c], 0);
+  for (size_t nb = 0; nb < 2; ++nb)
+    for (size_t c = 2; c < kb; ++c) {
+      EXPECT_EQ(t.scales[nb * kb + c], 0);
+      EXPECT_EQ(t.biases[nb * kb + c], 0);
+    }
   EXPECT_EQ(dequantizeTranscoded(t), w);
 }
 
@@ -57,7 +74,7 @@ TEST(ASTCTranscode, DequantizeIsScaleTimesCodePlusBias) {
   std::vector<float> back = dequantizeTranscoded(t);
   for (size_t r = 0; r < 30; ++r)
     for (size_t c = 0; c < 24; ++c) {
-      size_t b = (r / 6) * t.blockCols + c / 6;
+      size_t b = (r / 6) * t.storedBlockCols + c / 6;
       float expected = f16ToF32(t.scales[b]) * transcodedCode(t, r, c) +
                        f16ToF32(t.biases[b]);
       EXPECT_EQ(back[r * 24 + c], expected);

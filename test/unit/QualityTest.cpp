@@ -27,6 +27,8 @@ TEST(Quality, BitsPerWeight) {
   EXPECT_DOUBLE_EQ(astcBitsPerWeight(96, 96, true), 4.0);
   EXPECT_DOUBLE_EQ(astcBitsPerWeight(96, 96, false), 128.0 / 36.0);
   EXPECT_DOUBLE_EQ(astcTranscodeBitsPerWeight(96, 96), 176.0 / 36.0);
+  // The stored block columns are padded to 16: 12 columns store 16 blocks.
+  EXPECT_DOUBLE_EQ(astcTranscodeBitsPerWeight(6, 12), 16 * 176.0 / 72.0);
   // 7x7 needs four 6x6 blocks for 49 weights.
   EXPECT_DOUBLE_EQ(astcBitsPerWeight(7, 7, true), 4 * 144.0 / 49.0);
   EXPECT_DOUBLE_EQ(q2BitsPerWeight(4096, 4096, false),

@@ -4,6 +4,7 @@
 
 #include "afm/Compiler/HostLibrary.h"
 #include "afm/Target/TargetDescription.h"
+#include "dialects/afm/IR/AFMDialect.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -89,13 +90,13 @@ static KernelSource buildSource(const KernelSpec &s) {
                 .str(),
             {static_cast<size_t>(n * bytes), 4}};
   }
-  int64_t nb = (n + 5) / 6, kb = (k + 5) / 6;
+  int64_t nb = (n + 5) / 6, kb = mlir::afm::getASTCStoredBlockColumns(k, 6);
   return {llvm::formatv(
-              "func.func @main(%x: {0}, %codes: tensor<{4}x6x{5}x3xi8>, "
+              "func.func @main(%x: {0}, %codes: tensor<{4}x6x3x{5}xi8>, "
               "%scales: tensor<{4}x{5}xf16>, %biases: tensor<{4}x{5}xf16>) -> "
               "{1} {{\n"
               "  %w = afm.bound_weight %codes, %scales, %biases : "
-              "tensor<{4}x6x{5}x3xi8>, tensor<{4}x{5}xf16>, "
+              "tensor<{4}x6x3x{5}xi8>, tensor<{4}x{5}xf16>, "
               "tensor<{4}x{5}xf16> -> !afm.astc<{2}x{3}, block = 6x6, offset "
               "= linear_segment>\n"
               "  %y = afm.linear %x, %w : {0}, !afm.astc<{2}x{3}, block = "

@@ -49,6 +49,20 @@ struct WeightPart {
   RankedTensorType type;
 };
 
+/// The CPU form of an ASTC weight pads its block columns to a multiple of
+/// this, so that kernels split K into vector-wide groups of whole block
+/// columns (`lib/Compress/ASTCTranscode.h` pads the same way).
+inline constexpr int64_t kASTCBlockColumnAlign = 16;
+
+/// The block columns an ASTC weight with `cols` columns in blocks `blockCols`
+/// wide is stored with in its CPU form: `ceil(cols / blockCols)` rounded up
+/// to `kASTCBlockColumnAlign`.
+inline int64_t getASTCStoredBlockColumns(int64_t cols, int64_t blockCols) {
+  int64_t blocks = (cols + blockCols - 1) / blockCols;
+  return (blocks + kASTCBlockColumnAlign - 1) / kASTCBlockColumnAlign *
+         kASTCBlockColumnAlign;
+}
+
 /// The buffers a compressed weight of `type` is bound to, in the operand
 /// order of `afm.bound_weight`; empty for other types and for ASTC block
 /// footprints without a CPU form (odd block widths).

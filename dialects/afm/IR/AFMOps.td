@@ -215,9 +215,12 @@ def AFM_BoundWeightOp : AFM_Op<"bound_weight", [Pure]> {
       `tensor<V x D/G x f32>`.
     - `!afm.astc<NxK, block = RxC>` in the CPU form (ASTC blocks transcoded
       at compile time, docs/compressed-weights.md): codes
-      `tensor<Nb x R x Kb x C/2 x i8>` (unsigned nibbles, low first),
-      scales and biases `tensor<Nb x Kb x f16>`; the weight is
-      `scale * q + bias`, and `bias` plays the role of the block offset.
+      `tensor<Nb x R x C/2 x Kb x i8>` (byte `[nb, r, p, kb]` holds
+      columns 2p, low nibble, and 2p + 1 of row r of block (nb, kb),
+      unsigned), scales and biases `tensor<Nb x Kb x f16>`, where Kb is
+      `ceil(K/C)` padded to a multiple of 16 (zero codes, scales and
+      biases); the weight is `scale * q + bias`, and `bias` plays the role
+      of the block offset.
 
     Example:
 

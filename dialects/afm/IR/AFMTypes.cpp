@@ -145,9 +145,13 @@ SmallVector<WeightPart> mlir::afm::getBoundWeightParts(Type type) {
     if (astc.getBlockCols() % 2 != 0)
       return {};
     int64_t nb = ceilDiv(astc.getRows(), astc.getBlockRows());
-    int64_t kb = ceilDiv(astc.getCols(), astc.getBlockCols());
-    return {{"codes", tensor({nb, astc.getBlockRows(), kb,
-                              astc.getBlockCols() / 2},
+    int64_t kb =
+        getASTCStoredBlockColumns(astc.getCols(), astc.getBlockCols());
+    // Plane-interleaved: byte [nb, r, p, kb] holds columns 2p (low nibble)
+    // and 2p + 1 of row r of block (nb, kb), so one column pair of
+    // consecutive blocks is contiguous.
+    return {{"codes", tensor({nb, astc.getBlockRows(),
+                              astc.getBlockCols() / 2, kb},
                              i8)},
             {"scales", tensor({nb, kb}, f16)},
             {"biases", tensor({nb, kb}, f16)}};

@@ -7,15 +7,19 @@
 //
 // where bias_b already contains the block's ASTC offset. Codes are chosen
 // against the rounded f16 scale and bias, so this formula is exactly what
-// the kernels compute. Layout, which the kernels rely on:
+// the kernels compute. Layout, which the kernels rely on (plane-interleaved,
+// so that one column pair of consecutive blocks is contiguous and a kernel
+// splits K into vector-wide groups of whole blocks):
 //
-//   Nb = ceil(rows / 6), Kb = ceil(cols / 6)
-//   codes   [Nb, 6, Kb, 3] bytes, row-major: row r (0..5) and column j (0..5)
-//           of block (nb, kb) is nibble j % 2 (0 = low) of byte [nb][r][kb][j/2]
+//   Nb = ceil(rows / 6), Kb = ceil(cols / 6) rounded up to a multiple of
+//   kTranscodedBlockColumnAlign (the stored block columns)
+//   codes   [Nb, 6, 3, Kb] bytes, row-major: row r (0..5) and column j (0..5)
+//           of block (nb, kb) is nibble j % 2 (0 = low) of byte [nb][r][j/2][kb]
 //   scales  [Nb, Kb] f16 bit patterns
 //   biases  [Nb, Kb] f16 bit patterns
 //
-// Rows and columns past the matrix (edge-block padding) hold code 0.
+// Rows and columns past the matrix (edge-block padding) hold code 0; block
+// columns past ceil(cols / 6) hold code 0 and scale and bias 0.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,17 +33,25 @@
 
 namespace mlir::afm {
 
+/// The stored block columns are a multiple of this (the compiler's
+/// `kASTCBlockColumnAlign`, `dialects/afm/IR/AFMDialect.h`).
+inline constexpr size_t kTranscodedBlockColumnAlign = 16;
+
 struct ASTCTranscoded {
   size_t rows = 0, cols = 0;
-  size_t blockRows = 0, blockCols = 0;
+  /// Blocks covering the matrix, and the block columns stored (padded).
+  size_t blockRows = 0, blockCols = 0, storedBlockCols = 0;
   std::vector<uint8_t> codes;
   std::vector<uint16_t> scales, biases;
 };
 
-/// Byte index of block (nb, kb), block row r, column pair j/2 in `codes`.
-inline size_t transcodedByteIndex(size_t blockCols, size_t nb, size_t r,
+/// Byte index of block (nb, kb), block row r, column pair j/2 in `codes`
+/// with `storedBlockCols` block columns.
+inline size_t transcodedByteIndex(size_t storedBlockCols, size_t nb, size_t r,
                                   size_t kb, size_t j) {
-  return ((nb * kASTCBlockDim + r) * blockCols + kb) * 3 + j / 2;
+  return ((nb * kASTCBlockDim + r) * (kASTCBlockDim / 2) + j / 2) *
+             storedBlockCols +
+         kb;
 }
 
 /// Transcodes any [rows, cols] f32 matrix block by block (per block: min/max

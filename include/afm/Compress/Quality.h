@@ -31,7 +31,7 @@ double q4BitsPerWeight(size_t rows, size_t cols, size_t group);
 double astcBitsPerWeight(size_t rows, size_t cols, bool withOffsets);
 
 /// The CPU transcode of ASTC: 36 4-bit codes and an f16 scale and bias per
-/// 6x6 block, 176 bits per 36 weights.
+/// 6x6 block, 176 bits per 36 weights, over the stored (padded) blocks.
 double astcTranscodeBitsPerWeight(size_t rows, size_t cols);
 
 } // namespace mlir::afm
