@@ -327,12 +327,10 @@ static Results lowerRotaryEmbedding(ONNXNode &node) {
 /// softcap and sliding window (local_window_size). present_key and
 /// present_value are the [B, N_kv, S, H] keys and values.
 static Results lowerGroupQueryAttention(ONNXNode &node) {
-  int64_t numHeads = node.getIntAttribute("num_heads", 0);
-  int64_t kvHeads = node.getIntAttribute("kv_num_heads", 0);
-  if (numHeads <= 0 || kvHeads <= 0 || numHeads % kvHeads != 0)
-    return node.emitError() << "num_heads (" << numHeads
-                            << ") must be a positive multiple of kv_num_heads ("
-                            << kvHeads << ")";
+  auto heads = getAttentionHeads(node);
+  if (failed(heads))
+    return failure();
+  auto [numHeads, kvHeads] = *heads;
   if (node.getIntAttribute("do_rotary", 0) != 0)
     return node.emitError()
            << "do_rotary=1 is not supported; apply RotaryEmbedding before it";

@@ -62,56 +62,37 @@ static double readBandwidth(const uint64_t *data, size_t count, int threads,
 // cover the FMA latency on both FMA ports, in one function per ISA.
 constexpr int kIterations = 1 << 26;
 
-#if defined(__x86_64__)
-typedef float v8f __attribute__((ext_vector_type(8)));
-typedef float v16f __attribute__((ext_vector_type(16)));
-
-__attribute__((target("avx2,fma"))) static double fmaLoopAVX2() {
-  constexpr int kChains = 12;
-  v8f acc[kChains], x = 1.0001f, y = 0.9999f;
-  for (int c = 0; c < kChains; ++c)
+/// `Chains` independent FMA chains on vectors of `Lanes` floats; inlined
+/// into a function per ISA, which decides the instructions.
+template <int Lanes, int Chains>
+__attribute__((always_inline)) static inline double fmaChains() {
+  typedef float Vector __attribute__((ext_vector_type(Lanes)));
+  Vector acc[Chains], x = 1.0001f, y = 0.9999f;
+  for (int c = 0; c < Chains; ++c)
     acc[c] = static_cast<float>(c);
   for (int i = 0; i < kIterations; ++i)
-    for (int c = 0; c < kChains; ++c)
+    for (int c = 0; c < Chains; ++c)
       acc[c] = __builtin_elementwise_fma(acc[c], x, y);
   float sum = 0;
-  for (int c = 0; c < kChains; ++c)
+  for (int c = 0; c < Chains; ++c)
     sum += acc[c][0];
   volatile float sink = sum;
   (void)sink;
-  return 2.0 * 8 * kChains * static_cast<double>(kIterations);
+  return 2.0 * Lanes * Chains * static_cast<double>(kIterations);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma"))) static double fmaLoopAVX2() {
+  return fmaChains<8, 12>();
 }
 
 __attribute__((target("avx512f"))) static double fmaLoopAVX512() {
-  constexpr int kChains = 16;
-  v16f acc[kChains], x = 1.0001f, y = 0.9999f;
-  for (int c = 0; c < kChains; ++c)
-    acc[c] = static_cast<float>(c);
-  for (int i = 0; i < kIterations; ++i)
-    for (int c = 0; c < kChains; ++c)
-      acc[c] = __builtin_elementwise_fma(acc[c], x, y);
-  float sum = 0;
-  for (int c = 0; c < kChains; ++c)
-    sum += acc[c][0];
-  volatile float sink = sum;
-  (void)sink;
-  return 2.0 * 16 * kChains * static_cast<double>(kIterations);
+  return fmaChains<16, 16>();
 }
 #endif
 
-/// Scalar fallback (other hosts): the compiler vectorizes what it can.
-static double fmaLoopGeneric() {
-  constexpr int kChains = 32;
-  float acc[kChains], x = 1.0001f, y = 0.9999f;
-  for (int c = 0; c < kChains; ++c)
-    acc[c] = static_cast<float>(c);
-  for (int i = 0; i < kIterations; ++i)
-    for (int c = 0; c < kChains; ++c)
-      acc[c] = __builtin_fmaf(acc[c], x, y);
-  volatile float sink = acc[0];
-  (void)sink;
-  return 2.0 * kChains * static_cast<double>(kIterations);
-}
+/// Other hosts: the compiler's baseline vectors.
+static double fmaLoopGeneric() { return fmaChains<4, 16>(); }
 
 static double (*selectFMALoop(std::string &isa))() {
 #if defined(__x86_64__)

@@ -10,6 +10,7 @@
 
 #include "KernelBench.h"
 #include "MachineLimits.h"
+#include "ModelBench.h"
 #include "Roofline.h"
 
 #include "afm/CodeGen/ObjectEmitter.h"
@@ -59,6 +60,20 @@ static cl::list<std::string>
     only("kernel", cl::desc("Run only kernels whose name contains this "
                             "(repeatable)"),
          cl::cat(category));
+static cl::list<std::string>
+    models("model",
+           cl::desc("Also run this compiled model (.afmb) through the "
+                    "runtime on 1 and all threads: time to first token and "
+                    "decode tokens/s (repeatable)"),
+           cl::value_desc("file.afmb"), cl::cat(category));
+static cl::opt<int> promptTokens("prompt-tokens",
+                                 cl::desc("Prompt length for --model "
+                                          "(default 16)"),
+                                 cl::init(16), cl::cat(category));
+static cl::opt<int> decodeTokens("decode-tokens",
+                                 cl::desc("Greedy steps for --model "
+                                          "(default 64)"),
+                                 cl::init(64), cl::cat(category));
 static cl::opt<bool> limitsOnly("limits-only",
                                 cl::desc("Measure the machine only"),
                                 cl::cat(category));
@@ -119,6 +134,27 @@ int main(int argc, char **argv) {
     }
   }
 
+  std::vector<ModelResult> modelResults;
+  for (const std::string &path : models)
+    for (int t : {1, n}) {
+      if (t == n && n == 1)
+        continue;
+      auto result = runModel(path, t, promptTokens, decodeTokens, 3);
+      if (!result) {
+        llvm::WithColor::error(llvm::errs(), "afm-bench")
+            << llvm::toString(result.takeError()) << "\n";
+        return 1;
+      }
+      modelResults.push_back(*result);
+    }
+  // Decode speed with all threads over one thread, per model.
+  auto speedup = [&](const ModelResult &m) {
+    for (const ModelResult &one : modelResults)
+      if (one.path == m.path && one.threads == 1)
+        return m.decodeTokensPerSecond / one.decodeTokensPerSecond;
+    return 1.0;
+  };
+
   double bw1 = limits.readBytesPerSecond1, peak1 = limits.fmaFlopsPerSecond1;
   if (json) {
     llvm::json::Array kernels;
@@ -151,6 +187,18 @@ int main(int argc, char **argv) {
              {"fma_isa", limits.fmaISA},
              {"bandwidth_buffer_bytes", int64_t(limits.bandwidthBytes)}}},
         {"kernels", std::move(kernels)}};
+    llvm::json::Array modelArray;
+    for (const ModelResult &m : modelResults)
+      modelArray.push_back(llvm::json::Object{
+          {"model", m.path},
+          {"target", m.target},
+          {"threads", m.threads},
+          {"prompt_tokens", m.promptTokens},
+          {"decode_tokens", m.decodeTokens},
+          {"ttft_ms", m.ttftSeconds * 1e3},
+          {"decode_tokens_per_second", m.decodeTokensPerSecond},
+          {"decode_speedup_over_1_thread", speedup(m)}});
+    root["models"] = std::move(modelArray);
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
                  << "\n";
   } else {
@@ -176,6 +224,18 @@ int main(int argc, char **argv) {
           100 * bytesPerSecond / bw1, flopsPerSecond / 1e9,
           100 * flopsPerSecond / peak1);
     }
+  }
+  if (!json && !modelResults.empty()) {
+    llvm::outs() << llvm::formatv("{0,-40} {1,8} {2,10} {3,14} {4,9}\n",
+                                  "model (prompt, decode tokens)", "threads",
+                                  "TTFT ms", "decode tok/s", "speedup");
+    for (const ModelResult &m : modelResults)
+      llvm::outs() << llvm::formatv(
+          "{0,-40} {1,8} {2,10:f2} {3,14:f1} {4,8:f2}x\n",
+          llvm::formatv("{0} ({1}, {2})", m.path, m.promptTokens,
+                        m.decodeTokens)
+              .str(),
+          m.threads, m.ttftSeconds * 1e3, m.decodeTokensPerSecond, speedup(m));
   }
   if (!plot.empty()) {
     std::error_code ec;
