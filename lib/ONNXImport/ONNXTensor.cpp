@@ -4,7 +4,9 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -66,24 +68,49 @@ std::string onnx_import::getDataTypeName(int32_t dataType) {
 
 /// The bytes of a tensor stored outside the model: the `location` entry is
 /// relative to the model's directory; `offset` and `length` are optional.
+/// Like ONNX's checker, locations that leave that directory (absolute
+/// paths, `..`) are rejected: a model must not read arbitrary files.
 static llvm::Expected<std::string>
 readExternalData(const onnx::TensorProto &tensor, llvm::StringRef modelDir) {
   std::string location;
   uint64_t offset = 0;
   std::optional<uint64_t> length;
   for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
-    if (entry.key() == "location")
+    if (entry.key() == "location") {
       location = entry.value();
-    else if (entry.key() == "offset")
-      offset = std::stoull(entry.value());
-    else if (entry.key() == "length")
-      length = std::stoull(entry.value());
+      continue;
+    }
+    if (entry.key() != "offset" && entry.key() != "length")
+      continue;
+    uint64_t value;
+    if (llvm::StringRef(entry.value()).getAsInteger(10, value))
+      return createStringError(
+          formatv("tensor '{0}': external data {1} '{2}' is not a "
+                  "non-negative integer",
+                  tensor.name(), entry.key(), entry.value()));
+    if (entry.key() == "offset")
+      offset = value;
+    else
+      length = value;
   }
   if (location.empty())
     return createStringError(formatv(
         "tensor '{0}': external data without a location", tensor.name()));
+  if (llvm::sys::path::is_absolute(location) ||
+      llvm::is_contained(llvm::make_range(llvm::sys::path::begin(location),
+                                          llvm::sys::path::end(location)),
+                         ".."))
+    return createStringError(
+        formatv("tensor '{0}': external data location '{1}' is not inside "
+                "the model's directory",
+                tensor.name(), location));
   llvm::SmallString<256> path(modelDir);
   llvm::sys::path::append(path, location);
+  // Devices and pipes could block or never end.
+  if (llvm::sys::fs::exists(path) && !llvm::sys::fs::is_regular_file(path))
+    return createStringError(
+        formatv("tensor '{0}': external data '{1}' is not a regular file",
+                tensor.name(), path));
   auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                           /*RequiresNullTerminator=*/false);
   if (!file)
