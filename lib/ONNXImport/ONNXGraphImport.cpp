@@ -40,9 +40,15 @@ FailureOr<TypedValue<RankedTensorType>> ONNXNode::getInput(unsigned index) {
   if (!hasInput(index))
     return emitError() << "missing input " << index;
   Value value = table.lookup(proto.input(index));
-  if (!isa<RankedTensorType>(value.getType()))
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
     return emitError() << "input '" << proto.input(index) << "' has type "
                        << value.getType() << "; expected a ranked tensor";
+  // ONNX allows empty tensors; TOSA operands have no 0 dimensions.
+  if (llvm::is_contained(type.getShape(), 0))
+    return emitError() << "input '" << proto.input(index) << "' of type "
+                       << type << " is empty; empty tensors are not "
+                       << "supported";
   return cast<TypedValue<RankedTensorType>>(value);
 }
 
