@@ -161,6 +161,13 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   if (results->size() < static_cast<size_t>(node.output_size()))
     return view.emitError() << "computes " << results->size()
                             << " of its " << node.output_size() << " outputs";
+  // Shapes follow from the model's, which may be absurd (broadcasting
+  // 2^40 by 2^40); later passes count elements in int64_t.
+  for (Value result : *results)
+    if (auto type = dyn_cast<ShapedType>(result.getType());
+        type && !getElementCount(type.getShape()))
+      return view.emitError() << "its result " << type
+                              << " has more elements than fit in 64 bits";
   // Lowerings that produce unsigned results say so by defining them.
   for (auto [output, value] : llvm::zip(node.output(), *results))
     if (!output.empty() && !table.contains(output))

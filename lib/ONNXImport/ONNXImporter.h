@@ -47,6 +47,10 @@ bool isUnsignedDataType(int32_t dataType);
 /// Bytes per element in ONNX raw data and in the compiled code's buffers.
 int64_t getStorageBytes(Type elementType);
 
+/// The number of elements of `shape`, or nullopt when it overflows
+/// int64_t (a fuzzed or corrupt model can declare any dimensions).
+std::optional<int64_t> getElementCount(llvm::ArrayRef<int64_t> shape);
+
 /// The ONNX spelling of `dataType` (FLOAT, INT64, ...), for errors.
 std::string getDataTypeName(int32_t dataType);
 

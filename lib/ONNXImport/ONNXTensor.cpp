@@ -59,6 +59,15 @@ int64_t onnx_import::getStorageBytes(Type elementType) {
   return std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
 }
 
+std::optional<int64_t>
+onnx_import::getElementCount(llvm::ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    if (llvm::MulOverflow(count, dim, count))
+      return std::nullopt;
+  return count;
+}
+
 std::string onnx_import::getDataTypeName(int32_t dataType) {
   if (onnx::TensorProto::DataType_IsValid(dataType))
     return onnx::TensorProto::DataType_Name(
@@ -140,10 +149,14 @@ onnx_import::convertTensor(MLIRContext *context,
     if (dim < 0)
       return createStringError(
           formatv("tensor '{0}' has a negative dimension", tensor.name()));
-  auto type = RankedTensorType::get(
-      llvm::SmallVector<int64_t>(tensor.dims().begin(), tensor.dims().end()),
-      elementType);
-  int64_t numElements = type.getNumElements();
+  llvm::SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  std::optional<int64_t> numElements = getElementCount(shape);
+  int64_t byteSize;
+  if (!numElements ||
+      llvm::MulOverflow(*numElements, getStorageBytes(elementType), byteSize))
+    return createStringError(formatv(
+        "tensor '{0}' has more bytes than fit in 64 bits", tensor.name()));
+  auto type = RankedTensorType::get(shape, elementType);
 
   std::string external;
   const std::string *raw = nullptr;
@@ -158,11 +171,10 @@ onnx_import::convertTensor(MLIRContext *context,
   }
   if (raw) {
     // raw_data is little-endian, like the hosts this compiler runs on.
-    int64_t expected = numElements * getStorageBytes(elementType);
-    if (static_cast<int64_t>(raw->size()) != expected)
+    if (static_cast<int64_t>(raw->size()) != byteSize)
       return createStringError(
           formatv("tensor '{0}' holds {1} bytes of data; its type needs {2}",
-                  tensor.name(), raw->size(), expected));
+                  tensor.name(), raw->size(), byteSize));
     // DenseElementsAttr packs i1 as bits; ONNX has a byte per bool.
     if (elementType.isInteger(1)) {
       llvm::SmallVector<bool> bits(llvm::map_range(
@@ -174,11 +186,11 @@ onnx_import::convertTensor(MLIRContext *context,
   }
 
   auto checkCount = [&](int64_t count) -> llvm::Error {
-    if (count == numElements)
+    if (count == *numElements)
       return llvm::Error::success();
     return createStringError(
         formatv("tensor '{0}' holds {1} values; its shape needs {2}",
-                tensor.name(), count, numElements));
+                tensor.name(), count, *numElements));
   };
   // The typed fields: narrow integers, bools and 16-bit floats sit in
   // int32_data (the latter as bit patterns), unsigned 32/64-bit integers
@@ -252,5 +264,8 @@ onnx_import::convertValueType(MLIRContext *context,
                               : std::string()));
     shape.push_back(dim.dim_value());
   }
+  if (!getElementCount(shape))
+    return createStringError(formatv(
+        "'{0}' has more elements than fit in 64 bits", info.name()));
   return RankedTensorType::get(shape, elementType);
 }

@@ -261,8 +261,9 @@ static Results lowerReshape(ONNXNode &node) {
       inferred = index;
     } else if (dim < 0) {
       return node.emitError() << "shape entry " << index << " is " << dim;
-    } else {
-      known *= dim;
+    } else if (llvm::MulOverflow(known, dim, known)) {
+      return node.emitError() << "the shape has more elements than fit in 64 "
+                              << "bits";
     }
     shape.push_back(dim);
   }
