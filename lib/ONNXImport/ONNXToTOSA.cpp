@@ -217,9 +217,12 @@ static Results lowerTranspose(ONNXNode &node) {
   llvm::SmallVector<bool> seen(rank, false);
   llvm::SmallVector<int32_t> perms;
   llvm::SmallVector<int64_t> shape;
+  // An empty (or non-INTS) 'perm' has no entry for the loop to reject.
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return node.emitError()
+           << "'perm' is not a permutation of " << rank << " dimensions";
   for (int64_t dim : perm) {
-    if (static_cast<int64_t>(perm.size()) != rank || dim < 0 || dim >= rank ||
-        seen[dim])
+    if (dim < 0 || dim >= rank || seen[dim])
       return node.emitError()
              << "'perm' is not a permutation of " << rank << " dimensions";
     seen[dim] = true;
