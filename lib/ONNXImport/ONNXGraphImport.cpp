@@ -136,6 +136,14 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   for (const std::string &input : node.input())
     if (!input.empty() && !table.contains(input))
       return view.emitError() << "input '" << input << "' is not defined";
+  // ONNX graphs are in SSA form: a second definition of a name would be
+  // silently ignored, and its users would read the first.
+  llvm::StringSet<> outputs;
+  for (const std::string &output : node.output())
+    if (!output.empty() &&
+        (table.contains(output) || !outputs.insert(output).second))
+      return view.emitError() << "output '" << output
+                              << "' is already defined";
 
   // A Constant is data, not computation: it joins the initializers.
   if (node.op_type() == "Constant") {
