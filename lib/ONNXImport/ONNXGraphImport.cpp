@@ -6,7 +6,12 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
@@ -18,17 +23,34 @@ Value ValueTable::lookup(llvm::StringRef name) {
   if (Value value = values.lookup(name))
     return value;
   auto it = constants.find(name);
-  if (it == constants.end())
+  if (it != constants.end()) {
+    auto [attr, loc] = it->second;
+    Value value = arith::ConstantOp::create(builder, Location(loc), attr);
+    values[name] = value;
+    return value;
+  }
+  if (!parent)
     return nullptr;
-  auto [attr, loc] = it->second;
-  Value value = arith::ConstantOp::create(builder, Location(loc), attr);
-  values[name] = value;
-  return value;
+  // An enclosing graph's constant is materialized here, in this scope, so
+  // the enclosing scope never sees a value defined inside a region.
+  if (DenseElementsAttr attr = parent->lookupConstant(name)) {
+    Value value = arith::ConstantOp::create(builder, builder.getUnknownLoc(),
+                                            attr);
+    values[name] = value;
+    return value;
+  }
+  return parent->lookup(name);
 }
 
 DenseElementsAttr ValueTable::lookupConstant(llvm::StringRef name) const {
+  // A materialized constant is in both maps; a value defined here shadows
+  // an enclosing graph's constant of the same name.
   auto it = constants.find(name);
-  return it == constants.end() ? nullptr : it->second.first;
+  if (it != constants.end())
+    return it->second.first;
+  if (values.count(name) || !parent)
+    return nullptr;
+  return parent->lookupConstant(name);
 }
 
 InFlightDiagnostic ONNXNode::emitError() const {
@@ -40,15 +62,9 @@ FailureOr<TypedValue<RankedTensorType>> ONNXNode::getInput(unsigned index) {
   if (!hasInput(index))
     return emitError() << "missing input " << index;
   Value value = table.lookup(proto.input(index));
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type)
+  if (!isa<RankedTensorType>(value.getType()))
     return emitError() << "input '" << proto.input(index) << "' has type "
                        << value.getType() << "; expected a ranked tensor";
-  // ONNX allows empty tensors; TOSA operands have no 0 dimensions.
-  if (llvm::is_contained(type.getShape(), 0))
-    return emitError() << "input '" << proto.input(index) << "' of type "
-                       << type << " is empty; empty tensors are not "
-                       << "supported";
   return cast<TypedValue<RankedTensorType>>(value);
 }
 
@@ -61,13 +77,35 @@ ONNXNode::getFloatInput(unsigned index) {
     return emitError() << "input '" << proto.input(index) << "' has type "
                        << value->getType() << "; only float tensors are "
                        << "supported";
+  // The float lowerings build TOSA ops, whose operands have no 0
+  // dimensions (lowerings that handle empty tensors use getInput).
+  if (llvm::is_contained(value->getType().getShape(), 0))
+    return emitError() << "input '" << proto.input(index) << "' of type "
+                       << value->getType() << " is empty; this op does not "
+                       << "support empty tensors";
   return value;
 }
 
 DenseElementsAttr ONNXNode::getConstantInput(unsigned index) const {
-  if (index >= static_cast<unsigned>(proto.input_size()))
+  if (!hasInput(index))
     return nullptr;
-  return table.lookupConstant(proto.input(index));
+  DenseElementsAttr attr = table.lookupConstant(proto.input(index));
+  if (!attr)
+    table.noteConstantWanted(proto.input(index));
+  return attr;
+}
+
+FailureOr<llvm::SmallVector<int64_t>>
+ONNXNode::getConstantInts(unsigned index, llvm::StringRef what) const {
+  DenseElementsAttr attr = getConstantInput(index);
+  if (!attr || !isa<IntegerType>(attr.getElementType()))
+    return emitError() << "the " << what
+                       << " operand must be a constant integer tensor (shapes "
+                          "are static; bind the input to specialize the model)";
+  llvm::SmallVector<int64_t> values;
+  for (const APInt &value : attr.getValues<APInt>())
+    values.push_back(value.getSExtValue());
+  return values;
 }
 
 const onnx::AttributeProto *
@@ -92,13 +130,24 @@ ONNXNode::getIntsAttribute(llvm::StringRef attrName) const {
   return llvm::SmallVector<int64_t>(attr->ints().begin(), attr->ints().end());
 }
 
+/// The type an empty tensor has at the entry point: compiled entry points
+/// take bare pointers to static buffers, which the LLVM lowering does not
+/// build for zero-sized memrefs, so an empty input or output is passed as
+/// one element that is never read or written.
+static RankedTensorType asEntryType(RankedTensorType type) {
+  if (type.getNumElements() != 0)
+    return type;
+  return RankedTensorType::get({1}, type.getElementType());
+}
+
 namespace {
 /// Builds `func.func @main` from one ONNX graph.
-class GraphImporter {
+class GraphImporter : public SubgraphImporter {
 public:
-  GraphImporter(MLIRContext *context, llvm::StringRef modelPath, int64_t opset)
-      : context(context), modelPath(modelPath), opset(opset), builder(context),
-        table(builder) {}
+  GraphImporter(MLIRContext *context, llvm::StringRef modelPath, int64_t opset,
+                const ONNXImportOptions &options)
+      : context(context), modelPath(modelPath), opset(opset),
+        options(options), builder(context), table(builder) {}
 
   OwningOpRef<ModuleOp> import(const onnx::GraphProto &graph);
 
@@ -109,27 +158,34 @@ private:
     return NameLoc::get(StringAttr::get(context, name),
                         FileLineColLoc::get(context, modelPath, 0, 0));
   }
-  LogicalResult importNode(const onnx::NodeProto &node, unsigned index);
+  LogicalResult importNode(const onnx::NodeProto &node, unsigned index,
+                           ValueTable &table);
+  FailureOr<llvm::SmallVector<Value>>
+  importSubgraph(const onnx::GraphProto &graph, Block &block,
+                 ValueTable &enclosing) override;
 
   MLIRContext *context;
   std::string modelPath;
   int64_t opset;
+  const ONNXImportOptions &options;
   OpBuilder builder;
   ValueTable table;
 };
 } // namespace
 
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
-                                        unsigned index) {
+                                        unsigned index, ValueTable &table) {
   std::string name = node.name().empty()
                          ? llvm::formatv("{0}_{1}", node.op_type(), index).str()
                          : node.name();
-  ONNXNode view(node, name, opset, table, builder, getLoc(name));
+  ONNXNode view(node, name, opset, table, builder, getLoc(name), *this);
   const llvm::StringMap<NodeLowering> *lowerings = nullptr;
   if (node.domain().empty() || node.domain() == "ai.onnx")
     lowerings = &getONNXToTOSALowerings();
   else if (node.domain() == "com.microsoft")
     lowerings = &getMicrosoftLowerings();
+  else if (node.domain() == "afm")
+    lowerings = &getAFMDomainLowerings();
   else
     return view.emitError()
            << "operator domain '" << node.domain() << "' is not supported";
@@ -176,11 +232,60 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
         type && !getElementCount(type.getShape()))
       return view.emitError() << "its result " << type
                               << " has more elements than fit in 64 bits";
-  // Lowerings that produce unsigned results say so by defining them.
-  for (auto [output, value] : llvm::zip(node.output(), *results))
-    if (!output.empty() && !table.contains(output))
+  // Lowerings that produce unsigned results say so by defining them. A
+  // result that folded to a constant joins the constants, so later shape
+  // operands (Reshape's, Slice's, ...) can read it.
+  for (auto [output, value] : llvm::zip(node.output(), *results)) {
+    if (output.empty())
+      continue;
+    bool isUnsigned = table.isUnsigned(output);
+    DenseElementsAttr constant;
+    if (matchPattern(value, m_Constant(&constant))) {
+      table.defineConstant(output, constant, view.loc, isUnsigned);
+      if (value.use_empty())
+        value.getDefiningOp()->erase();
+    } else if (!table.definesLocally(output)) {
       table.define(output, value);
+    }
+  }
   return success();
+}
+
+FailureOr<llvm::SmallVector<Value>>
+GraphImporter::importSubgraph(const onnx::GraphProto &graph, Block &block,
+                              ValueTable &enclosing) {
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(&block);
+  ValueTable scope(builder, &enclosing);
+  Location loc = getLoc(graph.name());
+  if (static_cast<unsigned>(graph.input_size()) != block.getNumArguments())
+    return emitError(loc) << "ONNX subgraph '" << graph.name() << "' has "
+                          << graph.input_size() << " inputs; expected "
+                          << block.getNumArguments();
+  llvm::StringRef modelDir = llvm::sys::path::parent_path(modelPath);
+  for (const onnx::TensorProto &tensor : graph.initializer()) {
+    auto attr = convertTensor(context, tensor, modelDir);
+    if (!attr)
+      return emitError(getLoc(tensor.name()))
+             << "ONNX initializer: " << llvm::toString(attr.takeError());
+    scope.defineConstant(tensor.name(), *attr, getLoc(tensor.name()),
+                         isUnsignedDataType(tensor.data_type()));
+  }
+  for (auto [input, arg] : llvm::zip(graph.input(), block.getArguments()))
+    scope.define(input.name(), arg);
+  for (const auto &[index, node] : llvm::enumerate(graph.node()))
+    if (failed(importNode(node, index, scope)))
+      return failure();
+  llvm::SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    Value value = scope.lookup(output.name());
+    if (!value)
+      return emitError(getLoc(output.name()))
+             << "ONNX subgraph output '" << output.name()
+             << "' is not computed";
+    results.push_back(value);
+  }
+  return results;
 }
 
 OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph) {
@@ -213,6 +318,19 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph) {
           << "ONNX graph input " << llvm::toString(type.takeError());
       return nullptr;
     }
+    bool isUnsigned =
+        isUnsignedDataType(input.type().tensor_type().elem_type());
+    if (DenseElementsAttr bound = options.boundInputs.lookup(input.name())) {
+      if (bound.getType() != *type) {
+        emitError(getLoc(input.name()))
+            << "ONNX graph input '" << input.name() << "' is " << *type
+            << " but is bound to a value of type " << bound.getType();
+        return nullptr;
+      }
+      table.defineConstant(input.name(), bound, getLoc(input.name()),
+                           isUnsigned);
+      continue;
+    }
     argTypes.push_back(*type);
     args.push_back(&input);
   }
@@ -220,15 +338,33 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph) {
   auto func = func::FuncOp::create(builder, getLoc(graph.name()), "main",
                                    builder.getFunctionType(argTypes, {}));
   Block *entry = func.addEntryBlock();
-  for (auto [arg, input] : llvm::zip(entry->getArguments(), args)) {
-    arg.setLoc(getLoc(input->name()));
-    table.define(input->name(), arg,
-                 isUnsignedDataType(input->type().tensor_type().elem_type()));
-  }
   builder.setInsertionPointToEnd(entry);
+  for (auto [arg, input, type] :
+       llvm::zip(entry->getArguments(), args, argTypes)) {
+    arg.setLoc(getLoc(input->name()));
+    Value value = arg;
+    // An empty tensor has no data; it is passed as a one-element
+    // placeholder (see asEntryType) and rebuilt inside.
+    auto tensorType = cast<RankedTensorType>(type);
+    if (tensorType.getNumElements() == 0) {
+      arg.setType(asEntryType(tensorType));
+      value = tensor::EmptyOp::create(builder, arg.getLoc(),
+                                      tensorType.getShape(),
+                                      tensorType.getElementType());
+    }
+    table.defineGraphInput(
+        input->name(), value,
+        isUnsignedDataType(input->type().tensor_type().elem_type()));
+  }
 
+  auto reportWanted = llvm::make_scope_exit([&] {
+    if (options.inputsNeededAsConstants)
+      for (const onnx::ValueInfoProto *input : args)
+        if (table.isConstantWanted(input->name()))
+          options.inputsNeededAsConstants->push_back(input->name());
+  });
   for (const auto &[index, node] : llvm::enumerate(graph.node()))
-    if (failed(importNode(node, index)))
+    if (failed(importNode(node, index, table)))
       return nullptr;
 
   llvm::SmallVector<Value> results;
@@ -256,19 +392,26 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph) {
         return nullptr;
       }
     }
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getNumElements() == 0)
+      value = tensor::EmptyOp::create(builder, getLoc(output.name()),
+                                      asEntryType(type).getShape(),
+                                      type.getElementType());
     results.push_back(value);
   }
   func::ReturnOp::create(builder, getLoc(graph.name()), results);
-  func.setFunctionType(
-      builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  func.setFunctionType(builder.getFunctionType(
+      entry->getArgumentTypes(), ValueRange(results).getTypes()));
   return module;
 }
 
-OwningOpRef<ModuleOp> mlir::afm::importONNXModel(MLIRContext *context,
-                                                 llvm::StringRef bytes,
-                                                 llvm::StringRef modelPath) {
+OwningOpRef<ModuleOp>
+mlir::afm::importONNXModel(MLIRContext *context, llvm::StringRef bytes,
+                           llvm::StringRef modelPath,
+                           const ONNXImportOptions &options) {
   context->loadDialect<arith::ArithDialect, func::FuncDialect,
-                       tosa::TosaDialect>();
+                       linalg::LinalgDialect, math::MathDialect,
+                       tensor::TensorDialect, tosa::TosaDialect>();
   onnx::ModelProto model;
   llvm::Expected<int64_t> opset =
       onnx_import::readModel(bytes, modelPath, model);
@@ -277,5 +420,37 @@ OwningOpRef<ModuleOp> mlir::afm::importONNXModel(MLIRContext *context,
         << llvm::toString(opset.takeError());
     return nullptr;
   }
-  return GraphImporter(context, modelPath, *opset).import(model.graph());
+  return GraphImporter(context, modelPath, *opset, options)
+      .import(model.graph());
+}
+
+llvm::Expected<DenseElementsAttr>
+mlir::afm::readONNXTensor(MLIRContext *context, llvm::StringRef bytes,
+                          llvm::StringRef name, bool *isUnsigned) {
+  onnx::TensorProto tensor;
+  if (bytes.size() > INT_MAX ||
+      !tensor.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return llvm::createStringError(
+        llvm::formatv("'{0}' is not a serialized ONNX tensor", name));
+  if (isUnsigned)
+    *isUnsigned = isUnsignedDataType(tensor.data_type());
+  return convertTensor(context, tensor, llvm::sys::path::parent_path(name));
+}
+
+llvm::Expected<std::vector<std::string>>
+mlir::afm::getONNXGraphInputNames(llvm::StringRef modelBytes,
+                                  llvm::StringRef modelPath) {
+  onnx::ModelProto model;
+  llvm::Expected<int64_t> opset =
+      onnx_import::readModel(modelBytes, modelPath, model);
+  if (!opset)
+    return opset.takeError();
+  llvm::StringSet<> initializers;
+  for (const onnx::TensorProto &tensor : model.graph().initializer())
+    initializers.insert(tensor.name());
+  std::vector<std::string> names;
+  for (const onnx::ValueInfoProto &input : model.graph().input())
+    if (!initializers.contains(input.name()))
+      names.push_back(input.name());
+  return names;
 }

@@ -40,8 +40,9 @@ llvm::Expected<int64_t> readModel(llvm::StringRef bytes,
 /// types the importer does not handle.
 Type getElementType(MLIRContext *context, int32_t dataType);
 
-/// Whether `dataType` is one of ONNX's unsigned integer types, which
-/// getElementType maps onto signless integers of the same width.
+/// Whether `dataType` is one of ONNX's unsigned integer types (or BOOL, a
+/// byte holding 0 or 1), which getElementType maps onto signless integers
+/// of the same width.
 bool isUnsignedDataType(int32_t dataType);
 
 /// Bytes per element in ONNX raw data and in the compiled code's buffers.
@@ -72,7 +73,9 @@ llvm::Expected<RankedTensorType> convertValueType(MLIRContext *context,
 /// that only feeds Reshape leaves no dead op behind.
 class ValueTable {
 public:
-  explicit ValueTable(OpBuilder &builder) : builder(builder) {}
+  /// A subgraph's table sees the names of its enclosing graph's (`parent`).
+  explicit ValueTable(OpBuilder &builder, ValueTable *parent = nullptr)
+      : builder(builder), parent(parent) {}
 
   void define(llvm::StringRef name, Value value, bool isUnsigned = false) {
     values[name] = value;
@@ -81,16 +84,20 @@ public:
   }
   void defineConstant(llvm::StringRef name, DenseElementsAttr value,
                       Location loc, bool isUnsigned = false) {
+    values.erase(name);
     constants[name] = {value, loc};
     if (isUnsigned)
       unsignedNames.insert(name);
   }
   /// Whether the ONNX type of `name` is an unsigned integer type.
   bool isUnsigned(llvm::StringRef name) const {
-    return unsignedNames.contains(name);
+    return unsignedNames.contains(name) ||
+           (!values.count(name) && !constants.count(name) && parent &&
+            parent->isUnsigned(name));
   }
   bool contains(llvm::StringRef name) const {
-    return values.count(name) || constants.count(name);
+    return values.count(name) || constants.count(name) ||
+           (parent && parent->contains(name));
   }
   /// The value named `name`, materializing a constant at the builder's
   /// insertion point on first use; null when undefined.
@@ -98,11 +105,45 @@ public:
   /// The constant named `name`, or null.
   DenseElementsAttr lookupConstant(llvm::StringRef name) const;
 
+  /// Graph inputs (function arguments), and those a node wanted as a
+  /// constant (see ONNXImportOptions).
+  void defineGraphInput(llvm::StringRef name, Value value, bool isUnsigned) {
+    define(name, value, isUnsigned);
+    graphInputs.insert(name);
+  }
+  void noteConstantWanted(llvm::StringRef name) {
+    if (graphInputs.contains(name))
+      constantsWanted.insert(name);
+    else if (parent && !definesLocally(name))
+      parent->noteConstantWanted(name);
+  }
+  /// Whether `name` is defined in this scope (not an enclosing one).
+  bool definesLocally(llvm::StringRef name) const {
+    return values.count(name) || constants.count(name);
+  }
+  bool isConstantWanted(llvm::StringRef name) const {
+    return constantsWanted.contains(name);
+  }
+
 private:
   OpBuilder &builder;
+  ValueTable *parent;
   llvm::StringMap<Value> values;
   llvm::StringMap<std::pair<DenseElementsAttr, LocationAttr>> constants;
   llvm::StringSet<> unsignedNames;
+  llvm::StringSet<> graphInputs;
+  llvm::StringSet<> constantsWanted;
+};
+
+/// Imports a subgraph attribute (ParallelTracks' tracks, ...) into a
+/// block: the block's arguments are the subgraph's inputs, the names of
+/// the enclosing graphs stay visible; returns the subgraph's outputs.
+class SubgraphImporter {
+public:
+  virtual ~SubgraphImporter() = default;
+  virtual FailureOr<llvm::SmallVector<Value>>
+  importSubgraph(const onnx::GraphProto &graph, Block &block,
+                 ValueTable &enclosing) = 0;
 };
 
 /// One node as its lowering sees it: operands, attributes, a builder at
@@ -110,9 +151,10 @@ private:
 class ONNXNode {
 public:
   ONNXNode(const onnx::NodeProto &proto, llvm::StringRef name, int64_t opset,
-           ValueTable &table, OpBuilder &builder, Location loc)
+           ValueTable &table, OpBuilder &builder, Location loc,
+           SubgraphImporter &subgraphs)
       : proto(proto), name(name), opset(opset), table(table), builder(builder),
-        loc(loc) {}
+        loc(loc), subgraphs(subgraphs) {}
 
   const onnx::NodeProto &proto;
   /// The node's name, or "<op_type>_<index>" when it has none.
@@ -121,12 +163,13 @@ public:
   ValueTable &table;
   OpBuilder &builder;
   Location loc;
+  SubgraphImporter &subgraphs;
 
   /// Emits "ONNX node '<name>' (<op>): " at the node; callers add why.
   InFlightDiagnostic emitError() const;
 
-  /// Input `index` as a ranked tensor of a float type; emits an error
-  /// and returns failure otherwise.
+  /// Input `index` as a non-empty ranked tensor of a float type (what
+  /// TOSA float ops take); emits an error and returns failure otherwise.
   FailureOr<TypedValue<RankedTensorType>> getFloatInput(unsigned index);
   /// Input `index` as a ranked tensor of any element type; emits an
   /// error and returns failure when it is missing.
@@ -141,8 +184,13 @@ public:
   bool isUnsignedInput(unsigned index) const {
     return hasInput(index) && table.isUnsigned(proto.input(index));
   }
-  /// Input `index` when it is a constant, else null.
+  /// Input `index` when it is a constant, else null (and, when it is a
+  /// graph input, notes that binding it would help).
   DenseElementsAttr getConstantInput(unsigned index) const;
+  /// The integers of constant input `index` (`what` names it in the
+  /// error when it is not a constant integer tensor).
+  FailureOr<llvm::SmallVector<int64_t>>
+  getConstantInts(unsigned index, llvm::StringRef what) const;
 
   const onnx::AttributeProto *getAttribute(llvm::StringRef name) const;
   int64_t getIntAttribute(llvm::StringRef name, int64_t defaultValue) const;
@@ -159,11 +207,22 @@ using NodeLowering = FailureOr<llvm::SmallVector<Value>> (*)(ONNXNode &node);
 /// The lowering of each supported default-domain op type.
 const llvm::StringMap<NodeLowering> &getONNXToTOSALowerings();
 
+/// The op families in their own files add their lowerings to that table.
+void registerShapeLowerings(llvm::StringMap<NodeLowering> &lowerings);
+void registerReductionLowerings(llvm::StringMap<NodeLowering> &lowerings);
+void registerContractionLowerings(llvm::StringMap<NodeLowering> &lowerings);
+
 //===- ONNXMicrosoftOps.cpp -----------------------------------------------===//
 
 /// The lowering of each supported op of the `com.microsoft` domain (the
 /// contrib ops ONNX Runtime's LLM exporters emit).
 const llvm::StringMap<NodeLowering> &getMicrosoftLowerings();
+
+//===- ONNXAFMDomainOps.cpp -----------------------------------------------===//
+
+/// The lowering of each op of the `afm` domain (what ONNX cannot say:
+/// parallel tracks, MoE, shared-KV attention, compressed weights).
+const llvm::StringMap<NodeLowering> &getAFMDomainLowerings();
 
 } // namespace mlir::afm::onnx_import
 

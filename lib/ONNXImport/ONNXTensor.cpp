@@ -28,8 +28,9 @@ Type onnx_import::getElementType(MLIRContext *context, int32_t dataType) {
     return BFloat16Type::get(context);
   case onnx::TensorProto::DOUBLE:
     return Float64Type::get(context);
+  // A bool is a byte holding 0 or 1, in ONNX data and in our buffers
+  // (vectors of i1 would be stored bit-packed).
   case onnx::TensorProto::BOOL:
-    return IntegerType::get(context, 1);
   case onnx::TensorProto::INT8:
   case onnx::TensorProto::UINT8:
     return IntegerType::get(context, 8);
@@ -48,14 +49,14 @@ Type onnx_import::getElementType(MLIRContext *context, int32_t dataType) {
 }
 
 bool onnx_import::isUnsignedDataType(int32_t dataType) {
-  return dataType == onnx::TensorProto::UINT8 ||
+  return dataType == onnx::TensorProto::BOOL ||
+         dataType == onnx::TensorProto::UINT8 ||
          dataType == onnx::TensorProto::UINT16 ||
          dataType == onnx::TensorProto::UINT32 ||
          dataType == onnx::TensorProto::UINT64;
 }
 
 int64_t onnx_import::getStorageBytes(Type elementType) {
-  // ONNX stores BOOL as one byte, like LLVM's in-memory i1.
   return std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
 }
 
@@ -175,12 +176,6 @@ onnx_import::convertTensor(MLIRContext *context,
       return createStringError(
           formatv("tensor '{0}' holds {1} bytes of data; its type needs {2}",
                   tensor.name(), raw->size(), byteSize));
-    // DenseElementsAttr packs i1 as bits; ONNX has a byte per bool.
-    if (elementType.isInteger(1)) {
-      llvm::SmallVector<bool> bits(llvm::map_range(
-          *raw, [](char byte) { return byte != 0; }));
-      return DenseElementsAttr::get(type, llvm::ArrayRef<bool>(bits));
-    }
     return DenseElementsAttr::getFromRawBuffer(
         type, llvm::ArrayRef<char>(raw->data(), raw->size()));
   }
@@ -198,11 +193,6 @@ onnx_import::convertTensor(MLIRContext *context,
   auto fromInts = [&](auto values) -> llvm::Expected<DenseElementsAttr> {
     if (auto err = checkCount(values.size()))
       return std::move(err);
-    if (elementType.isInteger(1)) {
-      llvm::SmallVector<bool> bits(
-          llvm::map_range(values, [](auto v) { return v != 0; }));
-      return DenseElementsAttr::get(type, llvm::ArrayRef<bool>(bits));
-    }
     unsigned width = elementType.getIntOrFloatBitWidth();
     llvm::SmallVector<APInt> ints(llvm::map_range(values, [&](auto v) {
       return APInt(width, static_cast<uint64_t>(v), /*isSigned=*/false,

@@ -1,78 +1,82 @@
-//===- ONNXToTOSA.cpp - ONNX ops -> TOSA ops ------------------------------===//
+//===- ONNXToTOSA.cpp - ONNX element-wise ops -> TOSA ---------------------===//
 //
-// One function per ONNX op and a table from op type to function. TOSA
-// wants equal-rank operands (it broadcasts only size-1 dimensions) and
-// 3-D batched matmuls, so lowerings insert tosa.reshape where ONNX relies
-// on numpy-style rank broadcasting.
+// One function per ONNX op and the table from op type to function, which
+// also collects the tables of the other op families (shape, reduction,
+// contraction). TOSA wants equal-rank operands (it broadcasts only size-1
+// dimensions), so lowerings insert tosa.reshape where ONNX relies on
+// numpy-style rank broadcasting. What TOSA cannot say (integer division
+// and powers, truncating casts, comparisons producing bool) is a
+// broadcasting linalg.generic over arith/math.
 //
 //===----------------------------------------------------------------------===//
 
-#include "ONNXImporter.h"
+#include "ONNXBuilders.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
-#include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
-#include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <limits>
-#include <numeric>
 
 using namespace mlir;
 using namespace mlir::afm::onnx_import;
 
-using Results = FailureOr<llvm::SmallVector<Value>>;
-
-static Value reshape(ONNXNode &node, Value input,
-                     llvm::ArrayRef<int64_t> shape) {
-  auto type = cast<RankedTensorType>(input.getType());
-  if (type.getShape() == shape)
-    return input;
-  ImplicitLocOpBuilder b(node.loc, node.builder);
-  return tosa::ReshapeOp::create(b, type.clone(shape), input,
-                                 tosa::getTosaConstShape(b, shape));
-}
-
-/// A float tensor<1x..x1xT> of `rank` holding `value`: TOSA's scalar
-/// operands (zero points) and rank-equal broadcast scalars.
-static Value splat(ONNXNode &node, Type elementType, double value,
-                   int64_t rank) {
-  auto type =
-      RankedTensorType::get(llvm::SmallVector<int64_t>(rank, 1), elementType);
-  return tosa::ConstOp::create(
-      node.builder, node.loc, type,
-      DenseElementsAttr::get(type,
-                             node.builder.getFloatAttr(elementType, value)));
-}
-
-/// ONNX multidirectional broadcasting: both operands reshaped to the
-/// larger rank (leading 1s), and the broadcast result shape.
-static FailureOr<std::tuple<Value, Value, RankedTensorType>>
-broadcastOperands(ONNXNode &node) {
-  auto lhs = node.getFloatInput(0);
-  auto rhs = node.getFloatInput(1);
+/// Integer arithmetic: arith on every element, numpy broadcasting.
+template <typename IntOp>
+static Results lowerIntegerBinary(ONNXNode &node) {
+  auto lhs = node.getInput(0);
+  auto rhs = node.getInput(1);
   if (failed(lhs) || failed(rhs))
     return failure();
-  RankedTensorType lhsType = lhs->getType(), rhsType = rhs->getType();
-  if (lhsType.getElementType() != rhsType.getElementType())
+  Type elementType = lhs->getType().getElementType();
+  if (rhs->getType().getElementType() != elementType)
     return node.emitError() << "operand element types differ";
-  int64_t rank = std::max(lhsType.getRank(), rhsType.getRank());
-  auto padded = [&](RankedTensorType type) {
-    llvm::SmallVector<int64_t> shape(rank - type.getRank(), 1);
-    llvm::append_range(shape, type.getShape());
-    return shape;
-  };
-  llvm::SmallVector<int64_t> lhsShape = padded(lhsType),
-                             rhsShape = padded(rhsType), shape;
-  for (auto [l, r] : llvm::zip(lhsShape, rhsShape)) {
-    if (l != r && l != 1 && r != 1)
-      return node.emitError() << "shapes " << lhsType << " and " << rhsType
-                              << " do not broadcast";
-    shape.push_back(l == 1 ? r : l);
-  }
-  return std::make_tuple(reshape(node, *lhs, lhsShape),
-                         reshape(node, *rhs, rhsShape), lhsType.clone(shape));
+  // Shape arithmetic on constants folds at import (arith's own folder).
+  DenseElementsAttr folded = foldElementwise(
+      node, {*lhs, *rhs}, elementType,
+      [&](llvm::ArrayRef<Attribute> args) -> Attribute {
+        APInt a = cast<IntegerAttr>(args[0]).getValue(),
+              b = cast<IntegerAttr>(args[1]).getValue();
+        std::optional<APInt> result;
+        if constexpr (std::is_same_v<IntOp, arith::AddIOp>)
+          result = a + b;
+        else if constexpr (std::is_same_v<IntOp, arith::SubIOp>)
+          result = a - b;
+        else if constexpr (std::is_same_v<IntOp, arith::MulIOp>)
+          result = a * b;
+        else if (!b.isZero())
+          result = std::is_same_v<IntOp, arith::DivUIOp> ? a.udiv(b)
+                                                         : a.sdiv(b);
+        if (!result)
+          return nullptr;
+        return IntegerAttr::get(elementType, *result);
+      });
+  if (folded)
+    return llvm::SmallVector<Value>{
+        arith::ConstantOp::create(node.builder, node.loc, folded)};
+  auto result = broadcastElementwise(
+      node, {*lhs, *rhs}, elementType,
+      [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        return IntOp::create(b, loc, args[0], args[1]);
+      });
+  if (failed(result))
+    return failure();
+  return llvm::SmallVector<Value>{*result};
+}
+
+static bool hasIntegerInput(ONNXNode &node) {
+  auto input = node.getInput(0);
+  return succeeded(input) &&
+         isa<IntegerType>(input->getType().getElementType());
 }
 
 template <typename OpTy> static Results lowerBinary(ONNXNode &node) {
+  if (hasIntegerInput(node)) {
+    if constexpr (std::is_same_v<OpTy, tosa::AddOp>)
+      return lowerIntegerBinary<arith::AddIOp>(node);
+    else
+      return lowerIntegerBinary<arith::SubIOp>(node);
+  }
   auto operands = broadcastOperands(node);
   if (failed(operands))
     return failure();
@@ -81,16 +85,9 @@ template <typename OpTy> static Results lowerBinary(ONNXNode &node) {
       OpTy::create(node.builder, node.loc, type, lhs, rhs)};
 }
 
-/// tosa.mul's shift only applies to i32; floats take a zero shift.
-static Value multiply(ONNXNode &node, Type type, Value lhs, Value rhs) {
-  auto shiftType = RankedTensorType::get({1}, node.builder.getI8Type());
-  Value shift = tosa::ConstOp::create(
-      node.builder, node.loc, shiftType,
-      DenseElementsAttr::get(shiftType, node.builder.getI8IntegerAttr(0)));
-  return tosa::MulOp::create(node.builder, node.loc, type, lhs, rhs, shift);
-}
-
 static Results lowerMul(ONNXNode &node) {
+  if (hasIntegerInput(node))
+    return lowerIntegerBinary<arith::MulIOp>(node);
   auto operands = broadcastOperands(node);
   if (failed(operands))
     return failure();
@@ -100,6 +97,10 @@ static Results lowerMul(ONNXNode &node) {
 
 /// TOSA has no float division: a / b is a * reciprocal(b).
 static Results lowerDiv(ONNXNode &node) {
+  // ONNX integer division truncates, like C.
+  if (hasIntegerInput(node))
+    return node.isUnsignedInput(0) ? lowerIntegerBinary<arith::DivUIOp>(node)
+                                   : lowerIntegerBinary<arith::DivSIOp>(node);
   auto operands = broadcastOperands(node);
   if (failed(operands))
     return failure();
@@ -131,10 +132,29 @@ static Results lowerRelu(ONNXNode &node) {
 }
 
 static Results lowerNeg(ONNXNode &node) {
-  auto input = node.getFloatInput(0);
+  auto input = node.getInput(0);
   if (failed(input))
     return failure();
   Type elementType = input->getType().getElementType();
+  if (isa<IntegerType>(elementType)) {
+    if (DenseElementsAttr folded = foldElementwise(
+            node, *input, elementType, [](llvm::ArrayRef<Attribute> args) {
+              auto value = cast<IntegerAttr>(args[0]);
+              return IntegerAttr::get(value.getType(), -value.getValue());
+            }))
+      return llvm::SmallVector<Value>{
+          arith::ConstantOp::create(node.builder, node.loc, folded)};
+    auto result = broadcastElementwise(
+        node, *input, elementType,
+        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          Value zero = arith::ConstantOp::create(
+              b, loc, b.getIntegerAttr(elementType, 0));
+          return arith::SubIOp::create(b, loc, zero, args[0]);
+        });
+    if (failed(result))
+      return failure();
+    return llvm::SmallVector<Value>{*result};
+  }
   Value zero = splat(node, elementType, 0.0, 1);
   return llvm::SmallVector<Value>{tosa::NegateOp::create(
       node.builder, node.loc, input->getType(), *input, zero, zero)};
@@ -152,174 +172,132 @@ static Results lowerSqrt(ONNXNode &node) {
 }
 
 static Results lowerIdentity(ONNXNode &node) {
-  auto input = node.getFloatInput(0);
+  auto input = node.getInput(0);
   if (failed(input))
     return failure();
   return llvm::SmallVector<Value>{*input};
 }
 
-/// numpy matmul over operands of rank >= 2 as one 3-D tosa.matmul: equal
-/// batch dimensions are flattened into its batch; a 2-D right operand
-/// (x @ W) folds the left batch into its rows instead.
-static Results lowerMatMul(ONNXNode &node) {
-  auto lhs = node.getFloatInput(0);
-  auto rhs = node.getFloatInput(1);
+/// Pow(X, Y) has X's element type whatever Y's is: float bases take
+/// powf (or fpowi for integer exponents), integer bases ipowi, and an
+/// integer base with a float exponent is computed in float and truncated.
+static Results lowerPow(ONNXNode &node) {
+  auto base = node.getInput(0);
+  auto exponent = node.getInput(1);
+  if (failed(base) || failed(exponent))
+    return failure();
+  Type baseType = base->getType().getElementType();
+  Type exponentType = exponent->getType().getElementType();
+  bool unsignedExponent = node.isUnsignedInput(1);
+  auto result = broadcastElementwise(
+      node, {*base, *exponent}, baseType,
+      [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value x = args[0], y = args[1];
+        if (isa<FloatType>(baseType)) {
+          if (isa<IntegerType>(exponentType)) {
+            Value y32 = castScalar(b, loc, y, b.getI32Type(), unsignedExponent);
+            return math::FPowIOp::create(b, loc, x, y32);
+          }
+          return math::PowFOp::create(
+              b, loc, x, castScalar(b, loc, y, baseType, false));
+        }
+        if (isa<IntegerType>(exponentType))
+          return math::IPowIOp::create(
+              b, loc, x, castScalar(b, loc, y, baseType, unsignedExponent));
+        Value xf = castScalar(b, loc, x, exponentType, false);
+        return castScalar(b, loc, math::PowFOp::create(b, loc, xf, y),
+                          baseType, false);
+      });
+  if (failed(result))
+    return failure();
+  return llvm::SmallVector<Value>{*result};
+}
+
+static Results lowerEqual(ONNXNode &node) {
+  auto lhs = node.getInput(0);
+  auto rhs = node.getInput(1);
   if (failed(lhs) || failed(rhs))
     return failure();
-  RankedTensorType lhsType = lhs->getType(), rhsType = rhs->getType();
-  if (lhsType.getElementType() != rhsType.getElementType())
+  if (lhs->getType().getElementType() != rhs->getType().getElementType())
     return node.emitError() << "operand element types differ";
-  if (lhsType.getRank() < 2 || rhsType.getRank() < 2)
-    return node.emitError() << "1-D operands are not supported";
-  llvm::ArrayRef<int64_t> lhsShape = lhsType.getShape(),
-                          rhsShape = rhsType.getShape();
-  int64_t m = lhsShape[lhsShape.size() - 2], k = lhsShape.back();
-  int64_t n = rhsShape.back();
-  if (rhsShape[rhsShape.size() - 2] != k)
-    return node.emitError() << "contraction dimensions of " << lhsType
-                            << " and " << rhsType << " differ";
-  llvm::ArrayRef<int64_t> lhsBatch = lhsShape.drop_back(2),
-                          rhsBatch = rhsShape.drop_back(2);
-  auto product = [](llvm::ArrayRef<int64_t> dims) {
-    return std::accumulate(dims.begin(), dims.end(), int64_t{1},
-                           std::multiplies<int64_t>());
-  };
-  int64_t batch, rows;
-  if (rhsBatch.empty()) {
-    batch = 1;
-    rows = product(lhsBatch) * m;
-  } else if (lhsBatch == rhsBatch) {
-    batch = product(lhsBatch);
-    rows = m;
+  // A bool is a byte holding 0 or 1.
+  auto result = broadcastElementwise(
+      node, {*lhs, *rhs}, node.builder.getI8Type(),
+      [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value equal =
+            isa<FloatType>(args[0].getType())
+                ? arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                        args[0], args[1])
+                      .getResult()
+                : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        args[0], args[1])
+                      .getResult();
+        return arith::ExtUIOp::create(b, loc, b.getI8Type(), equal);
+      });
+  if (failed(result))
+    return failure();
+  return llvm::SmallVector<Value>{*result};
+}
+
+static Results lowerWhere(ONNXNode &node) {
+  auto condition = node.getInput(0);
+  auto lhs = node.getInput(1);
+  auto rhs = node.getInput(2);
+  if (failed(condition) || failed(lhs) || failed(rhs))
+    return failure();
+  if (!condition->getType().getElementType().isInteger(8))
+    return node.emitError() << "the condition must be a bool tensor";
+  Type elementType = lhs->getType().getElementType();
+  if (rhs->getType().getElementType() != elementType)
+    return node.emitError() << "operand element types differ";
+  auto result = broadcastElementwise(
+      node, {*condition, *lhs, *rhs}, elementType,
+      [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value zero = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
+        Value isTrue = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                             args[0], zero);
+        return arith::SelectOp::create(b, loc, isTrue, args[1], args[2]);
+      });
+  if (failed(result))
+    return failure();
+  if (node.isUnsignedInput(1) && node.proto.output_size() > 0)
+    node.table.define(node.proto.output(0), *result, /*isUnsigned=*/true);
+  return llvm::SmallVector<Value>{*result};
+}
+
+/// Cast to the `to` attribute's type, or CastLike to input 1's type.
+static Results lowerCast(ONNXNode &node) {
+  auto input = node.getInput(0);
+  if (failed(input))
+    return failure();
+  Type elementType;
+  bool toUnsigned, toBool = false;
+  if (node.proto.op_type() == "CastLike") {
+    auto like = node.getInput(1);
+    if (failed(like))
+      return failure();
+    elementType = like->getType().getElementType();
+    toUnsigned = node.isUnsignedInput(1);
   } else {
-    return node.emitError() << "broadcasting batch dimensions of " << lhsType
-                            << " and " << rhsType << " is not supported";
+    const onnx::AttributeProto *to = node.getAttribute("to");
+    if (!to)
+      return node.emitError() << "missing attribute 'to'";
+    elementType = getElementType(node.builder.getContext(), to->i());
+    if (!elementType)
+      return node.emitError() << "casting to " << getDataTypeName(to->i())
+                              << " is not supported";
+    toUnsigned = isUnsignedDataType(to->i());
+    toBool = to->i() == onnx::TensorProto::BOOL;
   }
-  Type elementType = lhsType.getElementType();
-  Value a = reshape(node, *lhs, {batch, rows, k});
-  Value b = reshape(node, *rhs, {batch, k, n});
-  Value zero = splat(node, elementType, 0.0, 1);
-  Value product3d = tosa::MatMulOp::create(
-      node.builder, node.loc,
-      RankedTensorType::get({batch, rows, n}, elementType), a, b, zero, zero);
-  llvm::SmallVector<int64_t> shape(lhsBatch);
-  shape.append({m, n});
-  return llvm::SmallVector<Value>{reshape(node, product3d, shape)};
+  Value result =
+      castTensor(node, *input, elementType, node.isUnsignedInput(0), toBool);
+  if (toUnsigned && node.proto.output_size() > 0)
+    node.table.define(node.proto.output(0), result, /*isUnsigned=*/true);
+  return llvm::SmallVector<Value>{result};
 }
-
-static Results lowerTranspose(ONNXNode &node) {
-  auto input = node.getFloatInput(0);
-  if (failed(input))
-    return failure();
-  RankedTensorType type = input->getType();
-  int64_t rank = type.getRank();
-  // The default permutation reverses the dimensions.
-  llvm::SmallVector<int64_t> perm = node.getIntsAttribute("perm").value_or(
-      llvm::SmallVector<int64_t>(llvm::reverse(llvm::seq<int64_t>(0, rank))));
-  llvm::SmallVector<bool> seen(rank, false);
-  llvm::SmallVector<int32_t> perms;
-  llvm::SmallVector<int64_t> shape;
-  // An empty (or non-INTS) 'perm' has no entry for the loop to reject.
-  if (static_cast<int64_t>(perm.size()) != rank)
-    return node.emitError()
-           << "'perm' is not a permutation of " << rank << " dimensions";
-  for (int64_t dim : perm) {
-    if (dim < 0 || dim >= rank || seen[dim])
-      return node.emitError()
-             << "'perm' is not a permutation of " << rank << " dimensions";
-    seen[dim] = true;
-    perms.push_back(static_cast<int32_t>(dim));
-    shape.push_back(type.getDimSize(dim));
-  }
-  return llvm::SmallVector<Value>{tosa::TransposeOp::create(
-      node.builder, node.loc, type.clone(shape), *input,
-      node.builder.getDenseI32ArrayAttr(perms))};
-}
-
-/// The target shape must be a constant; 0 copies the input dimension
-/// (unless allowzero) and one -1 takes what is left.
-static Results lowerReshape(ONNXNode &node) {
-  auto input = node.getFloatInput(0);
-  if (failed(input))
-    return failure();
-  DenseElementsAttr shapeAttr = node.getConstantInput(1);
-  if (!shapeAttr || !shapeAttr.getElementType().isInteger(64))
-    return node.emitError()
-           << "the shape operand must be a constant int64 tensor";
-  RankedTensorType type = input->getType();
-  bool allowZero = node.getIntAttribute("allowzero", 0) != 0;
-  llvm::SmallVector<int64_t> shape;
-  std::optional<size_t> inferred;
-  int64_t known = 1;
-  for (const auto &[index, value] :
-       llvm::enumerate(shapeAttr.getValues<int64_t>())) {
-    int64_t dim = value;
-    if (dim == 0 && !allowZero) {
-      if (static_cast<int64_t>(index) >= type.getRank())
-        return node.emitError() << "shape entry " << index
-                                << " is 0 but the input has no such dimension";
-      dim = type.getDimSize(index);
-    }
-    if (dim == -1) {
-      if (inferred)
-        return node.emitError() << "the shape has more than one -1";
-      inferred = index;
-    } else if (dim < 0) {
-      return node.emitError() << "shape entry " << index << " is " << dim;
-    } else if (llvm::MulOverflow(known, dim, known)) {
-      return node.emitError() << "the shape has more elements than fit in 64 "
-                              << "bits";
-    }
-    shape.push_back(dim);
-  }
-  int64_t count = type.getNumElements();
-  if (inferred) {
-    if (known == 0 || count % known != 0)
-      return node.emitError() << "cannot infer the -1 entry of the shape";
-    shape[*inferred] = count / known;
-    known = count;
-  }
-  if (known != count)
-    return node.emitError()
-           << "cannot reshape " << type << " to " << shape.size()
-           << " dimensions of " << known << " elements";
-  return llvm::SmallVector<Value>{reshape(node, *input, shape)};
-}
-
-/// Softmax over the last axis, stabilized by its maximum:
-/// exp(x - max) * reciprocal(sum(exp(x - max))). Before opset 13 the axis
-/// flattened the input to 2-D; for the last axis both readings agree.
-static Results lowerSoftmax(ONNXNode &node) {
-  auto input = node.getFloatInput(0);
-  if (failed(input))
-    return failure();
-  RankedTensorType type = input->getType();
-  int64_t rank = type.getRank();
-  int64_t axis = node.getIntAttribute("axis", node.opset >= 13 ? -1 : 1);
-  if (axis < 0)
-    axis += rank;
-  if (rank == 0 || axis != rank - 1)
-    return node.emitError()
-           << "only the last axis is supported (axis "
-           << node.getIntAttribute("axis", 0) << " of rank " << rank << ")";
-  llvm::SmallVector<int64_t> reducedShape(type.getShape());
-  reducedShape.back() = 1;
-  RankedTensorType reducedType = type.clone(reducedShape);
-  OpBuilder &b = node.builder;
-  auto axisAttr = b.getI32IntegerAttr(static_cast<int32_t>(axis));
-  Value max =
-      tosa::ReduceMaxOp::create(b, node.loc, reducedType, *input, axisAttr);
-  Value shifted = tosa::SubOp::create(b, node.loc, type, *input, max);
-  Value exp = tosa::ExpOp::create(b, node.loc, type, shifted);
-  Value sum =
-      tosa::ReduceSumOp::create(b, node.loc, reducedType, exp, axisAttr);
-  Value inverse = tosa::ReciprocalOp::create(b, node.loc, reducedType, sum);
-  return llvm::SmallVector<Value>{multiply(node, type, exp, inverse)};
-}
-
 const llvm::StringMap<NodeLowering> &
 mlir::afm::onnx_import::getONNXToTOSALowerings() {
-  static const llvm::StringMap<NodeLowering> lowerings = {
+  static llvm::StringMap<NodeLowering> lowerings = {
       {"Add", lowerBinary<tosa::AddOp>},
       {"Sub", lowerBinary<tosa::SubOp>},
       {"Mul", lowerMul},
@@ -332,11 +310,23 @@ mlir::afm::onnx_import::getONNXToTOSALowerings() {
       {"Sqrt", lowerSqrt},
       {"Reciprocal", lowerUnary<tosa::ReciprocalOp>},
       {"Erf", lowerUnary<tosa::ErfOp>},
-      {"MatMul", lowerMatMul},
-      {"Transpose", lowerTranspose},
-      {"Reshape", lowerReshape},
-      {"Softmax", lowerSoftmax},
+      {"Log", lowerUnary<tosa::LogOp>},
+      {"Ceil", lowerUnary<tosa::CeilOp>},
+      {"Floor", lowerUnary<tosa::FloorOp>},
+      {"Abs", lowerUnary<tosa::AbsOp>},
       {"Identity", lowerIdentity},
+      {"Pow", lowerPow},
+      {"Equal", lowerEqual},
+      {"Where", lowerWhere},
+      {"Cast", lowerCast},
+      {"CastLike", lowerCast},
   };
+  static const bool registered = [] {
+    registerShapeLowerings(lowerings);
+    registerReductionLowerings(lowerings);
+    registerContractionLowerings(lowerings);
+    return true;
+  }();
+  (void)registered;
   return lowerings;
 }

@@ -9,10 +9,28 @@
 #ifndef AFM_IMPORT_ONNXIMPORT_H
 #define AFM_IMPORT_ONNXIMPORT_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
 
 namespace mlir::afm {
+
+/// Compile-time specialization of a model. Shapes are static here, so an
+/// operand that decides a shape (Reshape's shape, Slice's starts, ...)
+/// must be a constant; when a graph feeds one as an input, the caller may
+/// bind that input to a value, which turns it into an initializer.
+struct ONNXImportOptions {
+  /// Graph inputs to import as constants, by name.
+  llvm::StringMap<DenseElementsAttr> boundInputs;
+  /// When set, receives the graph inputs that some node needed as a
+  /// constant (whether or not the import succeeded), in graph order.
+  std::vector<std::string> *inputsNeededAsConstants = nullptr;
+};
 
 /// Imports the serialized ONNX model `bytes` read from `modelPath`. The
 /// path names the model in locations and anchors external tensor data.
@@ -20,7 +38,21 @@ namespace mlir::afm {
 /// and returns null.
 OwningOpRef<ModuleOp> importONNXModel(MLIRContext *context,
                                       llvm::StringRef bytes,
-                                      llvm::StringRef modelPath);
+                                      llvm::StringRef modelPath,
+                                      const ONNXImportOptions &options = {});
+
+/// Reads a serialized ONNX TensorProto (a backend test's input_0.pb, ...)
+/// as a dense attribute of the type the importer gives that tensor.
+/// Sets `isUnsigned` for ONNX's unsigned integer types.
+llvm::Expected<DenseElementsAttr> readONNXTensor(MLIRContext *context,
+                                                 llvm::StringRef bytes,
+                                                 llvm::StringRef name,
+                                                 bool *isUnsigned = nullptr);
+
+/// The names of a model's graph inputs that are not initializers, in
+/// order: the arguments of the imported `@main` before any binding.
+llvm::Expected<std::vector<std::string>>
+getONNXGraphInputNames(llvm::StringRef modelBytes, llvm::StringRef modelPath);
 
 } // namespace mlir::afm
 

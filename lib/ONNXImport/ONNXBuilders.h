@@ -1,0 +1,90 @@
+//===- ONNXBuilders.h - IR building blocks of the ONNX lowerings -*- C++ -*-===//
+//
+// What several lowerings share: TOSA reshapes and constants, numpy
+// broadcasting, and element-wise or index-computing linalg.generic ops for
+// what TOSA cannot say (integer powers, ONNX's truncating casts, gathers
+// with negative indices, ...).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_LIB_ONNXIMPORT_ONNXBUILDERS_H
+#define AFM_LIB_ONNXIMPORT_ONNXBUILDERS_H
+
+#include "ONNXImporter.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace mlir::afm::onnx_import {
+
+using Results = FailureOr<llvm::SmallVector<Value>>;
+
+/// `input` as `shape` (a no-op when it already is; a constant input gives
+/// a reshaped constant, so shape computations fold at import).
+Value reshape(ONNXNode &node, Value input, llvm::ArrayRef<int64_t> shape);
+
+/// A tensor<1x..x1xT> of `rank` holding `value` (float or integer T).
+Value splat(ONNXNode &node, Type elementType, double value, int64_t rank);
+
+/// tosa.mul with the zero shift floats take.
+Value multiply(ONNXNode &node, Type type, Value lhs, Value rhs);
+
+/// The numpy broadcast of `shapes`, or failure (with an error) when they
+/// do not broadcast.
+FailureOr<llvm::SmallVector<int64_t>>
+broadcastShapes(ONNXNode &node, llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes);
+
+/// ONNX multidirectional broadcasting of float inputs 0 and 1 for TOSA: both
+/// reshaped to the larger rank, and the broadcast result type.
+FailureOr<std::tuple<Value, Value, RankedTensorType>>
+broadcastOperands(ONNXNode &node);
+
+/// Builds the scalar body of an element-wise op: block arguments in,
+/// result out.
+using ElementwiseBody =
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+/// An element-wise linalg.generic over `operands` with numpy broadcasting
+/// (lower ranks are padded with leading 1s; size-1 dimensions repeat),
+/// producing `resultElementType`; `alsoBroadcastTo` joins the broadcast
+/// as one more operand shape (Expand's target).
+FailureOr<Value>
+broadcastElementwise(ONNXNode &node, ValueRange operands,
+                     Type resultElementType, ElementwiseBody body,
+                     llvm::ArrayRef<int64_t> alsoBroadcastTo = {});
+
+/// Folds an element-wise op over constants (at most `maxElements` in the
+/// result): `fn` maps the operands' elements at each broadcast position
+/// to the result's. Null when an operand is not a small constant.
+DenseElementsAttr
+foldElementwise(ONNXNode &node, ValueRange operands, Type resultElementType,
+                llvm::function_ref<Attribute(llvm::ArrayRef<Attribute>)> fn,
+                int64_t maxElements = 1 << 16);
+
+/// Converts a scalar between element types with ONNX Cast semantics:
+/// float to integer truncates toward zero, integers extend by the
+/// signedness of their ONNX type; to a bool (a byte) is `!= 0`.
+Value castScalar(OpBuilder &b, Location loc, Value value, Type to,
+                 bool fromUnsigned, bool toBool = false);
+
+/// `value` cast element-wise to `elementType` (see castScalar).
+Value castTensor(ONNXNode &node, Value value, Type elementType,
+                 bool fromUnsigned, bool toBool = false);
+
+/// Builds the element at the output position `indices` (one index per
+/// output dimension) of an index-computing op.
+using IndexBody = llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+/// A tensor of `type` whose elements `body` computes from their indices
+/// (linalg.generic over linalg.index; bodies read other tensors with
+/// tensor.extract).
+Value generateTensor(ONNXNode &node, RankedTensorType type, IndexBody body);
+
+/// `axis` in [-rank, rank) as a dimension, or failure with an error.
+FailureOr<int64_t> normalizeAxis(ONNXNode &node, int64_t axis, int64_t rank);
+
+/// A dense constant (arith.constant) of `type` holding `value`.
+Value constantLike(ONNXNode &node, RankedTensorType type, double value);
+
+} // namespace mlir::afm::onnx_import
+
+#endif // AFM_LIB_ONNXIMPORT_ONNXBUILDERS_H

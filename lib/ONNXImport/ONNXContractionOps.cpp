@@ -1,0 +1,441 @@
+//===- ONNXContractionOps.cpp - ONNX matrix products -----------------------===//
+//
+// MatMul and Gemm as TOSA matmuls; Einsum (and MatMulInteger, which is
+// one) as a linalg.generic whose loops are the equation's letters; and
+// DequantizeLinear, which feeds them integer weights.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ONNXBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::afm::onnx_import;
+
+/// numpy matmul over operands of rank >= 2 as one 3-D tosa.matmul: equal
+/// batch dimensions are flattened into its batch; a 2-D right operand
+/// (x @ W) folds the left batch into its rows instead.
+static Results lowerMatMul(ONNXNode &node) {
+  auto lhs = node.getFloatInput(0);
+  auto rhs = node.getFloatInput(1);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  RankedTensorType lhsType = lhs->getType(), rhsType = rhs->getType();
+  if (lhsType.getElementType() != rhsType.getElementType())
+    return node.emitError() << "operand element types differ";
+  if (lhsType.getRank() < 2 || rhsType.getRank() < 2)
+    return node.emitError() << "1-D operands are not supported";
+  llvm::ArrayRef<int64_t> lhsShape = lhsType.getShape(),
+                          rhsShape = rhsType.getShape();
+  int64_t m = lhsShape[lhsShape.size() - 2], k = lhsShape.back();
+  int64_t n = rhsShape.back();
+  if (rhsShape[rhsShape.size() - 2] != k)
+    return node.emitError() << "contraction dimensions of " << lhsType
+                            << " and " << rhsType << " differ";
+  llvm::ArrayRef<int64_t> lhsBatch = lhsShape.drop_back(2),
+                          rhsBatch = rhsShape.drop_back(2);
+  auto product = [](llvm::ArrayRef<int64_t> dims) {
+    return std::accumulate(dims.begin(), dims.end(), int64_t{1},
+                           std::multiplies<int64_t>());
+  };
+  int64_t batch, rows;
+  if (rhsBatch.empty()) {
+    batch = 1;
+    rows = product(lhsBatch) * m;
+  } else if (lhsBatch == rhsBatch) {
+    batch = product(lhsBatch);
+    rows = m;
+  } else {
+    return node.emitError() << "broadcasting batch dimensions of " << lhsType
+                            << " and " << rhsType << " is not supported";
+  }
+  Type elementType = lhsType.getElementType();
+  Value a = reshape(node, *lhs, {batch, rows, k});
+  Value b = reshape(node, *rhs, {batch, k, n});
+  Value zero = splat(node, elementType, 0.0, 1);
+  Value product3d = tosa::MatMulOp::create(
+      node.builder, node.loc,
+      RankedTensorType::get({batch, rows, n}, elementType), a, b, zero, zero);
+  llvm::SmallVector<int64_t> shape(lhsBatch);
+  shape.append({m, n});
+  return llvm::SmallVector<Value>{reshape(node, product3d, shape)};
+}
+
+
+static Value transpose2D(ONNXNode &node, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return tosa::TransposeOp::create(
+      node.builder, node.loc,
+      type.clone({type.getDimSize(1), type.getDimSize(0)}), value,
+      node.builder.getDenseI32ArrayAttr({1, 0}));
+}
+
+/// Gemm: alpha * op(A) @ op(B) + beta * C, op transposing on request and
+/// C broadcasting to the [M, N] result.
+static Results lowerGemm(ONNXNode &node) {
+  auto lhs = node.getFloatInput(0);
+  auto rhs = node.getFloatInput(1);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  if (lhs->getType().getRank() != 2 || rhs->getType().getRank() != 2)
+    return node.emitError() << "A and B must be matrices";
+  Value a = node.getIntAttribute("transA", 0) ? transpose2D(node, *lhs) : *lhs;
+  Value b = node.getIntAttribute("transB", 0) ? transpose2D(node, *rhs) : *rhs;
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(b.getType());
+  int64_t m = aType.getDimSize(0), k = aType.getDimSize(1),
+          n = bType.getDimSize(1);
+  if (bType.getDimSize(0) != k)
+    return node.emitError() << "op(A) " << aType << " and op(B) " << bType
+                            << " do not multiply";
+  Type elementType = aType.getElementType();
+  auto resultType = RankedTensorType::get({m, n}, elementType);
+  Value zero = splat(node, elementType, 0.0, 1);
+  Value product = tosa::MatMulOp::create(
+      node.builder, node.loc, RankedTensorType::get({1, m, n}, elementType),
+      reshape(node, a, {1, m, k}), reshape(node, b, {1, k, n}), zero, zero);
+  Value result = reshape(node, product, {m, n});
+  auto scaled = [&](Value value, const char *name) {
+    const onnx::AttributeProto *attr = node.getAttribute(name);
+    if (!attr || attr->f() == 1.0f)
+      return value;
+    auto type = cast<RankedTensorType>(value.getType());
+    return multiply(node, type, value,
+                    splat(node, elementType, attr->f(), type.getRank()));
+  };
+  result = scaled(result, "alpha");
+  if (!node.hasInput(2))
+    return llvm::SmallVector<Value>{result};
+  auto bias = node.getFloatInput(2);
+  if (failed(bias))
+    return failure();
+  auto biasType = bias->getType();
+  if (biasType.getRank() > 2)
+    return node.emitError() << "C must have rank <= 2";
+  llvm::SmallVector<int64_t> shape(2 - biasType.getRank(), 1);
+  llvm::append_range(shape, biasType.getShape());
+  if ((shape[0] != 1 && shape[0] != m) || (shape[1] != 1 && shape[1] != n))
+    return node.emitError() << "C " << biasType << " does not broadcast to "
+                            << resultType;
+  Value c = scaled(reshape(node, *bias, shape), "beta");
+  return llvm::SmallVector<Value>{
+      tosa::AddOp::create(node.builder, node.loc, resultType, result, c)};
+}
+
+/// The letters of one Einsum term with "..." expanded to `ellipsisDims`
+/// '.'-dimensions (right-aligned across operands, numpy style), or
+/// failure when the term does not fit `rank`.
+static FailureOr<std::string> expandTerm(ONNXNode &node, llvm::StringRef term,
+                                         int64_t rank, int64_t &ellipsisDims,
+                                         bool isOutput) {
+  size_t ellipsis = term.find("...");
+  std::string letters = term.str();
+  if (ellipsis != llvm::StringRef::npos) {
+    letters.erase(ellipsis, 3);
+    if (!isOutput)
+      ellipsisDims = std::max<int64_t>(ellipsisDims, rank - letters.size());
+    int64_t count = isOutput ? ellipsisDims : rank - letters.size();
+    if (count < 0)
+      return node.emitError() << "term '" << term << "' has more letters "
+                              << "than its operand has dimensions";
+    letters.insert(ellipsis, std::string(count, '.'));
+  }
+  for (char c : letters)
+    if (c != '.' && !llvm::isAlpha(c))
+      return node.emitError() << "equation term '" << term
+                              << "' has the character '" << c << "'";
+  if (!isOutput && static_cast<int64_t>(letters.size()) != rank)
+    return node.emitError() << "term '" << term << "' names "
+                            << letters.size() << " dimensions of an operand "
+                            << "of rank " << rank;
+  return letters;
+}
+
+/// out[output letters] = sum over the other letters of the product of
+/// the operands (linalg.generic; a repeated letter in one term reads a
+/// diagonal, size-1 dimensions broadcast).
+static FailureOr<Value> contract(ONNXNode &node, ValueRange operands,
+                                 llvm::StringRef equation) {
+  std::string compact;
+  for (char c : equation)
+    if (!llvm::isSpace(c))
+      compact.push_back(c);
+  llvm::StringRef text(compact);
+  auto [inputsText, outputText] = text.split("->");
+  bool explicitOutput = text.contains("->");
+  llvm::SmallVector<llvm::StringRef> inputTerms;
+  inputsText.split(inputTerms, ',');
+  if (inputTerms.size() != operands.size())
+    return node.emitError() << "the equation has " << inputTerms.size()
+                            << " operand terms for " << operands.size()
+                            << " inputs";
+
+  // Each ellipsis dimension i is loop label ('.', i) from the right.
+  int64_t ellipsisDims = 0;
+  llvm::SmallVector<std::string> inputLetters;
+  for (auto [term, operand] : llvm::zip(inputTerms, operands)) {
+    auto letters = expandTerm(node, term,
+                              cast<RankedTensorType>(operand.getType())
+                                  .getRank(),
+                              ellipsisDims, false);
+    if (failed(letters))
+      return failure();
+    inputLetters.push_back(*letters);
+  }
+  std::string outputLetters;
+  if (explicitOutput) {
+    int64_t dims = ellipsisDims;
+    auto letters = expandTerm(node, outputText, 0, dims, true);
+    if (failed(letters))
+      return failure();
+    outputLetters = *letters;
+  } else {
+    // Implicit output: the ellipsis, then letters used once, sorted.
+    outputLetters = std::string(ellipsisDims, '.');
+    llvm::SmallVector<char> once;
+    for (char c = 'A'; c <= 'z'; ++c) {
+      int count = 0;
+      for (const std::string &letters : inputLetters)
+        count += llvm::count(letters, c);
+      if (count == 1)
+        once.push_back(c);
+    }
+    outputLetters.append(once.begin(), once.end());
+  }
+
+  // Loops: ellipsis dimensions first, then letters by first appearance.
+  // A '.' at position p of an operand with e ellipsis dims is loop
+  // (ellipsisDims - e + its index among the operand's '.').
+  llvm::SmallVector<char> loopLetters;
+  for (const std::string &letters : inputLetters)
+    for (char c : letters)
+      if (c != '.' && !llvm::is_contained(loopLetters, c))
+        loopLetters.push_back(c);
+  for (char c : outputLetters)
+    if (c != '.' && !llvm::is_contained(loopLetters, c))
+      return node.emitError() << "output letter '" << c
+                              << "' appears in no input";
+  int64_t loops = ellipsisDims + loopLetters.size();
+  llvm::SmallVector<int64_t> loopSizes(loops, 1);
+  MLIRContext *context = node.builder.getContext();
+  auto loopOf = [&](llvm::StringRef letters, size_t position) -> int64_t {
+    if (letters[position] != '.')
+      return ellipsisDims + llvm::find(loopLetters, letters[position]) -
+             loopLetters.begin();
+    int64_t dots = llvm::count(letters, '.');
+    int64_t before = llvm::count(letters.take_front(position), '.');
+    return ellipsisDims - dots + before;
+  };
+  for (auto [letters, operand] : llvm::zip(inputLetters, operands)) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    for (size_t p = 0; p < letters.size(); ++p) {
+      int64_t loop = loopOf(letters, p), size = type.getDimSize(p);
+      if (size == 1)
+        continue;
+      if (loopSizes[loop] != 1 && loopSizes[loop] != size)
+        return node.emitError()
+               << "dimension '" << letters[p] << "' has sizes "
+               << loopSizes[loop] << " and " << size;
+      loopSizes[loop] = size;
+    }
+  }
+  llvm::SmallVector<AffineMap> maps;
+  for (auto [letters, operand] : llvm::zip(inputLetters, operands)) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    llvm::SmallVector<AffineExpr> exprs;
+    for (size_t p = 0; p < letters.size(); ++p) {
+      int64_t loop = loopOf(letters, p);
+      exprs.push_back(type.getDimSize(p) == 1 && loopSizes[loop] != 1
+                          ? getAffineConstantExpr(0, context)
+                          : getAffineDimExpr(loop, context));
+    }
+    maps.push_back(AffineMap::get(loops, 0, exprs, context));
+  }
+  llvm::SmallVector<AffineExpr> outputExprs;
+  llvm::SmallVector<int64_t> outputShape;
+  llvm::SmallVector<bool> isOutputLoop(loops, false);
+  for (size_t p = 0; p < outputLetters.size(); ++p) {
+    int64_t loop = loopOf(outputLetters, p);
+    if (isOutputLoop[loop])
+      return node.emitError() << "output letter '" << outputLetters[p]
+                              << "' is repeated";
+    isOutputLoop[loop] = true;
+    outputExprs.push_back(getAffineDimExpr(loop, context));
+    outputShape.push_back(loopSizes[loop]);
+  }
+  maps.push_back(AffineMap::get(loops, 0, outputExprs, context));
+  llvm::SmallVector<utils::IteratorType> iterators;
+  for (bool parallel : isOutputLoop)
+    iterators.push_back(parallel ? utils::IteratorType::parallel
+                                 : utils::IteratorType::reduction);
+
+  Type elementType =
+      cast<RankedTensorType>(operands[0].getType()).getElementType();
+  auto resultType = RankedTensorType::get(outputShape, elementType);
+  TypedAttr zeroAttr =
+      isa<FloatType>(elementType)
+          ? TypedAttr(node.builder.getFloatAttr(elementType, 0))
+          : TypedAttr(node.builder.getIntegerAttr(elementType, 0));
+  Value zero = arith::ConstantOp::create(node.builder, node.loc, zeroAttr);
+  Value empty = tensor::EmptyOp::create(node.builder, node.loc, outputShape,
+                                        elementType);
+  Value init = linalg::FillOp::create(node.builder, node.loc, ValueRange{zero},
+                                      ValueRange{empty})
+                   .getResult(0);
+  bool isFloat = isa<FloatType>(elementType);
+  auto generic = linalg::GenericOp::create(
+      node.builder, node.loc, resultType, operands, init, maps, iterators,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value product = args[0];
+        for (Value arg : args.drop_front().drop_back())
+          product = isFloat ? arith::MulFOp::create(b, loc, product, arg)
+                                  .getResult()
+                            : arith::MulIOp::create(b, loc, product, arg)
+                                  .getResult();
+        Value sum =
+            isFloat
+                ? arith::AddFOp::create(b, loc, args.back(), product).getResult()
+                : arith::AddIOp::create(b, loc, args.back(), product)
+                      .getResult();
+        linalg::YieldOp::create(b, loc, sum);
+      });
+  return generic.getResult(0);
+}
+
+static Results lowerEinsum(ONNXNode &node) {
+  const onnx::AttributeProto *equation = node.getAttribute("equation");
+  if (!equation)
+    return node.emitError() << "missing attribute 'equation'";
+  llvm::SmallVector<Value> operands;
+  for (int index = 0; index < node.proto.input_size(); ++index) {
+    auto operand = node.getInput(index);
+    if (failed(operand))
+      return failure();
+    if (index > 0 && operand->getType().getElementType() !=
+                         cast<RankedTensorType>(operands[0].getType())
+                             .getElementType())
+      return node.emitError() << "operand element types differ";
+    operands.push_back(*operand);
+  }
+  if (operands.empty())
+    return node.emitError() << "needs at least one input";
+  auto result = contract(node, operands, equation->s());
+  if (failed(result))
+    return failure();
+  return llvm::SmallVector<Value>{*result};
+}
+
+/// `value` - `zeroPoint` widened to i32 (by the inputs' signedness), with
+/// a per-row zero point of A reshaped to broadcast along rows.
+static FailureOr<Value> widenedMinusZeroPoint(ONNXNode &node, unsigned index,
+                                              bool perRowZeroPoint) {
+  auto value = node.getInput(index);
+  if (failed(value))
+    return failure();
+  bool isUnsigned = node.isUnsignedInput(index);
+  Type i32 = node.builder.getI32Type();
+  if (!node.hasInput(index + 2))
+    return castTensor(node, *value, i32, isUnsigned);
+  auto zeroPoint = node.getInput(index + 2);
+  if (failed(zeroPoint))
+    return failure();
+  Value zp = *zeroPoint;
+  auto zpType = cast<RankedTensorType>(zp.getType());
+  if (perRowZeroPoint && zpType.getRank() == 1 && zpType.getNumElements() > 1)
+    zp = reshape(node, zp, {zpType.getNumElements(), 1});
+  bool zpUnsigned = node.isUnsignedInput(index + 2);
+  return broadcastElementwise(
+      node, {*value, zp}, i32,
+      [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        return arith::SubIOp::create(
+            b, loc, castScalar(b, loc, args[0], i32, isUnsigned),
+            castScalar(b, loc, args[1], i32, zpUnsigned));
+      });
+}
+
+/// MatMulInteger: (A - a_zero_point) @ (B - b_zero_point) in int32.
+static Results lowerMatMulInteger(ONNXNode &node) {
+  auto a = widenedMinusZeroPoint(node, 0, /*perRowZeroPoint=*/true);
+  auto b = widenedMinusZeroPoint(node, 1, /*perRowZeroPoint=*/false);
+  if (failed(a) || failed(b))
+    return failure();
+  int64_t bRank = cast<RankedTensorType>(b->getType()).getRank();
+  auto result = contract(node, {*a, *b},
+                         bRank == 2 ? "...mk,kn->...mn" : "...mk,...kn->...mn");
+  if (failed(result))
+    return failure();
+  return llvm::SmallVector<Value>{*result};
+}
+
+/// DequantizeLinear: (x - zero_point) * scale in float, per tensor or
+/// per `axis` (a 1-D scale then runs along that dimension).
+static Results lowerDequantizeLinear(ONNXNode &node) {
+  auto input = node.getInput(0);
+  auto scale = node.getFloatInput(1);
+  if (failed(input) || failed(scale))
+    return failure();
+  RankedTensorType type = input->getType();
+  Value zeroPoint;
+  if (node.hasInput(2)) {
+    auto zp = node.getInput(2);
+    if (failed(zp))
+      return failure();
+    zeroPoint = *zp;
+  }
+  auto perAxis = [&](Value value) -> FailureOr<Value> {
+    auto valueType = cast<RankedTensorType>(value.getType());
+    if (valueType.getRank() == 0 || valueType.getNumElements() == 1)
+      return value;
+    auto axis =
+        normalizeAxis(node, node.getIntAttribute("axis", 1), type.getRank());
+    if (failed(axis))
+      return failure();
+    if (valueType.getRank() != 1 ||
+        valueType.getDimSize(0) != type.getDimSize(*axis))
+      return node.emitError() << "a per-axis scale or zero point must be 1-D "
+                              << "with " << type.getDimSize(*axis)
+                              << " elements";
+    llvm::SmallVector<int64_t> shape(type.getRank(), 1);
+    shape[*axis] = valueType.getDimSize(0);
+    return reshape(node, value, shape);
+  };
+  auto scaleValue = perAxis(*scale);
+  if (failed(scaleValue))
+    return failure();
+  llvm::SmallVector<Value> operands = {*input, *scaleValue};
+  if (zeroPoint) {
+    auto zp = perAxis(zeroPoint);
+    if (failed(zp))
+      return failure();
+    operands.push_back(*zp);
+  }
+  Type floatType = scale->getType().getElementType();
+  bool isUnsigned = node.isUnsignedInput(0);
+  auto result = broadcastElementwise(
+      node, operands, floatType,
+      [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value x = castScalar(b, loc, args[0], floatType, isUnsigned);
+        if (args.size() == 3)
+          x = arith::SubFOp::create(
+              b, loc, x, castScalar(b, loc, args[2], floatType, isUnsigned));
+        return arith::MulFOp::create(b, loc, x, args[1]);
+      });
+  if (failed(result))
+    return failure();
+  return llvm::SmallVector<Value>{*result};
+}
+
+void mlir::afm::onnx_import::registerContractionLowerings(
+    llvm::StringMap<NodeLowering> &lowerings) {
+  lowerings["MatMul"] = lowerMatMul;
+  lowerings["Gemm"] = lowerGemm;
+  lowerings["Einsum"] = lowerEinsum;
+  lowerings["MatMulInteger"] = lowerMatMulInteger;
+  lowerings["DequantizeLinear"] = lowerDequantizeLinear;
+}

@@ -1,0 +1,238 @@
+//===- ONNXReductionOps.cpp - ONNX reductions and normalizations ----------===//
+//
+// Reduce{Sum,Mean,Max,Min,SumSquare}, Softmax, LogSoftmax and
+// LayerNormalization, each as a chain of TOSA reductions (one axis at a
+// time, keeping dimensions so results broadcast back over the input).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ONNXBuilders.h"
+
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+
+using namespace mlir;
+using namespace mlir::afm::onnx_import;
+
+namespace {
+enum class Reduction { Sum, Mean, Max, Min, SumSquare };
+} // namespace
+
+/// `input` reduced over `axes` (sorted, distinct) with kept dimensions.
+template <typename ReduceOp>
+static Value reduceKeepDims(ONNXNode &node, Value input,
+                            llvm::ArrayRef<int64_t> axes) {
+  for (int64_t axis : axes) {
+    auto type = cast<RankedTensorType>(input.getType());
+    llvm::SmallVector<int64_t> shape(type.getShape());
+    shape[axis] = 1;
+    input = ReduceOp::create(node.builder, node.loc, type.clone(shape), input,
+                             node.builder.getI32IntegerAttr(axis));
+  }
+  return input;
+}
+
+static int64_t countOf(RankedTensorType type, llvm::ArrayRef<int64_t> axes) {
+  int64_t count = 1;
+  for (int64_t axis : axes)
+    count *= type.getDimSize(axis);
+  return count;
+}
+
+/// The mean over `axes`, kept dimensions.
+static Value meanKeepDims(ONNXNode &node, Value input,
+                          llvm::ArrayRef<int64_t> axes) {
+  auto type = cast<RankedTensorType>(input.getType());
+  Value sum = reduceKeepDims<tosa::ReduceSumOp>(node, input, axes);
+  Value scale = splat(node, type.getElementType(),
+                      1.0 / static_cast<double>(countOf(type, axes)),
+                      type.getRank());
+  return multiply(node, sum.getType(), sum, scale);
+}
+
+/// The sorted, distinct dimensions named by `axes`.
+static FailureOr<llvm::SmallVector<int64_t>>
+normalizeAxes(ONNXNode &node, llvm::ArrayRef<int64_t> axes, int64_t rank) {
+  llvm::SmallVector<int64_t> dims;
+  for (int64_t axis : axes) {
+    auto dim = normalizeAxis(node, axis, rank);
+    if (failed(dim))
+      return failure();
+    dims.push_back(*dim);
+  }
+  llvm::sort(dims);
+  if (std::adjacent_find(dims.begin(), dims.end()) != dims.end())
+    return node.emitError() << "an axis is repeated";
+  return dims;
+}
+
+template <Reduction kind> static Results lowerReduce(ONNXNode &node) {
+  auto input = node.getFloatInput(0);
+  if (failed(input))
+    return failure();
+  RankedTensorType type = input->getType();
+  int64_t rank = type.getRank();
+  // Axes became an input in opset 13 for ReduceSum, 18 for the others.
+  int64_t inputFromOpset = kind == Reduction::Sum ? 13 : 18;
+  std::optional<llvm::SmallVector<int64_t>> axes;
+  if (node.opset < inputFromOpset) {
+    axes = node.getIntsAttribute("axes");
+  } else if (node.hasInput(1)) {
+    auto values = node.getConstantInts(1, "axes");
+    if (failed(values))
+      return failure();
+    axes = *values;
+  }
+  if (axes && axes->empty())
+    axes.reset();
+  if (!axes) {
+    if (node.getIntAttribute("noop_with_empty_axes", 0))
+      return llvm::SmallVector<Value>{*input};
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  }
+  auto dims = normalizeAxes(node, *axes, rank);
+  if (failed(dims))
+    return failure();
+
+  Value value = *input;
+  Value result;
+  switch (kind) {
+  case Reduction::Sum:
+    result = reduceKeepDims<tosa::ReduceSumOp>(node, value, *dims);
+    break;
+  case Reduction::SumSquare:
+    value = multiply(node, type, value, value);
+    result = reduceKeepDims<tosa::ReduceSumOp>(node, value, *dims);
+    break;
+  case Reduction::Mean:
+    result = meanKeepDims(node, value, *dims);
+    break;
+  case Reduction::Max:
+    result = reduceKeepDims<tosa::ReduceMaxOp>(node, value, *dims);
+    break;
+  case Reduction::Min:
+    result = reduceKeepDims<tosa::ReduceMinOp>(node, value, *dims);
+    break;
+  }
+  if (node.getIntAttribute("keepdims", 1))
+    return llvm::SmallVector<Value>{result};
+  llvm::SmallVector<int64_t> shape;
+  for (int64_t dim = 0; dim < rank; ++dim)
+    if (!llvm::is_contained(*dims, dim))
+      shape.push_back(type.getDimSize(dim));
+  return llvm::SmallVector<Value>{reshape(node, result, shape)};
+}
+
+/// The dimensions (Log)Softmax normalizes over: the axis from opset 13,
+/// before that everything from the axis on (the input read as 2-D).
+static FailureOr<llvm::SmallVector<int64_t>>
+getSoftmaxDims(ONNXNode &node, int64_t rank) {
+  bool singleAxis = node.opset >= 13;
+  int64_t axis = node.getIntAttribute("axis", singleAxis ? -1 : 1);
+  if (rank == 0)
+    return node.emitError() << "the input must have rank >= 1";
+  auto dim = normalizeAxis(node, axis, rank);
+  if (failed(dim))
+    return failure();
+  if (singleAxis)
+    return llvm::SmallVector<int64_t>{*dim};
+  return llvm::to_vector(llvm::seq<int64_t>(*dim, rank));
+}
+
+/// softmax = exp(x - max) / sum(exp(x - max)); log-softmax =
+/// (x - max) - log(sum(exp(x - max))). The max keeps exp from overflowing.
+template <bool isLog> static Results lowerSoftmax(ONNXNode &node) {
+  auto input = node.getFloatInput(0);
+  if (failed(input))
+    return failure();
+  RankedTensorType type = input->getType();
+  auto dims = getSoftmaxDims(node, type.getRank());
+  if (failed(dims))
+    return failure();
+  OpBuilder &b = node.builder;
+  Value max = reduceKeepDims<tosa::ReduceMaxOp>(node, *input, *dims);
+  Value shifted = tosa::SubOp::create(b, node.loc, type, *input, max);
+  Value exp = tosa::ExpOp::create(b, node.loc, type, shifted);
+  Value sum = reduceKeepDims<tosa::ReduceSumOp>(node, exp, *dims);
+  if (isLog) {
+    Value log = tosa::LogOp::create(b, node.loc, sum.getType(), sum);
+    return llvm::SmallVector<Value>{
+        tosa::SubOp::create(b, node.loc, type, shifted, log)};
+  }
+  Value inverse = tosa::ReciprocalOp::create(b, node.loc, sum.getType(), sum);
+  return llvm::SmallVector<Value>{multiply(node, type, exp, inverse)};
+}
+
+/// LayerNormalization over the dimensions from `axis` on:
+/// y = (x - mean) * rsqrt(var + epsilon) * scale + bias, and the optional
+/// Mean and InvStdDev outputs (kept dimensions).
+static Results lowerLayerNormalization(ONNXNode &node) {
+  auto input = node.getFloatInput(0);
+  auto scale = node.getFloatInput(1);
+  if (failed(input) || failed(scale))
+    return failure();
+  RankedTensorType type = input->getType();
+  int64_t rank = type.getRank();
+  auto axis = normalizeAxis(node, node.getIntAttribute("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  llvm::SmallVector<int64_t> dims = llvm::to_vector(llvm::seq(*axis, rank));
+  const onnx::AttributeProto *epsilonAttr = node.getAttribute("epsilon");
+  double epsilon = epsilonAttr ? epsilonAttr->f() : 1e-5;
+  Type elementType = type.getElementType();
+  OpBuilder &b = node.builder;
+
+  Value mean = meanKeepDims(node, *input, dims);
+  Value centered = tosa::SubOp::create(b, node.loc, type, *input, mean);
+  Value variance =
+      meanKeepDims(node, multiply(node, type, centered, centered), dims);
+  Value shiftedVariance = tosa::AddOp::create(
+      b, node.loc, variance.getType(), variance,
+      splat(node, elementType, epsilon, rank));
+  Value invStdDev = tosa::RsqrtOp::create(b, node.loc, variance.getType(),
+                                          shiftedVariance);
+  Value normalized = multiply(node, type, centered, invStdDev);
+
+  auto affine = [&](Value operand, bool isScale) -> FailureOr<Value> {
+    auto operandType = cast<RankedTensorType>(operand.getType());
+    if (operandType.getRank() > rank)
+      return node.emitError() << (isScale ? "scale" : "bias") << " has rank "
+                              << operandType.getRank() << " > " << rank;
+    llvm::SmallVector<int64_t> shape(rank - operandType.getRank(), 1);
+    llvm::append_range(shape, operandType.getShape());
+    for (int64_t dim = 0; dim < rank; ++dim)
+      if (shape[dim] != 1 && shape[dim] != type.getDimSize(dim))
+        return node.emitError()
+               << (isScale ? "scale " : "bias ") << operandType
+               << " does not broadcast to " << type;
+    Value padded = reshape(node, operand, shape);
+    return isScale ? multiply(node, type, normalized, padded)
+                   : Value(tosa::AddOp::create(b, node.loc, type, normalized,
+                                                padded));
+  };
+  auto scaled = affine(*scale, true);
+  if (failed(scaled))
+    return failure();
+  normalized = *scaled;
+  if (node.hasInput(2)) {
+    auto bias = node.getFloatInput(2);
+    if (failed(bias))
+      return failure();
+    auto shifted = affine(*bias, false);
+    if (failed(shifted))
+      return failure();
+    normalized = *shifted;
+  }
+  return llvm::SmallVector<Value>{normalized, mean, invStdDev};
+}
+
+void mlir::afm::onnx_import::registerReductionLowerings(
+    llvm::StringMap<NodeLowering> &lowerings) {
+  lowerings["ReduceSum"] = lowerReduce<Reduction::Sum>;
+  lowerings["ReduceMean"] = lowerReduce<Reduction::Mean>;
+  lowerings["ReduceMax"] = lowerReduce<Reduction::Max>;
+  lowerings["ReduceMin"] = lowerReduce<Reduction::Min>;
+  lowerings["ReduceSumSquare"] = lowerReduce<Reduction::SumSquare>;
+  lowerings["Softmax"] = lowerSoftmax<false>;
+  lowerings["LogSoftmax"] = lowerSoftmax<true>;
+  lowerings["LayerNormalization"] = lowerLayerNormalization;
+}
