@@ -74,6 +74,9 @@ static Results lowerTranspose(ONNXNode &node) {
   if (static_cast<int64_t>(perm.size()) != rank)
     return node.emitError()
            << "'perm' is not a permutation of " << rank << " dimensions";
+  // A scalar is its own transpose; tosa.transpose wants rank >= 1.
+  if (rank == 0)
+    return llvm::SmallVector<Value>{*input};
   for (int64_t dim : perm) {
     if (dim < 0 || dim >= rank || seen[dim])
       return node.emitError()
