@@ -97,8 +97,8 @@ onnx_import::broadcastShapes(ONNXNode &node,
 
 FailureOr<std::tuple<Value, Value, RankedTensorType>>
 onnx_import::broadcastOperands(ONNXNode &node) {
-  auto lhs = node.getFloatInput(0);
-  auto rhs = node.getFloatInput(1);
+  auto lhs = node.getInput(0);
+  auto rhs = node.getInput(1);
   if (failed(lhs) || failed(rhs))
     return failure();
   RankedTensorType lhsType = lhs->getType(), rhsType = rhs->getType();

@@ -33,7 +33,7 @@ Value multiply(ONNXNode &node, Type type, Value lhs, Value rhs);
 FailureOr<llvm::SmallVector<int64_t>>
 broadcastShapes(ONNXNode &node, llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes);
 
-/// ONNX multidirectional broadcasting of float inputs 0 and 1 for TOSA: both
+/// ONNX multidirectional broadcasting of inputs 0 and 1 for TOSA: both
 /// reshaped to the larger rank, and the broadcast result type.
 FailureOr<std::tuple<Value, Value, RankedTensorType>>
 broadcastOperands(ONNXNode &node);

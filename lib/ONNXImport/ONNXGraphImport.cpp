@@ -77,12 +77,6 @@ ONNXNode::getFloatInput(unsigned index) {
     return emitError() << "input '" << proto.input(index) << "' has type "
                        << value->getType() << "; only float tensors are "
                        << "supported";
-  // The float lowerings build TOSA ops, whose operands have no 0
-  // dimensions (lowerings that handle empty tensors use getInput).
-  if (llvm::is_contained(value->getType().getShape(), 0))
-    return emitError() << "input '" << proto.input(index) << "' of type "
-                       << value->getType() << " is empty; this op does not "
-                       << "support empty tensors";
   return value;
 }
 
@@ -219,9 +213,27 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   auto it = lowerings->find(node.op_type());
   if (it == lowerings->end())
     return view.emitError() << "operator not supported";
+  Block::iterator next = builder.getInsertionPoint();
+  Block *block = builder.getInsertionBlock();
+  Operation *last = next == block->begin() ? nullptr : &*std::prev(next);
   FailureOr<llvm::SmallVector<Value>> results = it->second(view);
   if (failed(results))
     return failure();
+  // TOSA tensors have no 0 dimensions. Lowerings that support empty
+  // tensors avoid TOSA (an empty result is a tensor.empty); the others
+  // would build ops that fail to verify.
+  for (Operation &op : llvm::make_range(
+           last ? std::next(last->getIterator()) : block->begin(), next)) {
+    if (!isa<tosa::TosaDialect>(op.getDialect()))
+      continue;
+    for (Type type : llvm::concat<const Type>(op.getOperandTypes(),
+                                               op.getResultTypes()))
+      if (auto tensor = dyn_cast<RankedTensorType>(type);
+          tensor && llvm::is_contained(tensor.getShape(), 0))
+        return view.emitError()
+               << "empty tensors are not supported here ('"
+               << op.getName() << "' over " << tensor << ")";
+  }
   if (results->size() < static_cast<size_t>(node.output_size()))
     return view.emitError() << "computes " << results->size()
                             << " of its " << node.output_size() << " outputs";

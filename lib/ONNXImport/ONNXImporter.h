@@ -168,8 +168,8 @@ public:
   /// Emits "ONNX node '<name>' (<op>): " at the node; callers add why.
   InFlightDiagnostic emitError() const;
 
-  /// Input `index` as a non-empty ranked tensor of a float type (what
-  /// TOSA float ops take); emits an error and returns failure otherwise.
+  /// Input `index` as a ranked tensor of a float type; emits an error
+  /// and returns failure otherwise.
   FailureOr<TypedValue<RankedTensorType>> getFloatInput(unsigned index);
   /// Input `index` as a ranked tensor of any element type; emits an
   /// error and returns failure when it is missing.
