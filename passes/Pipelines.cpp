@@ -52,12 +52,23 @@ void afm::buildAFMCodegenPipeline(OpPassManager &pm,
 
 void afm::buildAFMGraphCodegenPipeline(OpPassManager &pm,
                                        const CodegenPipelineOptions &options) {
+  // afm ops from the `afm` ONNX domain and the raised decoder layers:
+  // the same rewrites and lowerings as afm-codegen, minus what needs an
+  // entry-point ABI (weights are constants here, already bound).
+  AFMFuseMinShiftPassOptions fusion;
+  fusion.dequantize = !options.fuseMinShift;
+  pm.addPass(createAFMFuseMinShiftPass(fusion));
+  pm.addPass(createAFMLowerTracksPass());
+  pm.addPass(createAFMLowerMoEPass());
+  pm.addPass(createAFMLowerToLinalgPass());
+  pm.addPass(createAFMCheckLoweredPass());
   // The ONNX importer's TOSA. The named lowering runs first so that
   // tosa-to-linalg does not see matmuls it has no pattern for.
   pm.addNestedPass<func::FuncOp>(tosa::createTosaToLinalgNamed());
   pm.addNestedPass<func::FuncOp>(tosa::createTosaToLinalg());
   pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
   pm.addNestedPass<func::FuncOp>(createTosaToTensorPass());
+  pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   buildAFMTensorToLLVMPipeline(pm, options, /*bufferizeSignatures=*/true);

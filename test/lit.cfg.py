@@ -2,6 +2,7 @@
 # lit configuration of the afm regression suite.
 
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -26,7 +27,9 @@ tools = [
     ToolSubst("afm-compare", unresolved="fatal"),
     ToolSubst("afm-compile", unresolved="fatal"),
     ToolSubst("afm-gen-example", unresolved="fatal"),
+    ToolSubst("afm-gen-onnx-decoder", unresolved="fatal"),
     ToolSubst("afm-onnx-conformance", unresolved="fatal"),
+    ToolSubst("afm-onnx-greedy", unresolved="fatal"),
     ToolSubst("afm-opt", unresolved="fatal"),
     ToolSubst("afm-reference", unresolved="fatal"),
     ToolSubst("afm-pack-test-binary", unresolved="fatal"),
@@ -45,6 +48,22 @@ onnx_node_tests = "/usr/share/libonnx-testdata/data/node"
 if os.path.isdir(onnx_node_tests):
     config.available_features.add("onnx-testdata")
     config.substitutions.append(("%onnx_node_tests", onnx_node_tests))
+
+# ONNX Runtime (CPU) from npm's onnxruntime-node, which
+# scripts/install-deps.sh puts in the source tree's node_modules/: the
+# reference that ONNX models are compared with.
+node = shutil.which("node")
+if node and os.path.isdir(
+    os.path.join(config.afm_src_root, "node_modules", "onnxruntime-node")
+):
+    config.available_features.add("onnxruntime")
+    scripts = os.path.join(config.afm_src_root, "scripts")
+    config.substitutions.append(
+        ("%ort_greedy", f"{node} {os.path.join(scripts, 'ort-greedy.js')}")
+    )
+    config.substitutions.append(
+        ("%ort_testdata", f"{node} {os.path.join(scripts, 'ort-testdata.js')}")
+    )
 
 # The runtime's libraries and the fake model its tests pack (host build).
 config.substitutions.append(("%afm_lib_dir", config.afm_lib_dir))

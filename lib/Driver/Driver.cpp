@@ -9,9 +9,11 @@
 
 #include "afm/CodeGen/ObjectEmitter.h"
 #include "afm/Compiler/Compile.h"
+#include "afm/Compiler/DecoderGraph.h"
 #include "afm/Compiler/Package.h"
 #include "afm/Compiler/WeightEncoding.h"
 #include "afm/Import/ConfigImport.h"
+#include "afm/Import/ONNXImport.h"
 #include "afm/InitAll.h"
 #include "afm/Model/SafeTensors.h"
 
@@ -20,6 +22,8 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
@@ -39,6 +43,13 @@ struct Options {
   cl::opt<std::string> config{"config",
                               cl::desc("Model config (config.json)"),
                               cl::value_desc("file"), cl::cat(category)};
+  cl::opt<std::string> onnx{
+      "onnx",
+      cl::desc("ONNX decoder graph (model.onnx: token ids [1, S] -> logits "
+               "[1, S, V]) instead of --config; each prefill/decode call "
+               "runs the graph over the S-token window (no KV cache), on "
+               "the calling thread"),
+      cl::value_desc("file"), cl::cat(category)};
   cl::opt<std::string> weights{
       "weights",
       cl::desc("Weights (.safetensors); defaults to the afm.weights_file "
@@ -130,13 +141,15 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
       "afm-compile: compile a model for a target into an .afmb binary\n\n"
       "  afm-compile --config config.json --weights model.safetensors "
       "-o model.afmb --target x86-64-v3\n"
-      "  afm-compile model.mlir --weights model.safetensors -o model.afmb\n");
+      "  afm-compile model.mlir --weights model.safetensors -o model.afmb\n"
+      "  afm-compile --onnx decoder.onnx -o model.afmb\n");
   if (opts.listTargets) {
     printTargets(llvm::outs());
     return 0;
   }
-  if (opts.config.empty() == opts.input.empty())
-    return error("give exactly one of --config FILE or an input .mlir file");
+  if (opts.config.empty() + opts.input.empty() + opts.onnx.empty() != 2)
+    return error("give exactly one of --config FILE, --onnx FILE or an input "
+                 ".mlir file");
   auto target = lookupTarget(opts.target, opts.targetOS);
   if (!target)
     return error(llvm::toString(target.takeError()));
@@ -160,6 +173,15 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
     if (!imported)
       return error(llvm::toString(imported.takeError()));
     module = std::move(*imported);
+  } else if (!opts.onnx.empty()) {
+    auto bytes = llvm::MemoryBuffer::getFile(opts.onnx, /*IsText=*/false);
+    if (!bytes)
+      return error("cannot read '" + opts.onnx +
+                   "': " + bytes.getError().message());
+    module = importONNXModel(&context, (*bytes)->getBuffer(), opts.onnx);
+    if (!module ||
+        failed(wrapDecoderGraph(*module, llvm::sys::path::stem(opts.onnx))))
+      return 1;
   } else {
     module = parseSourceFile<ModuleOp>(opts.input, sourceMgr, &context);
     if (!module)
@@ -186,8 +208,15 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
   settings.minParallelWork = opts.minParallelWork;
   settings.prefillBypass = opts.prefillBypass;
   settings.fuseMinShift = opts.fuseMinShift;
-  if (failed(lowerToLLVMDialect(*module, *target, settings)))
+  if (!opts.onnx.empty()) {
+    // No entry-point ABI pass runs on a graph: it stays on the calling
+    // thread.
+    settings.minParallelWork = 0;
+    if (failed(lowerGraphToLLVMDialect(*module, *target, settings)))
+      return 1;
+  } else if (failed(lowerToLLVMDialect(*module, *target, settings))) {
     return 1;
+  }
   if (opts.emit == Emit::LLVMDialect) {
     module->print(os);
     return finish();

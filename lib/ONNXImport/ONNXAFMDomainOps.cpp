@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ONNXBuilders.h"
+#include "TOSABuilder.h"
 
 #include "dialects/afm/IR/AFMOps.h"
 
@@ -174,6 +174,44 @@ static Results lowerParallelTracks(ONNXNode &node) {
   return llvm::SmallVector<Value>{block.getResult()};
 }
 
+/// SharedKVAttention(Q[B, S, N * H], keys[B, N_kv, S, H], values[B, N_kv,
+/// S, H]) with attributes num_heads, kv_num_heads, scale and
+/// local_window_size: causal grouped-query attention of this layer's
+/// queries over the keys and values another layer computed (its
+/// GroupQueryAttention's present_key/present_value), without computing or
+/// storing any of its own. A window makes it a local layer of an
+/// interleaved local/global stack.
+static Results lowerSharedKVAttention(ONNXNode &node) {
+  auto query = node.getFloatInput(0);
+  auto keys = node.getFloatInput(1);
+  auto values = node.getFloatInput(2);
+  if (failed(query) || failed(keys) || failed(values))
+    return failure();
+  int64_t numHeads = node.getIntAttribute("num_heads", 0);
+  int64_t kvHeads = node.getIntAttribute("kv_num_heads", 0);
+  if (numHeads <= 0 || kvHeads <= 0 || numHeads % kvHeads != 0)
+    return node.emitError() << "num_heads (" << numHeads
+                            << ") must be a positive multiple of kv_num_heads ("
+                            << kvHeads << ")";
+  RankedTensorType queryType = query->getType();
+  if (queryType.getRank() != 3 || queryType.getDimSize(2) % numHeads != 0)
+    return node.emitError() << "Q " << queryType << " is not [B, S, "
+                            << numHeads << " * H]";
+  int64_t batch = queryType.getDimSize(0), seq = queryType.getDimSize(1),
+          headDim = queryType.getDimSize(2) / numHeads;
+  auto kvType = queryType.clone({batch, kvHeads, seq, headDim});
+  if (keys->getType() != kvType || values->getType() != kvType)
+    return node.emitError() << "keys and values must be " << kvType
+                            << " (the owner layer's present key/value)";
+  CausalAttention options{numHeads, kvHeads};
+  if (const onnx::AttributeProto *scale = node.getAttribute("scale"))
+    options.scale = scale->f();
+  options.window = node.getIntAttribute("local_window_size", -1);
+  TOSABuilder t(node);
+  return llvm::SmallVector<Value>{buildCausalAttention(
+      t, splitHeads(t, *query, numHeads, headDim), *keys, *values, options)};
+}
+
 const llvm::StringMap<NodeLowering> &
 mlir::afm::onnx_import::getAFMDomainLowerings() {
   static const llvm::StringMap<NodeLowering> lowerings = {
@@ -181,6 +219,7 @@ mlir::afm::onnx_import::getAFMDomainLowerings() {
       {"LinearASTC", lowerLinearASTC},
       {"MoE", lowerMoE},
       {"ParallelTracks", lowerParallelTracks},
+      {"SharedKVAttention", lowerSharedKVAttention},
   };
   return lowerings;
 }

@@ -3,6 +3,7 @@
 #include "ONNXImporter.h"
 
 #include "afm/Import/ONNXImport.h"
+#include "dialects/afm/IR/AFMDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -211,6 +212,10 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   }
 
   auto it = lowerings->find(node.op_type());
+  if (it == lowerings->end() && lowerings == &getONNXToTOSALowerings()) {
+    lowerings = &getOnnxRuntimeDefaultDomainLowerings();
+    it = lowerings->find(node.op_type());
+  }
   if (it == lowerings->end())
     return view.emitError() << "operator not supported";
   Block::iterator next = builder.getInsertionPoint();
@@ -421,7 +426,7 @@ OwningOpRef<ModuleOp>
 mlir::afm::importONNXModel(MLIRContext *context, llvm::StringRef bytes,
                            llvm::StringRef modelPath,
                            const ONNXImportOptions &options) {
-  context->loadDialect<arith::ArithDialect, func::FuncDialect,
+  context->loadDialect<AFMDialect, arith::ArithDialect, func::FuncDialect,
                        linalg::LinalgDialect, math::MathDialect,
                        tensor::TensorDialect, tosa::TosaDialect>();
   onnx::ModelProto model;

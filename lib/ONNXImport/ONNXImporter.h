@@ -224,6 +224,11 @@ const llvm::StringMap<NodeLowering> &getMicrosoftLowerings();
 /// parallel tracks, MoE, shared-KV attention, compressed weights).
 const llvm::StringMap<NodeLowering> &getAFMDomainLowerings();
 
+/// The contrib ops ONNX Runtime defines in the default domain
+/// (SimplifiedLayerNormalization), for default-domain op types the ONNX
+/// table does not have.
+const llvm::StringMap<NodeLowering> &getOnnxRuntimeDefaultDomainLowerings();
+
 } // namespace mlir::afm::onnx_import
 
 #endif // AFM_LIB_ONNXIMPORT_ONNXIMPORTER_H

@@ -2,17 +2,535 @@
 //
 // The contrib ops ONNX Runtime's LLM exporters emit (SimplifiedLayer-
 // Normalization, RotaryEmbedding, GroupQueryAttention, MatMulNBits, ...),
-// with their semantics as ONNX Runtime's CPU kernels define them.
+// with their semantics as ONNX Runtime's CPU kernels define them
+// (onnxruntime/contrib_ops/cpu/...). Everything lowers to TOSA; forms
+// those kernels accept but this file does not implement are rejected at
+// the node, naming the attribute or input.
 //
 //===----------------------------------------------------------------------===//
 
-#include "ONNXImporter.h"
+#include "TOSABuilder.h"
+
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::afm::onnx_import;
 
+
+namespace {
+
+/// `value` with rank-1 `vector` (size of its last dimensions) reshaped to
+/// broadcast against it.
+Value broadcastTrailing(TOSABuilder &t, Value vector, int64_t rank) {
+  llvm::SmallVector<int64_t> shape(rank - TOSABuilder::typeOf(vector).getRank(),
+                                   1);
+  llvm::append_range(shape, TOSABuilder::shapeOf(vector));
+  return t.reshape(vector, shape);
+}
+
+/// Adds the optional bias input `index` (a vector the size of the last
+/// dimension of `value`) to `value`.
+LogicalResult addBias(TOSABuilder &t, Value &value, unsigned index) {
+  if (!t.node.hasInput(index))
+    return success();
+  auto bias = t.node.getFloatInput(index);
+  if (failed(bias))
+    return failure();
+  llvm::ArrayRef<int64_t> shape = TOSABuilder::shapeOf(value);
+  if (bias->getType().getShape() != shape.take_back())
+    return t.node.emitError()
+           << "bias " << bias->getType() << " is not [" << shape.back() << "]";
+  value = t.add(value, broadcastTrailing(t, *bias, shape.size()));
+  return success();
+}
+
+/// RMS normalization of `x` over its dimensions from `axis` on:
+/// x * rsqrt(mean(x^2) + epsilon) * gamma. Returns the result and the
+/// inverse RMS (the normalized dimensions kept as 1s).
+std::pair<Value, Value> rmsNorm(TOSABuilder &t, Value x, Value gamma,
+                                int64_t axis, double epsilon) {
+  RankedTensorType type = TOSABuilder::typeOf(x);
+  Value sum = t.mul(x, x);
+  int64_t count = 1;
+  for (int64_t dim = axis; dim < type.getRank(); ++dim) {
+    sum = t.reduce<tosa::ReduceSumOp>(sum, dim);
+    count *= type.getDimSize(dim);
+  }
+  Value meanSquare = t.scale(sum, 1.0 / static_cast<double>(count));
+  Value shifted = t.add(meanSquare, splat(t.node, type.getElementType(),
+                                          epsilon, type.getRank()));
+  Value inverse =
+      tosa::RsqrtOp::create(t.b, t.loc, TOSABuilder::typeOf(shifted), shifted);
+  Value normalized = t.mul(x, inverse);
+  return {t.mul(normalized, broadcastTrailing(t, gamma, type.getRank())),
+          inverse};
+}
+
+float getFloatAttribute(const ONNXNode &node, llvm::StringRef name,
+                        float defaultValue) {
+  const onnx::AttributeProto *attr = node.getAttribute(name);
+  return attr ? attr->f() : defaultValue;
+}
+
+/// Fails at the node when output `index` is requested.
+LogicalResult rejectOutput(ONNXNode &node, int index, llvm::StringRef what) {
+  if (node.proto.output_size() > index && !node.proto.output(index).empty())
+    return node.emitError()
+           << "output " << index << " (" << what << ") is not supported";
+  return success();
+}
+
+/// Fails at the node when input `index` is given.
+LogicalResult rejectInput(ONNXNode &node, unsigned index,
+                          llvm::StringRef what) {
+  if (node.hasInput(index))
+    return node.emitError()
+           << "input " << index << " (" << what << ") is not supported";
+  return success();
+}
+
+} // namespace
+
+/// SimplifiedLayerNormalization (ONNX Runtime's RMSNorm, in the default
+/// domain): Y = X / sqrt(mean(X^2 over axis..) + epsilon) * scale, and
+/// the optional inv_std_var.
+static Results lowerSimplifiedLayerNorm(ONNXNode &node) {
+  auto x = node.getFloatInput(0);
+  auto gamma = node.getFloatInput(1);
+  if (failed(x) || failed(gamma))
+    return failure();
+  if (node.hasInput(2))
+    return node.emitError() << "a bias input is not supported";
+  int64_t rank = x->getType().getRank();
+  int64_t axis = node.getIntAttribute("axis", -1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return node.emitError() << "axis " << node.getIntAttribute("axis", -1)
+                            << " is out of range for rank " << rank;
+  if (gamma->getType().getShape() != x->getType().getShape().drop_front(axis))
+    return node.emitError()
+           << "scale " << gamma->getType()
+           << " does not match the normalized dimensions of " << x->getType();
+  TOSABuilder t(node);
+  auto [y, inverse] =
+      rmsNorm(t, *x, *gamma, axis, getFloatAttribute(node, "epsilon", 1e-5f));
+  return llvm::SmallVector<Value>{y, inverse};
+}
+
+/// SkipSimplifiedLayerNormalization: s = input + skip (+ bias); the RMS
+/// normalization of s over the last axis; outputs (output, mean,
+/// inv_std_var, s). The skip may be [S, H] or [1, S, H] for a [B, S, H]
+/// input, as ONNX Runtime broadcasts it.
+static Results lowerSkipSimplifiedLayerNorm(ONNXNode &node) {
+  auto input = node.getFloatInput(0);
+  auto skip = node.getFloatInput(1);
+  auto gamma = node.getFloatInput(2);
+  if (failed(input) || failed(skip) || failed(gamma))
+    return failure();
+  RankedTensorType type = input->getType();
+  int64_t rank = type.getRank();
+  if (rank != 2 && rank != 3)
+    return node.emitError() << "input " << type << " is not 2-D or 3-D";
+  int64_t hidden = type.getShape().back();
+  TOSABuilder t(node);
+  llvm::ArrayRef<int64_t> skipShape = skip->getType().getShape();
+  if (skipShape.size() > static_cast<size_t>(rank) ||
+      skipShape != type.getShape().take_back(skipShape.size()) ||
+      (skipShape.size() < 2 && rank == 3))
+    return node.emitError() << "skip " << skip->getType()
+                            << " does not broadcast to the input " << type;
+  if (gamma->getType().getShape() != llvm::ArrayRef<int64_t>{hidden})
+    return node.emitError()
+           << "gamma " << gamma->getType() << " is not [" << hidden << "]";
+  Value sum = t.add(*input, broadcastTrailing(t, *skip, rank));
+  if (failed(addBias(t, sum, 3)))
+    return failure();
+  auto [y, inverse] = rmsNorm(t, sum, *gamma, rank - 1,
+                              getFloatAttribute(node, "epsilon", 1e-5f));
+  Value mean = t.scale(t.reduce<tosa::ReduceSumOp>(sum, rank - 1),
+                       1.0 / static_cast<double>(hidden));
+  return llvm::SmallVector<Value>{y, mean, inverse, sum};
+}
+
+/// cos or sin rows for the positions: `cache` [M, R/2] gathered at
+/// `positions` ([B, S] int64, or one int64 start p0 for p0..p0+S-1),
+/// as [B * S, R/2].
+static FailureOr<Value> gatherRows(TOSABuilder &t, Value cache, Value positions,
+                                   int64_t batch, int64_t seq) {
+  auto shape = TOSABuilder::shapeOf(cache);
+  Type i32 = t.b.getI32Type();
+  Value indices = t.cast(positions, i32);
+  if (TOSABuilder::typeOf(indices).getNumElements() == 1) {
+    // One start position: p0 + [0, S) for every sequence of the batch.
+    auto rangeType = RankedTensorType::get({1, seq}, i32);
+    llvm::SmallVector<int32_t> range(seq);
+    for (int64_t i = 0; i < seq; ++i)
+      range[i] = static_cast<int32_t>(i);
+    Value offsets = tosa::ConstOp::create(
+        t.b, t.loc, rangeType,
+        DenseElementsAttr::get(rangeType, llvm::ArrayRef(range)));
+    indices = t.add(t.reshape(indices, {1, 1}), offsets);
+    indices = t.tile(indices, {batch, 1});
+  }
+  indices = t.reshape(indices, {1, batch * seq});
+  Value values = t.reshape(cache, {1, shape[0], shape[1]});
+  auto type = RankedTensorType::get(
+      {1, batch * seq, shape[1]}, TOSABuilder::typeOf(cache).getElementType());
+  Value rows = tosa::GatherOp::create(t.b, t.loc, type, values, indices);
+  return t.reshape(rows, {batch * seq, shape[1]});
+}
+
+/// Rotates the first `rotaryDim` entries of the last axis of `x` by the
+/// angles whose `cos` and `sin` broadcast against x's [.., rotaryDim / 2]
+/// halves; the rest of the axis passes through. Half-split pairs
+/// (i, i + R/2), or interleaved pairs (2i, 2i + 1).
+static Value rotate(TOSABuilder &t, Value x, Value cos, Value sin,
+                    int64_t rotaryDim, bool interleaved) {
+  llvm::SmallVector<int64_t> shape(TOSABuilder::shapeOf(x));
+  int64_t rank = shape.size(), last = rank - 1, headDim = shape.back();
+  Value rotary = t.slice(x, last, 0, rotaryDim);
+  int64_t half = rotaryDim / 2;
+  Value x1, x2;
+  if (interleaved) {
+    // [.., R] as [.., R/2, 2]: pairs on the new last axis.
+    llvm::SmallVector<int64_t> pairs(shape);
+    pairs.back() = half;
+    pairs.push_back(2);
+    rotary = t.reshape(rotary, pairs);
+    x1 = t.slice(rotary, rank, 0, 1);
+    x2 = t.slice(rotary, rank, 1, 1);
+    llvm::SmallVector<int64_t> angleShape(TOSABuilder::shapeOf(cos));
+    angleShape.push_back(1);
+    cos = t.reshape(cos, angleShape);
+    sin = t.reshape(sin, angleShape);
+  } else {
+    x1 = t.slice(rotary, last, 0, half);
+    x2 = t.slice(rotary, last, half, half);
+  }
+  Value out1 = t.sub(t.mul(x1, cos), t.mul(x2, sin));
+  Value out2 = t.add(t.mul(x2, cos), t.mul(x1, sin));
+  Value rotated;
+  if (interleaved) {
+    rotated = t.concat({out1, out2}, rank);
+    llvm::SmallVector<int64_t> flat(shape);
+    flat.back() = rotaryDim;
+    rotated = t.reshape(rotated, flat);
+  } else {
+    rotated = t.concat({out1, out2}, last);
+  }
+  if (rotaryDim == headDim)
+    return rotated;
+  return t.concat({rotated, t.slice(x, last, rotaryDim, headDim - rotaryDim)},
+                  last);
+}
+
+/// RotaryEmbedding: input [B, S, N * H] or [B, N, S, H], position_ids
+/// [B, S] or one start position, cos/sin caches [M, R/2], where R is
+/// rotary_embedding_dim (default: the head size, 2 * cache width).
+static Results lowerRotaryEmbedding(ONNXNode &node) {
+  auto input = node.getFloatInput(0);
+  auto positions = node.getInput(1);
+  auto cosCache = node.getFloatInput(2);
+  auto sinCache = node.getFloatInput(3);
+  if (failed(input) || failed(positions) || failed(cosCache) ||
+      failed(sinCache))
+    return failure();
+  RankedTensorType type = input->getType();
+  llvm::ArrayRef<int64_t> shape = type.getShape();
+  if (type.getRank() != 3 && type.getRank() != 4)
+    return node.emitError() << "input " << type << " is not 3-D or 4-D";
+  RankedTensorType cacheType = cosCache->getType();
+  if (cacheType.getRank() != 2 || cacheType != sinCache->getType())
+    return node.emitError()
+           << "cos_cache " << cacheType << " and sin_cache "
+           << sinCache->getType() << " must be 2-D of one shape";
+  if (!positions->getType().getElementType().isInteger(64))
+    return node.emitError() << "position_ids must be int64";
+  bool transposed = type.getRank() == 4;
+  int64_t batch = shape[0], seq = transposed ? shape[2] : shape[1];
+  int64_t rotaryDim = node.getIntAttribute("rotary_embedding_dim", 0);
+  int64_t numHeads = node.getIntAttribute("num_heads", 0);
+  int64_t headDim;
+  if (transposed)
+    headDim = shape[3];
+  else if (rotaryDim > 0 && numHeads > 0)
+    headDim = shape[2] / numHeads;
+  else if (rotaryDim > 0)
+    return node.emitError() << "rotary_embedding_dim needs num_heads";
+  else
+    headDim = cacheType.getDimSize(1) * 2;
+  if (rotaryDim == 0)
+    rotaryDim = headDim;
+  if (headDim == 0 || (!transposed && shape[2] % headDim != 0) ||
+      rotaryDim > headDim || rotaryDim % 2 != 0 ||
+      cacheType.getDimSize(1) * 2 != rotaryDim)
+    return node.emitError()
+           << "head size " << headDim << ", rotary dimension " << rotaryDim
+           << " and cache " << cacheType << " do not fit the input " << type;
+  int64_t heads = transposed ? shape[1] : shape[2] / headDim;
+  int64_t positionCount = positions->getType().getNumElements();
+  if (positionCount != 1 &&
+      positions->getType().getShape() != llvm::ArrayRef<int64_t>{batch, seq})
+    return node.emitError()
+           << "position_ids " << positions->getType()
+           << " is neither one start nor [" << batch << ", " << seq << "]";
+  if (DenseElementsAttr constant = node.getConstantInput(1))
+    for (int64_t position : constant.getValues<int64_t>())
+      if (position < 0 ||
+          position + (positionCount == 1 ? seq : 1) > cacheType.getDimSize(0))
+        return node.emitError()
+               << "position " << position << " is outside the caches";
+
+  TOSABuilder t(node);
+  auto cos = gatherRows(t, *cosCache, *positions, batch, seq);
+  auto sin = gatherRows(t, *sinCache, *positions, batch, seq);
+  if (failed(cos) || failed(sin))
+    return failure();
+  // [B, S, N, H] with angles [B, S, 1, R/2], or [B, N, S, H] with
+  // angles [B, 1, S, R/2].
+  llvm::SmallVector<int64_t> angleShape =
+      transposed ? llvm::SmallVector<int64_t>{batch, 1, seq, rotaryDim / 2}
+                 : llvm::SmallVector<int64_t>{batch, seq, 1, rotaryDim / 2};
+  Value x = transposed ? Value(*input)
+                       : t.reshape(*input, {batch, seq, heads, headDim});
+  Value rotated =
+      rotate(t, x, t.reshape(*cos, angleShape), t.reshape(*sin, angleShape),
+             rotaryDim, node.getIntAttribute("interleaved", 0) != 0);
+  return llvm::SmallVector<Value>{t.reshape(rotated, shape)};
+}
+
+/// GroupQueryAttention for a first prompt without past: causal attention
+/// of query heads over key/value heads shared by groups of
+/// num_heads / kv_num_heads, softmax(scale * q k^T) v with an optional
+/// softcap and sliding window (local_window_size). present_key and
+/// present_value are the [B, N_kv, S, H] keys and values.
+static Results lowerGroupQueryAttention(ONNXNode &node) {
+  int64_t numHeads = node.getIntAttribute("num_heads", 0);
+  int64_t kvHeads = node.getIntAttribute("kv_num_heads", 0);
+  if (numHeads <= 0 || kvHeads <= 0 || numHeads % kvHeads != 0)
+    return node.emitError() << "num_heads (" << numHeads
+                            << ") must be a positive multiple of kv_num_heads ("
+                            << kvHeads << ")";
+  if (node.getIntAttribute("do_rotary", 0) != 0)
+    return node.emitError()
+           << "do_rotary=1 is not supported; apply RotaryEmbedding before it";
+  if (node.getIntAttribute("smooth_softmax", 0) != 0)
+    return node.emitError() << "smooth_softmax=1 is not supported";
+  if (node.getIntAttribute("qk_output", 0) != 0)
+    return node.emitError() << "qk_output is not supported";
+  if (failed(rejectInput(node, 9, "position_ids")) ||
+      failed(rejectInput(node, 10, "attention_bias")) ||
+      failed(rejectInput(node, 11, "head_sink")) ||
+      failed(rejectOutput(node, 3, "output_qk")))
+    return failure();
+
+  auto query = node.getFloatInput(0);
+  if (failed(query))
+    return failure();
+  RankedTensorType queryType = query->getType();
+  if (queryType.getRank() != 3)
+    return node.emitError() << "query " << queryType << " is not 3-D";
+  int64_t batch = queryType.getDimSize(0), seq = queryType.getDimSize(1);
+  TOSABuilder t(node);
+  Value q, k, v;
+  int64_t headDim;
+  if (node.hasInput(1) != node.hasInput(2))
+    return node.emitError()
+           << "key and value must be both present or both absent";
+  if (!node.hasInput(1)) {
+    // Packed [B, S, (N + 2 N_kv) H].
+    int64_t width = queryType.getDimSize(2);
+    headDim = width / (numHeads + 2 * kvHeads);
+    if (headDim * (numHeads + 2 * kvHeads) != width)
+      return node.emitError() << "packed query width " << width
+                              << " is not (num_heads + 2 * kv_num_heads) * H";
+    q = t.slice(*query, 2, 0, numHeads * headDim);
+    k = t.slice(*query, 2, numHeads * headDim, kvHeads * headDim);
+    v = t.slice(*query, 2, (numHeads + kvHeads) * headDim, kvHeads * headDim);
+  } else {
+    auto key = node.getFloatInput(1);
+    auto value = node.getFloatInput(2);
+    if (failed(key) || failed(value))
+      return failure();
+    headDim = queryType.getDimSize(2) / numHeads;
+    auto kvType = queryType.clone({batch, seq, kvHeads * headDim});
+    if (headDim * numHeads != queryType.getDimSize(2) ||
+        key->getType() != kvType || value->getType() != kvType)
+      return node.emitError()
+             << "query " << queryType << ", key " << key->getType()
+             << " and value " << value->getType() << " do not fit " << numHeads
+             << " query and " << kvHeads << " key/value heads";
+    q = *query;
+    k = *key;
+    v = *value;
+  }
+
+  // Only a first prompt: no past, or a past of length 0; seqlens_k (the
+  // total length - 1 per sequence) and total_sequence_length covering
+  // the whole query.
+  for (unsigned index : {3u, 4u}) {
+    if (!node.hasInput(index))
+      continue;
+    auto past = node.getInput(index);
+    if (failed(past))
+      return failure();
+    if (past->getType().getRank() != 4 || past->getType().getDimSize(2) != 0)
+      return node.emitError()
+             << (index == 3 ? "past_key " : "past_value ") << past->getType()
+             << " is not empty; only a first prompt without past is supported";
+  }
+  DenseElementsAttr seqlens = node.getConstantInput(5);
+  DenseElementsAttr total = node.getConstantInput(6);
+  if (!seqlens || !total || !seqlens.getElementType().isInteger(32) ||
+      !total.getElementType().isInteger(32) || total.getNumElements() != 1 ||
+      seqlens.getNumElements() != batch)
+    return node.emitError() << "seqlens_k and total_sequence_length must be "
+                               "int32 constants";
+  if (*total.getValues<int32_t>().begin() != seq ||
+      llvm::any_of(seqlens.getValues<int32_t>(),
+                   [&](int32_t length) { return length != seq - 1; }))
+    return node.emitError()
+           << "only a first prompt filling the sequence is supported "
+              "(total_sequence_length = "
+           << seq << ", seqlens_k = " << seq - 1 << ")";
+
+  Value q4 = splitHeads(t, q, numHeads, headDim);
+  Value presentKey = splitHeads(t, k, kvHeads, headDim);
+  Value presentValue = splitHeads(t, v, kvHeads, headDim);
+  CausalAttention options{numHeads, kvHeads};
+  options.scale = getFloatAttribute(node, "scale", 0.0f);
+  options.softcap = getFloatAttribute(node, "softcap", 0.0f);
+  options.window = node.getIntAttribute("local_window_size", -1);
+  Value output =
+      buildCausalAttention(t, q4, presentKey, presentValue, options);
+  return llvm::SmallVector<Value>{output, presentKey, presentValue};
+}
+
+/// The `bits`-wide codes of `packed` (i8 bytes [.., n], low bits first)
+/// as i32 [.., n * 8 / bits].
+static Value unpackCodes(TOSABuilder &t, Value packed, int64_t bits) {
+  llvm::SmallVector<int64_t> shape(TOSABuilder::shapeOf(packed));
+  int64_t perByte = 8 / bits, rank = shape.size();
+  Type i32 = t.b.getI32Type();
+  // Sign extension only fills bits that the mask clears again.
+  Value bytes = t.cast(packed, i32);
+  llvm::SmallVector<int64_t> column(shape);
+  column.push_back(1);
+  bytes = t.reshape(bytes, column);
+  llvm::SmallVector<int64_t> shiftShape(rank, 1);
+  shiftShape.push_back(perByte);
+  auto shiftType = RankedTensorType::get(shiftShape, i32);
+  llvm::SmallVector<int32_t> shifts;
+  for (int64_t i = 0; i < perByte; ++i)
+    shifts.push_back(static_cast<int32_t>(i * bits));
+  Value shiftValues = tosa::ConstOp::create(
+      t.b, t.loc, shiftType,
+      DenseElementsAttr::get(shiftType, llvm::ArrayRef(shifts)));
+  Value shifted = t.binary<tosa::LogicalRightShiftOp>(bytes, shiftValues);
+  Value codes = t.binary<tosa::BitwiseAndOp>(
+      shifted, t.intSplat(i32, (int64_t{1} << bits) - 1, rank + 1));
+  shape.back() *= perByte;
+  return t.reshape(codes, shape);
+}
+
+/// MatMulNBits: Y = A @ dequant(B)^T (+ bias), B [N, K/block, block *
+/// bits / 8] uint8 codes of W^T, low bits first; per block a scale and a
+/// zero point (packed uint8, default 2^(bits-1)). The packed bytes stay
+/// constants of the graph and are unpacked by it.
+static Results lowerMatMulNBits(ONNXNode &node) {
+  int64_t k = node.getIntAttribute("K", 0), n = node.getIntAttribute("N", 0);
+  int64_t bits = node.getIntAttribute("bits", 4);
+  int64_t blockSize = node.getIntAttribute("block_size", 0);
+  if (bits != 2 && bits != 4 && bits != 8)
+    return node.emitError() << "bits=" << bits << " is not supported (2, 4, 8)";
+  if (k <= 0 || n <= 0 || blockSize <= 0 || blockSize * bits % 8 != 0)
+    return node.emitError()
+           << "K=" << k << ", N=" << n << " and block_size=" << blockSize
+           << " are not valid";
+  if (failed(rejectInput(node, 4, "g_idx")))
+    return failure();
+  auto a = node.getFloatInput(0);
+  auto packed = node.getInput(1);
+  auto scales = node.getFloatInput(2);
+  if (failed(a) || failed(packed) || failed(scales))
+    return failure();
+  RankedTensorType aType = a->getType();
+  Type elementType = aType.getElementType();
+  if (aType.getRank() < 1 || aType.getShape().back() != k)
+    return node.emitError() << "A " << aType << " does not end in K=" << k;
+  int64_t blocks = (k + blockSize - 1) / blockSize;
+  int64_t blobBytes = blockSize * bits / 8;
+  RankedTensorType packedType = packed->getType();
+  if (!packedType.getElementType().isInteger(8) || !node.isUnsignedInput(1) ||
+      packedType.getNumElements() != n * blocks * blobBytes ||
+      packedType.getDimSize(0) != n)
+    return node.emitError() << "B " << packedType << " is not uint8 [" << n
+                            << ", " << blocks << ", " << blobBytes << "]";
+  if (scales->getType().getNumElements() != n * blocks)
+    return node.emitError() << "scales " << scales->getType() << " do not hold "
+                            << n << " x " << blocks << " blocks";
+
+  TOSABuilder t(node);
+  // Codes as [N, blocks, block] floats.
+  Value codes =
+      unpackCodes(t, t.reshape(*packed, {n, blocks, blobBytes}), bits);
+  codes = t.cast(codes, elementType);
+  Value zeroPoint;
+  if (node.hasInput(3)) {
+    auto zeroPoints = node.getInput(3);
+    if (failed(zeroPoints))
+      return failure();
+    int64_t zpBytes = (blocks * bits + 7) / 8;
+    RankedTensorType zpType = zeroPoints->getType();
+    if (!zpType.getElementType().isInteger(8) || !node.isUnsignedInput(3))
+      return node.emitError() << "zero_points " << zpType
+                              << " are not packed uint8 (float zero points "
+                                 "are not supported)";
+    if (zpType.getNumElements() != n * zpBytes)
+      return node.emitError() << "zero_points " << zpType << " do not hold "
+                              << n << " x " << zpBytes << " bytes";
+    Value unpacked = unpackCodes(t, t.reshape(*zeroPoints, {n, zpBytes}), bits);
+    zeroPoint = t.reshape(t.cast(t.slice(unpacked, 1, 0, blocks), elementType),
+                          {n, blocks, 1});
+  } else {
+    zeroPoint = splat(node, elementType, double(int64_t{1} << (bits - 1)), 3);
+  }
+  Value weights =
+      t.mul(t.sub(codes, zeroPoint), t.reshape(*scales, {n, blocks, 1}));
+  // W^T [N, K] -> W [1, K, N].
+  weights = t.slice(t.reshape(weights, {n, blocks * blockSize}), 1, 0, k);
+  weights = t.reshape(t.transpose(weights, {1, 0}), {1, k, n});
+  int64_t rows = aType.getNumElements() / k;
+  Value product = t.matmul(t.reshape(*a, {1, rows, k}), weights);
+  llvm::SmallVector<int64_t> shape(aType.getShape());
+  shape.back() = n;
+  Value y = t.reshape(product, shape);
+  if (failed(addBias(t, y, 5)))
+    return failure();
+  return llvm::SmallVector<Value>{y};
+}
+
 const llvm::StringMap<NodeLowering> &
 mlir::afm::onnx_import::getMicrosoftLowerings() {
-  static const llvm::StringMap<NodeLowering> lowerings = {};
+  static const llvm::StringMap<NodeLowering> lowerings = {
+      {"SkipSimplifiedLayerNormalization", lowerSkipSimplifiedLayerNorm},
+      {"RotaryEmbedding", lowerRotaryEmbedding},
+      {"GroupQueryAttention", lowerGroupQueryAttention},
+      {"MatMulNBits", lowerMatMulNBits},
+  };
+  return lowerings;
+}
+
+const llvm::StringMap<NodeLowering> &
+mlir::afm::onnx_import::getOnnxRuntimeDefaultDomainLowerings() {
+  static const llvm::StringMap<NodeLowering> lowerings = {
+      {"SimplifiedLayerNormalization", lowerSimplifiedLayerNorm},
+  };
   return lowerings;
 }

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "afm/CodeGen/ObjectEmitter.h"
+#include "afm/Compiler/HostLibrary.h"
 #include "afm/Compiler/Compile.h"
 #include "afm/Import/ONNXImport.h"
 #include "afm/InitAll.h"
@@ -34,7 +35,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <memory>
 #include <utility>
 #include <variant>
@@ -60,24 +60,7 @@ static llvm::cl::opt<double> absTol("atol",
 
 namespace {
 
-/// A buffer aligned like the compiler's own allocations, so the generated
-/// code may use aligned vector accesses on arguments too.
-class Buffer {
-public:
-  explicit Buffer(size_t bytes)
-      : bytes(bytes), data(static_cast<char *>(std::aligned_alloc(
-                          64, std::max<size_t>(64, (bytes + 63) / 64 * 64)))) {
-    std::memset(data, 0, bytes);
-  }
-  Buffer(Buffer &&other) : bytes(other.bytes), data(other.data) {
-    other.data = nullptr;
-  }
-  Buffer(const Buffer &) = delete;
-  ~Buffer() { std::free(data); }
-
-  size_t bytes;
-  char *data;
-};
+using afm::HostBuffer;
 
 /// A test's outcome, printed as one line.
 struct Outcome {
@@ -127,28 +110,29 @@ readTensor(MLIRContext *context, llvm::StringRef path, RankedTensorType type) {
 }
 
 /// `attr`'s elements laid out as the compiled code reads them.
-Buffer toBuffer(DenseElementsAttr attr) {
+HostBuffer toBuffer(DenseElementsAttr attr) {
   Type elementType = attr.getElementType();
   size_t elementBytes = storageBytes(elementType);
-  Buffer buffer(attr.getNumElements() * elementBytes);
+  HostBuffer buffer(attr.getNumElements() * elementBytes);
+  char *bytes = buffer.data<char>();
   if (elementType.isInteger(1)) {
     for (auto [index, bit] : llvm::enumerate(attr.getValues<bool>()))
-      buffer.data[index] = bit;
+      bytes[index] = bit;
   } else if (attr.isSplat()) {
     llvm::ArrayRef<char> raw = attr.getRawData();
     for (int64_t i = 0; i < attr.getNumElements(); ++i)
-      std::memcpy(buffer.data + i * elementBytes, raw.data(), elementBytes);
+      std::memcpy(bytes + i * elementBytes, raw.data(), elementBytes);
   } else {
-    std::memcpy(buffer.data, attr.getRawData().data(), buffer.bytes);
+    std::memcpy(bytes, attr.getRawData().data(), buffer.size());
   }
   return buffer;
 }
 
 /// The largest |a - b| over elements that are not close, 0 when all are:
 /// floats within atol + rtol * |b| (NaN matching NaN), integers equal.
-double mismatch(const Buffer &actual, DenseElementsAttr expected) {
+double mismatch(const HostBuffer &actual, DenseElementsAttr expected) {
   Type elementType = expected.getElementType();
-  Buffer wanted = toBuffer(expected);
+  HostBuffer wanted = toBuffer(expected);
   int64_t count = expected.getNumElements();
   double worst = 0;
   auto check = [&](double a, double b) {
@@ -158,8 +142,8 @@ double mismatch(const Buffer &actual, DenseElementsAttr expected) {
     if (!close)
       worst = std::isnan(error) ? error : std::max(worst, error);
   };
-  auto elementAt = [&](const Buffer &buffer, int64_t i) -> double {
-    const char *at = buffer.data + i * storageBytes(elementType);
+  auto elementAt = [&](const HostBuffer &buffer, int64_t i) -> double {
+    const char *at = buffer.data<char>() + i * storageBytes(elementType);
     if (elementType.isF32())
       return *reinterpret_cast<const float *>(at);
     if (elementType.isF64())
@@ -182,68 +166,11 @@ double mismatch(const Buffer &actual, DenseElementsAttr expected) {
   // Integers and bools: bit-exact (signedness does not matter).
   size_t elementBytes = storageBytes(elementType);
   for (int64_t i = 0; i < count; ++i)
-    if (std::memcmp(actual.data + i * elementBytes,
-                    wanted.data + i * elementBytes, elementBytes) != 0)
+    if (std::memcmp(actual.data<char>() + i * elementBytes,
+                    wanted.data<char>() + i * elementBytes, elementBytes) != 0)
       worst = std::max(worst, 1.0);
   return worst;
 }
-
-/// Calls `function` with `args` as its pointer arguments. The compiled
-/// graph's signature is only known at run time, so each arity is a
-/// separately instantiated call.
-template <size_t... I>
-void callWith(void *function, llvm::ArrayRef<void *> args,
-              std::index_sequence<I...>) {
-  using Fn = void (*)(decltype((void)I, (void *)nullptr)...);
-  reinterpret_cast<Fn>(function)(args[I]...);
-}
-
-constexpr size_t maxArguments = 16;
-
-template <size_t N = 1> bool call(void *function, llvm::ArrayRef<void *> args) {
-  if constexpr (N > maxArguments) {
-    return false;
-  } else {
-    if (args.size() != N)
-      return call<N + 1>(function, args);
-    callWith(function, args, std::make_index_sequence<N>());
-    return true;
-  }
-}
-
-/// A compiled model loaded into this process; unloads and deletes it.
-class LoadedLibrary {
-public:
-  ~LoadedLibrary() {
-    if (handle)
-      dlclose(handle);
-    if (!path.empty())
-      llvm::sys::fs::remove(path);
-  }
-
-  llvm::Error load(llvm::StringRef bytes) {
-    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-            "afm-onnx-conformance", "so", path))
-      return llvm::createStringError(ec, "cannot create a temporary file");
-    {
-      std::error_code ec;
-      llvm::raw_fd_ostream os(path, ec);
-      if (ec)
-        return llvm::createStringError(ec, "cannot write " + path);
-      os << bytes;
-    }
-    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), dlerror());
-    return llvm::Error::success();
-  }
-
-  void *lookup(const char *name) const { return dlsym(handle, name); }
-
-private:
-  llvm::SmallString<128> path;
-  void *handle = nullptr;
-};
 
 /// The `test_data_set_*` directories of a test, in order.
 std::vector<std::string> dataSets(llvm::StringRef testDir) {
@@ -259,7 +186,7 @@ std::vector<std::string> dataSets(llvm::StringRef testDir) {
 
 /// A model compiled for one binding of its inputs.
 struct CompiledTest {
-  LoadedLibrary library;
+  afm::HostLibrary library;
   void *function = nullptr;
   /// The graph input index of each argument, then the result types.
   SmallVector<size_t> argumentInputs;
@@ -299,20 +226,16 @@ compileTest(llvm::StringRef modelPath, llvm::StringRef modelBytes,
                 " arguments for " +
                 llvm::Twine(compiled->argumentInputs.size()) + " inputs");
   if (compiled->argumentTypes.size() + compiled->resultTypes.size() >
-      maxArguments)
-    return fail("more than " + llvm::Twine(maxArguments) +
+      afm::kMaxGraphArguments)
+    return fail("more than " + llvm::Twine(afm::kMaxGraphArguments) +
                 " inputs and outputs");
 
-  afm::CodegenSettings settings;
-  // Graphs run on the calling thread: no runtime to hand tile loops to.
-  settings.minParallelWork = 0;
-  if (failed(afm::lowerGraphToLLVMDialect(*module, target, settings)))
-    return fail("compile: " + llvm::StringRef(firstError).split('\n').first);
-  auto library = afm::toSharedLibrary(*module, target);
-  if (!library)
-    return fail("compile: " + llvm::toString(library.takeError()));
-  if (llvm::Error error = compiled->library.load(*library))
-    return fail("load: " + llvm::toString(std::move(error)));
+  if (llvm::Error error = compiled->library.compileAndLoad(*module, target)) {
+    std::string why = firstError.empty() ? llvm::toString(std::move(error))
+                                         : (llvm::consumeError(std::move(error)),
+                                            firstError);
+    return fail("compile: " + llvm::StringRef(why).split('\n').first);
+  }
   compiled->function = compiled->library.lookup("main");
   if (!compiled->function)
     return fail("the library has no main");
@@ -408,7 +331,7 @@ Outcome runTest(llvm::StringRef testDir, const afm::TargetDescription &target,
       test = specialized.get();
     }
 
-    std::vector<Buffer> buffers;
+    std::vector<HostBuffer> buffers;
     for (auto [index, type] :
          llvm::zip(test->argumentInputs, test->argumentTypes)) {
       auto input = readTensor(&context, tensorPath(set, "input_", index), type);
@@ -421,9 +344,10 @@ Outcome runTest(llvm::StringRef testDir, const afm::TargetDescription &target,
       buffers.emplace_back(type.getNumElements() *
                            storageBytes(type.getElementType()));
     SmallVector<void *> args;
-    for (Buffer &buffer : buffers)
-      args.push_back(buffer.data);
-    call(test->function, args);
+    for (HostBuffer &buffer : buffers)
+      args.push_back(buffer.data());
+    if (llvm::Error error = afm::callGraph(test->function, args))
+      return fail(llvm::toString(std::move(error)));
 
     for (auto [index, type] : llvm::enumerate(test->resultTypes)) {
       auto expected =
@@ -431,7 +355,7 @@ Outcome runTest(llvm::StringRef testDir, const afm::TargetDescription &target,
       if (!expected)
         return fail(llvm::sys::path::filename(set) + "/" +
                     llvm::toString(expected.takeError()));
-      const Buffer &actual = buffers[test->argumentTypes.size() + index];
+      const HostBuffer &actual = buffers[test->argumentTypes.size() + index];
       double error = mismatch(actual, *expected);
       if (error != 0)
         return fail(llvm::formatv("max error {0:e} in output {1} of {2}",

@@ -1,0 +1,30 @@
+//===- DecoderGraph.h - a stateless decoder graph as afm entry points -*- C++ -*-===//
+//
+// An imported decoder graph (e.g. ONNX: token ids [1, S] -> logits
+// [1, S, V]) has no KV cache: each step computes the whole window. Wrapped
+// into the runtime's prefill/decode entry points (include/afm/kernel_abi.h),
+// it packages into an .afmb like any afm model: the session's KV arena
+// holds the token history, each call appends its tokens, runs the graph on
+// the window and returns the logits of the last new position. Causal
+// attention makes the zeros after the history irrelevant.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_COMPILER_DECODERGRAPH_H
+#define AFM_COMPILER_DECODERGRAPH_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::afm {
+
+/// Turns `@main(ids: tensor<1xSxi64|i32>) -> (tensor<1xSxVxf32>, ...)` into
+/// the private `@afm_graph` called by `@afm_prefill` and `@afm_decode`, and
+/// sets the module's afm.model / afm.weights / afm.kv_layout attributes
+/// for writePackage (context length S, vocabulary V, no weights section:
+/// the graph's constants are in the code). Emits an error when `@main` is
+/// not such a graph.
+LogicalResult wrapDecoderGraph(ModuleOp module, llvm::StringRef name);
+
+} // namespace mlir::afm
+
+#endif // AFM_COMPILER_DECODERGRAPH_H

@@ -1,0 +1,97 @@
+//===- HostLibrary.cpp - run a compiled graph in this process -------------===//
+
+#include "afm/Compiler/HostLibrary.h"
+
+#include "afm/Compiler/Compile.h"
+#include "afm/Target/TargetDescription.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <utility>
+
+using namespace mlir::afm;
+
+HostBuffer::HostBuffer(size_t bytes)
+    : bytes(bytes), ptr(std::aligned_alloc(
+                        64, std::max<size_t>(64, (bytes + 63) / 64 * 64))) {
+  std::memset(ptr, 0, bytes);
+}
+
+HostBuffer::~HostBuffer() { std::free(ptr); }
+
+HostLibrary::~HostLibrary() {
+  if (handle)
+    dlclose(handle);
+  if (!path.empty())
+    llvm::sys::fs::remove(path);
+}
+
+llvm::Error HostLibrary::load(llvm::StringRef bytes) {
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("afm-graph", "so", path))
+    return llvm::createStringError(ec, "cannot create a temporary file");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec)
+      return llvm::createStringError(ec, "cannot write " + path);
+    os << bytes;
+  }
+  handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), dlerror());
+  return llvm::Error::success();
+}
+
+llvm::Error HostLibrary::compileAndLoad(ModuleOp module,
+                                        const TargetDescription &target) {
+  CodegenSettings settings;
+  // No runtime to hand tile loops to.
+  settings.minParallelWork = 0;
+  if (failed(lowerGraphToLLVMDialect(module, target, settings)))
+    return llvm::createStringError("cannot lower the graph");
+  auto library = toSharedLibrary(module, target);
+  if (!library)
+    return library.takeError();
+  return load(*library);
+}
+
+void *HostLibrary::lookup(const char *name) const {
+  return handle ? dlsym(handle, name) : nullptr;
+}
+
+/// The graph's signature is only known at run time, so each arity is a
+/// separately instantiated call.
+template <size_t... I>
+static void callWith(void *function, llvm::ArrayRef<void *> args,
+                     std::index_sequence<I...>) {
+  using Fn = void (*)(decltype((void)I, (void *)nullptr)...);
+  reinterpret_cast<Fn>(function)(args[I]...);
+}
+
+template <size_t N = 1>
+static bool callArity(void *function, llvm::ArrayRef<void *> args) {
+  if constexpr (N > kMaxGraphArguments) {
+    return false;
+  } else {
+    if (args.size() != N)
+      return callArity<N + 1>(function, args);
+    callWith(function, args, std::make_index_sequence<N>());
+    return true;
+  }
+}
+
+llvm::Error mlir::afm::callGraph(void *function, llvm::ArrayRef<void *> args) {
+  if (!callArity(function, args))
+    return llvm::createStringError(
+        "cannot call a graph with " + llvm::Twine(args.size()) +
+        " arguments (at most " + llvm::Twine(kMaxGraphArguments) + ")");
+  return llvm::Error::success();
+}

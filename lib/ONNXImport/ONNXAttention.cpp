@@ -1,0 +1,69 @@
+//===- ONNXAttention.cpp - causal grouped-query attention in TOSA ---------===//
+//
+// Shared by com.microsoft GroupQueryAttention and afm SharedKVAttention:
+// a shared-KV layer is the same attention over another layer's keys and
+// values.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TOSABuilder.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::afm::onnx_import;
+
+Value mlir::afm::onnx_import::splitHeads(TOSABuilder &t, Value x,
+                                         int64_t heads, int64_t headDim) {
+  llvm::ArrayRef<int64_t> shape = TOSABuilder::shapeOf(x);
+  return t.transpose(t.reshape(x, {shape[0], shape[1], heads, headDim}),
+                     {0, 2, 1, 3});
+}
+
+Value mlir::afm::onnx_import::buildCausalAttention(
+    TOSABuilder &t, Value queries, Value keys, Value values,
+    const CausalAttention &options) {
+  llvm::ArrayRef<int64_t> shape = TOSABuilder::shapeOf(queries);
+  int64_t batch = shape[0], numHeads = options.numHeads, seq = shape[2],
+          headDim = shape[3], kvHeads = options.kvHeads;
+  Type elementType = TOSABuilder::typeOf(queries).getElementType();
+  // Query head h reads key/value head h / group.
+  int64_t group = numHeads / kvHeads, rows = batch * numHeads;
+  auto expand = [&](Value kv) {
+    Value grouped = t.reshape(kv, {batch, kvHeads, 1, seq, headDim});
+    return t.reshape(t.tile(grouped, {1, 1, group, 1, 1}),
+                     {rows, seq, headDim});
+  };
+  Value keysT = t.transpose(expand(keys), {0, 2, 1});
+  Value scores = t.matmul(t.reshape(queries, {rows, seq, headDim}), keysT);
+  scores = t.scale(scores, options.scale == 0 ? 1.0 / std::sqrt(headDim)
+                                              : options.scale);
+  if (options.softcap > 0) {
+    Value squashed =
+        tosa::TanhOp::create(t.b, t.loc, TOSABuilder::typeOf(scores),
+                             t.scale(scores, 1.0 / options.softcap));
+    scores = t.scale(squashed, options.softcap);
+  }
+
+  // The causal (and sliding-window) mask is added, not selected: a large
+  // negative bias where query i must not see key j.
+  int64_t window = options.window;
+  auto maskType = RankedTensorType::get({1, seq, seq}, elementType);
+  llvm::SmallVector<float> bias(seq * seq);
+  for (int64_t i = 0; i < seq; ++i)
+    for (int64_t j = 0; j < seq; ++j)
+      bias[i * seq + j] = j <= i && (window <= 0 || j > i - window)
+                              ? 0.0f
+                              : std::numeric_limits<float>::lowest();
+  Value mask = tosa::ConstOp::create(
+      t.b, t.loc, maskType,
+      DenseElementsAttr::get(maskType, llvm::ArrayRef(bias)));
+  scores = t.add(scores, mask);
+  Value probs = t.softmax(scores);
+  Value context = t.matmul(probs, expand(values));
+  return t.reshape(
+      t.transpose(t.reshape(context, {batch, numHeads, seq, headDim}),
+                  {0, 2, 1, 3}),
+      {batch, seq, numHeads * headDim});
+}
