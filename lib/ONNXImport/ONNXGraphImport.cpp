@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
@@ -252,6 +253,11 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   // Lowerings that produce unsigned results say so by defining them. A
   // result that folded to a constant joins the constants, so later shape
   // operands (Reshape's, Slice's, ...) can read it.
+  // A folded result's op goes once nothing uses it, unless the table
+  // still holds it: a lowering may return a value it was given (a
+  // Reshape to the same shape returns its input), and erasing that left
+  // the input's name dangling (found by the ONNX import fuzzer).
+  llvm::SmallSetVector<Operation *, 4> folded;
   for (auto [output, value] : llvm::zip(node.output(), *results)) {
     if (output.empty())
       continue;
@@ -259,12 +265,16 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     DenseElementsAttr constant;
     if (matchPattern(value, m_Constant(&constant))) {
       table.defineConstant(output, constant, view.loc, isUnsigned);
-      if (value.use_empty())
-        value.getDefiningOp()->erase();
+      folded.insert(value.getDefiningOp());
     } else if (!table.definesLocally(output)) {
       table.define(output, value);
     }
   }
+  for (Operation *op : folded)
+    if (op->use_empty() && !llvm::any_of(op->getResults(), [&](Value v) {
+          return table.holds(v);
+        }))
+      op->erase();
   return success();
 }
 

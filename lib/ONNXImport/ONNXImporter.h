@@ -117,6 +117,14 @@ public:
     else if (parent && !definesLocally(name))
       parent->noteConstantWanted(name);
   }
+  /// Whether some name (here or in an enclosing scope) has `value`.
+  bool holds(Value value) const {
+    return llvm::any_of(values,
+                        [&](const auto &entry) {
+                          return entry.getValue() == value;
+                        }) ||
+           (parent && parent->holds(value));
+  }
   /// Whether `name` is defined in this scope (not an enclosing one).
   bool definesLocally(llvm::StringRef name) const {
     return values.count(name) || constants.count(name);
