@@ -24,6 +24,7 @@ llvm_config.use_default_substitutions()
 
 tool_dirs = [config.afm_tools_dir, config.llvm_tools_dir]
 tools = [
+    ToolSubst("afm-bench", unresolved="fatal"),
     ToolSubst("afm-compare", unresolved="fatal"),
     ToolSubst("afm-compile", unresolved="fatal"),
     ToolSubst("afm-gen-example", unresolved="fatal"),

@@ -50,6 +50,12 @@ struct Options {
                "runs the graph over the S-token window (no KV cache), on "
                "the calling thread"),
       cl::value_desc("file"), cl::cat(category)};
+  cl::opt<bool> onnxRaise{
+      "onnx-raise-to-afm",
+      cl::desc("With --onnx: raise RMS normalizations to afm.rms_norm and "
+               "one-token MatMuls by constant weights to afm.linear, for "
+               "afm's kernels (default true)"),
+      cl::init(true), cl::cat(category)};
   cl::opt<std::string> weights{
       "weights",
       cl::desc("Weights (.safetensors); defaults to the afm.weights_file "
@@ -178,7 +184,10 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
     if (!bytes)
       return error("cannot read '" + opts.onnx +
                    "': " + bytes.getError().message());
-    module = importONNXModel(&context, (*bytes)->getBuffer(), opts.onnx);
+    ONNXImportOptions importOptions;
+    importOptions.raiseToAFM = opts.onnxRaise;
+    module = importONNXModel(&context, (*bytes)->getBuffer(), opts.onnx,
+                             importOptions);
     if (!module ||
         failed(wrapDecoderGraph(*module, llvm::sys::path::stem(opts.onnx))))
       return 1;

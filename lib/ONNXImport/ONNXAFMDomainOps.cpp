@@ -187,12 +187,10 @@ static Results lowerSharedKVAttention(ONNXNode &node) {
   auto values = node.getFloatInput(2);
   if (failed(query) || failed(keys) || failed(values))
     return failure();
-  int64_t numHeads = node.getIntAttribute("num_heads", 0);
-  int64_t kvHeads = node.getIntAttribute("kv_num_heads", 0);
-  if (numHeads <= 0 || kvHeads <= 0 || numHeads % kvHeads != 0)
-    return node.emitError() << "num_heads (" << numHeads
-                            << ") must be a positive multiple of kv_num_heads ("
-                            << kvHeads << ")";
+  auto heads = getAttentionHeads(node);
+  if (failed(heads))
+    return failure();
+  auto [numHeads, kvHeads] = *heads;
   RankedTensorType queryType = query->getType();
   if (queryType.getRank() != 3 || queryType.getDimSize(2) % numHeads != 0)
     return node.emitError() << "Q " << queryType << " is not [B, S, "

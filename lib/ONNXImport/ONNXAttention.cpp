@@ -14,6 +14,17 @@
 using namespace mlir;
 using namespace mlir::afm::onnx_import;
 
+FailureOr<std::pair<int64_t, int64_t>>
+mlir::afm::onnx_import::getAttentionHeads(ONNXNode &node) {
+  int64_t numHeads = node.getIntAttribute("num_heads", 0);
+  int64_t kvHeads = node.getIntAttribute("kv_num_heads", 0);
+  if (numHeads <= 0 || kvHeads <= 0 || numHeads % kvHeads != 0)
+    return node.emitError() << "num_heads (" << numHeads
+                            << ") must be a positive multiple of kv_num_heads ("
+                            << kvHeads << ")";
+  return std::make_pair(numHeads, kvHeads);
+}
+
 Value mlir::afm::onnx_import::splitHeads(TOSABuilder &t, Value x,
                                          int64_t heads, int64_t headDim) {
   llvm::ArrayRef<int64_t> shape = TOSABuilder::shapeOf(x);

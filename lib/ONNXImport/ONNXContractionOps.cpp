@@ -8,6 +8,8 @@
 
 #include "ONNXBuilders.h"
 
+#include "dialects/afm/IR/AFMOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -21,11 +23,49 @@ using namespace mlir::afm::onnx_import;
 /// numpy matmul over operands of rank >= 2 as one 3-D tosa.matmul: equal
 /// batch dimensions are flattened into its batch; a 2-D right operand
 /// (x @ W) folds the left batch into its rows instead.
+/// x @ W for one token and a constant 2-D f32 W, raised to afm.linear:
+/// x as [1, K], W stored output-major ([N, K], transposed at import), so
+/// afm's decode GEMV kernel (split-K partial sums) applies. Products over
+/// more tokens stay tosa.matmul: afm.linear's reduction-innermost GEMM
+/// measured 3x slower than the TOSA path on the 32-token example decoder
+/// (docs/onnx-import.md). Null when the node is not of that form.
+static Value raiseLinear(ONNXNode &node, TypedValue<RankedTensorType> x,
+                         DenseElementsAttr weight) {
+  RankedTensorType xType = x.getType();
+  auto wType = weight.getType();
+  if (!weight.getElementType().isF32() || !xType.getElementType().isF32() ||
+      wType.getRank() != 2 || xType.getRank() < 2 ||
+      xType.getShape().back() != wType.getDimSize(0) ||
+      xType.getNumElements() != wType.getDimSize(0))
+    return nullptr;
+  int64_t k = wType.getDimSize(0), n = wType.getDimSize(1);
+  llvm::SmallVector<float> values(weight.getValues<float>());
+  llvm::SmallVector<float> transposed(values.size());
+  for (int64_t row = 0; row < k; ++row)
+    for (int64_t col = 0; col < n; ++col)
+      transposed[col * k + row] = values[row * n + col];
+  auto outputMajor = RankedTensorType::get({n, k}, node.builder.getF32Type());
+  Value w = arith::ConstantOp::create(
+      node.builder, node.loc,
+      DenseElementsAttr::get(outputMajor, llvm::ArrayRef(transposed)));
+  llvm::SmallVector<int64_t> shape(xType.getShape());
+  int64_t tokens = xType.getNumElements() / k;
+  Value rows = reshape(node, x, {tokens, k});
+  Value y = afm::LinearOp::create(node.builder, node.loc,
+                                  xType.clone({tokens, n}), rows, w);
+  shape.back() = n;
+  return reshape(node, y, shape);
+}
+
 static Results lowerMatMul(ONNXNode &node) {
   auto lhs = node.getFloatInput(0);
   auto rhs = node.getFloatInput(1);
   if (failed(lhs) || failed(rhs))
     return failure();
+  if (node.raiseToAFM)
+    if (DenseElementsAttr weight = node.getConstantInput(1))
+      if (Value y = raiseLinear(node, *lhs, weight))
+        return llvm::SmallVector<Value>{y};
   RankedTensorType lhsType = lhs->getType(), rhsType = rhs->getType();
   if (lhsType.getElementType() != rhsType.getElementType())
     return node.emitError() << "operand element types differ";

@@ -175,6 +175,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                          ? llvm::formatv("{0}_{1}", node.op_type(), index).str()
                          : node.name();
   ONNXNode view(node, name, opset, table, builder, getLoc(name), *this);
+  view.raiseToAFM = options.raiseToAFM;
   const llvm::StringMap<NodeLowering> *lowerings = nullptr;
   if (node.domain().empty() || node.domain() == "ai.onnx")
     lowerings = &getONNXToTOSALowerings();
@@ -240,9 +241,13 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                << "empty tensors are not supported here ('"
                << op.getName() << "' over " << tensor << ")";
   }
-  if (results->size() < static_cast<size_t>(node.output_size()))
+  // A lowering may stop at the last output the graph uses.
+  int requested = node.output_size();
+  while (requested > 0 && node.output(requested - 1).empty())
+    --requested;
+  if (results->size() < static_cast<size_t>(requested))
     return view.emitError() << "computes " << results->size()
-                            << " of its " << node.output_size() << " outputs";
+                            << " of its " << requested << " outputs";
   // Shapes follow from the model's, which may be absurd (broadcasting
   // 2^40 by 2^40); later passes count elements in int64_t.
   for (Value result : *results)

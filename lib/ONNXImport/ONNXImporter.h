@@ -172,6 +172,14 @@ public:
   OpBuilder &builder;
   Location loc;
   SubgraphImporter &subgraphs;
+  /// ONNXImportOptions::raiseToAFM.
+  bool raiseToAFM = false;
+
+  /// Whether output `index` is requested (present and named).
+  bool hasOutput(unsigned index) const {
+    return index < static_cast<unsigned>(proto.output_size()) &&
+           !proto.output(index).empty();
+  }
 
   /// Emits "ONNX node '<name>' (<op>): " at the node; callers add why.
   InFlightDiagnostic emitError() const;

@@ -11,6 +11,8 @@
 
 #include "TOSABuilder.h"
 
+#include "dialects/afm/IR/AFMOps.h"
+
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Utils/ConversionUtils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -96,6 +98,14 @@ LogicalResult rejectInput(ONNXNode &node, unsigned index,
 
 } // namespace
 
+/// afm.rms_norm of `x` over its last dimension: the raised form of the
+/// RMS normalizations, which afm-lower-to-linalg fuses into one kernel.
+static Value raiseRMSNorm(ONNXNode &node, Value x, Value gamma,
+                          float epsilon) {
+  return afm::RMSNormOp::create(node.builder, node.loc, x.getType(), x, gamma,
+                                node.builder.getF32FloatAttr(epsilon));
+}
+
 /// SimplifiedLayerNormalization (ONNX Runtime's RMSNorm, in the default
 /// domain): Y = X / sqrt(mean(X^2 over axis..) + epsilon) * scale, and
 /// the optional inv_std_var.
@@ -117,9 +127,11 @@ static Results lowerSimplifiedLayerNorm(ONNXNode &node) {
     return node.emitError()
            << "scale " << gamma->getType()
            << " does not match the normalized dimensions of " << x->getType();
+  float epsilon = getFloatAttribute(node, "epsilon", 1e-5f);
+  if (node.raiseToAFM && axis == rank - 1 && !node.hasOutput(1))
+    return llvm::SmallVector<Value>{raiseRMSNorm(node, *x, *gamma, epsilon)};
   TOSABuilder t(node);
-  auto [y, inverse] =
-      rmsNorm(t, *x, *gamma, axis, getFloatAttribute(node, "epsilon", 1e-5f));
+  auto [y, inverse] = rmsNorm(t, *x, *gamma, axis, epsilon);
   return llvm::SmallVector<Value>{y, inverse};
 }
 
@@ -151,8 +163,12 @@ static Results lowerSkipSimplifiedLayerNorm(ONNXNode &node) {
   Value sum = t.add(*input, broadcastTrailing(t, *skip, rank));
   if (failed(addBias(t, sum, 3)))
     return failure();
-  auto [y, inverse] = rmsNorm(t, sum, *gamma, rank - 1,
-                              getFloatAttribute(node, "epsilon", 1e-5f));
+  float epsilon = getFloatAttribute(node, "epsilon", 1e-5f);
+  if (node.raiseToAFM && !node.hasOutput(1) && !node.hasOutput(2)) {
+    Value y = raiseRMSNorm(node, sum, *gamma, epsilon);
+    return llvm::SmallVector<Value>{y, nullptr, nullptr, sum};
+  }
+  auto [y, inverse] = rmsNorm(t, sum, *gamma, rank - 1, epsilon);
   Value mean = t.scale(t.reduce<tosa::ReduceSumOp>(sum, rank - 1),
                        1.0 / static_cast<double>(hidden));
   return llvm::SmallVector<Value>{y, mean, inverse, sum};
@@ -311,12 +327,10 @@ static Results lowerRotaryEmbedding(ONNXNode &node) {
 /// softcap and sliding window (local_window_size). present_key and
 /// present_value are the [B, N_kv, S, H] keys and values.
 static Results lowerGroupQueryAttention(ONNXNode &node) {
-  int64_t numHeads = node.getIntAttribute("num_heads", 0);
-  int64_t kvHeads = node.getIntAttribute("kv_num_heads", 0);
-  if (numHeads <= 0 || kvHeads <= 0 || numHeads % kvHeads != 0)
-    return node.emitError() << "num_heads (" << numHeads
-                            << ") must be a positive multiple of kv_num_heads ("
-                            << kvHeads << ")";
+  auto heads = getAttentionHeads(node);
+  if (failed(heads))
+    return failure();
+  auto [numHeads, kvHeads] = *heads;
   if (node.getIntAttribute("do_rotary", 0) != 0)
     return node.emitError()
            << "do_rotary=1 is not supported; apply RotaryEmbedding before it";

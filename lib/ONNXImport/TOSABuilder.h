@@ -136,6 +136,10 @@ public:
   Location loc;
 };
 
+/// The num_heads and kv_num_heads attributes of an attention node, which
+/// must be positive with the first a multiple of the second.
+FailureOr<std::pair<int64_t, int64_t>> getAttentionHeads(ONNXNode &node);
+
 /// [B, S, N * H] as [B, N, S, H].
 Value splitHeads(TOSABuilder &t, Value x, int64_t heads, int64_t headDim);
 

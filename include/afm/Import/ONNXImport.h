@@ -27,6 +27,12 @@ namespace mlir::afm {
 struct ONNXImportOptions {
   /// Graph inputs to import as constants, by name.
   llvm::StringMap<DenseElementsAttr> boundInputs;
+  /// Raise recognized decoder-layer pieces to afm ops, so the afm passes
+  /// and kernels apply: (Skip)SimplifiedLayerNormalization over the last
+  /// axis becomes afm.rms_norm; a one-token MatMul by a constant 2-D f32
+  /// weight becomes afm.linear (the decode GEMV kernel). Off: every node
+  /// maps to TOSA/linalg as written.
+  bool raiseToAFM = true;
   /// When set, receives the graph inputs that some node needed as a
   /// constant (whether or not the import succeeded), in graph order.
   std::vector<std::string> *inputsNeededAsConstants = nullptr;

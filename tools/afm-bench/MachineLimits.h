@@ -1,0 +1,35 @@
+//===- MachineLimits.h - this machine's read bandwidth and FMA peak -*- C++ -*-===//
+//
+// The limits every afm-bench figure is a fraction of, measured here and
+// now rather than taken from a data sheet: a VM's neighbours move them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_TOOLS_AFM_BENCH_MACHINELIMITS_H
+#define AFM_TOOLS_AFM_BENCH_MACHINELIMITS_H
+
+#include <cstddef>
+#include <string>
+
+namespace afm_bench {
+
+struct MachineLimits {
+  int threads = 1;
+  /// Bytes per second reading a buffer far larger than the caches: one
+  /// thread, and `threads` threads on disjoint slices.
+  double readBytesPerSecond1 = 0, readBytesPerSecondN = 0;
+  /// FP32 FLOP/s (an FMA is 2) of independent FMA chains in registers.
+  double fmaFlopsPerSecond1 = 0, fmaFlopsPerSecondN = 0;
+  /// The vector ISA the FMA loop ran on ("avx512f", "avx2+fma", ...).
+  std::string fmaISA;
+  size_t bandwidthBytes = 0;
+};
+
+/// Measures the limits with a `bandwidthBytes` buffer on `threads`
+/// threads; each figure is the best of `repeats` runs.
+MachineLimits measureMachineLimits(size_t bandwidthBytes, int threads,
+                                   int repeats);
+
+} // namespace afm_bench
+
+#endif // AFM_TOOLS_AFM_BENCH_MACHINELIMITS_H
