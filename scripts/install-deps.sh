@@ -6,6 +6,8 @@ set -euo pipefail
 PACKAGES=(
   # Toolchain: Debian's LLVM/MLIR 22 (never built from source).
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22 lld-22
+  # clang's sanitizer and libFuzzer runtimes (tools/afm-onnx-import-fuzzer).
+  libclang-rt-22-dev
   cmake ninja-build ccache
   # Front ends and formats. The runtime reads its manifest with protobuf-c,
   # also for arm64 so that it cross-builds for the qemu tests.

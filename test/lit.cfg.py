@@ -37,6 +37,10 @@ tools = [
     ToolSubst("afm-run", unresolved="fatal"),
     ToolSubst("afm-translate", unresolved="fatal"),
 ]
+# libFuzzer targets, built where clang's fuzzer runtime is (AFM_ENABLE_FUZZERS).
+if config.afm_enable_fuzzers:
+    config.available_features.add("libfuzzer")
+    tools.append(ToolSubst("afm-onnx-import-fuzzer", unresolved="fatal"))
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # The ONNX backend node tests (Debian's libonnx-testdata), which the ONNX

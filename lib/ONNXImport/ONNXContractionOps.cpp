@@ -67,6 +67,8 @@ static Results lowerMatMul(ONNXNode &node) {
       if (Value y = raiseLinear(node, *lhs, weight))
         return llvm::SmallVector<Value>{y};
   RankedTensorType lhsType = lhs->getType(), rhsType = rhs->getType();
+  if (lhsType.getElementType() != rhsType.getElementType())
+    return node.emitError() << "operand element types differ";
   if (lhsType.getRank() < 2 || rhsType.getRank() < 2)
     return node.emitError() << "1-D operands are not supported";
   llvm::ArrayRef<int64_t> lhsShape = lhsType.getShape(),

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
@@ -188,6 +189,14 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   for (const std::string &input : node.input())
     if (!input.empty() && !table.contains(input))
       return view.emitError() << "input '" << input << "' is not defined";
+  // ONNX graphs are in SSA form: a second definition of a name would be
+  // silently ignored, and its users would read the first.
+  llvm::StringSet<> outputs;
+  for (const std::string &output : node.output())
+    if (!output.empty() &&
+        (table.contains(output) || !outputs.insert(output).second))
+      return view.emitError() << "output '" << output
+                              << "' is already defined";
 
   // A Constant is data, not computation: it joins the initializers.
   if (node.op_type() == "Constant") {
@@ -211,9 +220,27 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   }
   if (it == lowerings->end())
     return view.emitError() << "operator not supported";
+  Block::iterator next = builder.getInsertionPoint();
+  Block *block = builder.getInsertionBlock();
+  Operation *last = next == block->begin() ? nullptr : &*std::prev(next);
   FailureOr<llvm::SmallVector<Value>> results = it->second(view);
   if (failed(results))
     return failure();
+  // TOSA tensors have no 0 dimensions. Lowerings that support empty
+  // tensors avoid TOSA (an empty result is a tensor.empty); the others
+  // would build ops that fail to verify.
+  for (Operation &op : llvm::make_range(
+           last ? std::next(last->getIterator()) : block->begin(), next)) {
+    if (!isa<tosa::TosaDialect>(op.getDialect()))
+      continue;
+    for (Type type : llvm::concat<const Type>(op.getOperandTypes(),
+                                               op.getResultTypes()))
+      if (auto tensor = dyn_cast<RankedTensorType>(type);
+          tensor && llvm::is_contained(tensor.getShape(), 0))
+        return view.emitError()
+               << "empty tensors are not supported here ('"
+               << op.getName() << "' over " << tensor << ")";
+  }
   // A lowering may stop at the last output the graph uses.
   int requested = node.output_size();
   while (requested > 0 && node.output(requested - 1).empty())
@@ -221,9 +248,21 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   if (results->size() < static_cast<size_t>(requested))
     return view.emitError() << "computes " << results->size()
                             << " of its " << requested << " outputs";
+  // Shapes follow from the model's, which may be absurd (broadcasting
+  // 2^40 by 2^40); later passes count elements in int64_t.
+  for (Value result : *results)
+    if (auto type = dyn_cast<ShapedType>(result.getType());
+        type && !getElementCount(type.getShape()))
+      return view.emitError() << "its result " << type
+                              << " has more elements than fit in 64 bits";
   // Lowerings that produce unsigned results say so by defining them. A
   // result that folded to a constant joins the constants, so later shape
   // operands (Reshape's, Slice's, ...) can read it.
+  // A folded result's op goes once nothing uses it, unless the table
+  // still holds it: a lowering may return a value it was given (a
+  // Reshape to the same shape returns its input), and erasing that left
+  // the input's name dangling (found by the ONNX import fuzzer).
+  llvm::SmallSetVector<Operation *, 4> folded;
   for (auto [output, value] : llvm::zip(node.output(), *results)) {
     if (output.empty())
       continue;
@@ -231,12 +270,16 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     DenseElementsAttr constant;
     if (matchPattern(value, m_Constant(&constant))) {
       table.defineConstant(output, constant, view.loc, isUnsigned);
-      if (value.use_empty())
-        value.getDefiningOp()->erase();
+      folded.insert(value.getDefiningOp());
     } else if (!table.definesLocally(output)) {
       table.define(output, value);
     }
   }
+  for (Operation *op : folded)
+    if (op->use_empty() && !llvm::any_of(op->getResults(), [&](Value v) {
+          return table.holds(v);
+        }))
+      op->erase();
   return success();
 }
 

@@ -48,6 +48,10 @@ bool isUnsignedDataType(int32_t dataType);
 /// Bytes per element in ONNX raw data and in the compiled code's buffers.
 int64_t getStorageBytes(Type elementType);
 
+/// The number of elements of `shape`, or nullopt when it overflows
+/// int64_t (a fuzzed or corrupt model can declare any dimensions).
+std::optional<int64_t> getElementCount(llvm::ArrayRef<int64_t> shape);
+
 /// The ONNX spelling of `dataType` (FLOAT, INT64, ...), for errors.
 std::string getDataTypeName(int32_t dataType);
 
@@ -112,6 +116,14 @@ public:
       constantsWanted.insert(name);
     else if (parent && !definesLocally(name))
       parent->noteConstantWanted(name);
+  }
+  /// Whether some name (here or in an enclosing scope) has `value`.
+  bool holds(Value value) const {
+    return llvm::any_of(values,
+                        [&](const auto &entry) {
+                          return entry.getValue() == value;
+                        }) ||
+           (parent && parent->holds(value));
   }
   /// Whether `name` is defined in this scope (not an enclosing one).
   bool definesLocally(llvm::StringRef name) const {

@@ -70,9 +70,15 @@ static Results lowerTranspose(ONNXNode &node) {
   llvm::SmallVector<bool> seen(rank, false);
   llvm::SmallVector<int32_t> perms;
   llvm::SmallVector<int64_t> shape;
+  // An empty (or non-INTS) 'perm' has no entry for the loop to reject.
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return node.emitError()
+           << "'perm' is not a permutation of " << rank << " dimensions";
+  // A scalar is its own transpose; tosa.transpose wants rank >= 1.
+  if (rank == 0)
+    return llvm::SmallVector<Value>{*input};
   for (int64_t dim : perm) {
-    if (static_cast<int64_t>(perm.size()) != rank || dim < 0 || dim >= rank ||
-        seen[dim])
+    if (dim < 0 || dim >= rank || seen[dim])
       return node.emitError()
              << "'perm' is not a permutation of " << rank << " dimensions";
     seen[dim] = true;
@@ -112,8 +118,9 @@ static Results lowerReshape(ONNXNode &node) {
       inferred = index;
     } else if (dim < 0) {
       return node.emitError() << "shape entry " << index << " is " << dim;
-    } else {
-      known *= dim;
+    } else if (llvm::MulOverflow(known, dim, known)) {
+      return node.emitError() << "the shape has more elements than fit in 64 "
+                              << "bits";
     }
     shape.push_back(dim);
   }

@@ -4,7 +4,9 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -58,6 +60,15 @@ int64_t onnx_import::getStorageBytes(Type elementType) {
   return std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
 }
 
+std::optional<int64_t>
+onnx_import::getElementCount(llvm::ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    if (llvm::MulOverflow(count, dim, count))
+      return std::nullopt;
+  return count;
+}
+
 std::string onnx_import::getDataTypeName(int32_t dataType) {
   if (onnx::TensorProto::DataType_IsValid(dataType))
     return onnx::TensorProto::DataType_Name(
@@ -67,24 +78,49 @@ std::string onnx_import::getDataTypeName(int32_t dataType) {
 
 /// The bytes of a tensor stored outside the model: the `location` entry is
 /// relative to the model's directory; `offset` and `length` are optional.
+/// Like ONNX's checker, locations that leave that directory (absolute
+/// paths, `..`) are rejected: a model must not read arbitrary files.
 static llvm::Expected<std::string>
 readExternalData(const onnx::TensorProto &tensor, llvm::StringRef modelDir) {
   std::string location;
   uint64_t offset = 0;
   std::optional<uint64_t> length;
   for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
-    if (entry.key() == "location")
+    if (entry.key() == "location") {
       location = entry.value();
-    else if (entry.key() == "offset")
-      offset = std::stoull(entry.value());
-    else if (entry.key() == "length")
-      length = std::stoull(entry.value());
+      continue;
+    }
+    if (entry.key() != "offset" && entry.key() != "length")
+      continue;
+    uint64_t value;
+    if (llvm::StringRef(entry.value()).getAsInteger(10, value))
+      return createStringError(
+          formatv("tensor '{0}': external data {1} '{2}' is not a "
+                  "non-negative integer",
+                  tensor.name(), entry.key(), entry.value()));
+    if (entry.key() == "offset")
+      offset = value;
+    else
+      length = value;
   }
   if (location.empty())
     return createStringError(formatv(
         "tensor '{0}': external data without a location", tensor.name()));
+  if (llvm::sys::path::is_absolute(location) ||
+      llvm::is_contained(llvm::make_range(llvm::sys::path::begin(location),
+                                          llvm::sys::path::end(location)),
+                         ".."))
+    return createStringError(
+        formatv("tensor '{0}': external data location '{1}' is not inside "
+                "the model's directory",
+                tensor.name(), location));
   llvm::SmallString<256> path(modelDir);
   llvm::sys::path::append(path, location);
+  // Devices and pipes could block or never end.
+  if (llvm::sys::fs::exists(path) && !llvm::sys::fs::is_regular_file(path))
+    return createStringError(
+        formatv("tensor '{0}': external data '{1}' is not a regular file",
+                tensor.name(), path));
   auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                           /*RequiresNullTerminator=*/false);
   if (!file)
@@ -114,10 +150,14 @@ onnx_import::convertTensor(MLIRContext *context,
     if (dim < 0)
       return createStringError(
           formatv("tensor '{0}' has a negative dimension", tensor.name()));
-  auto type = RankedTensorType::get(
-      llvm::SmallVector<int64_t>(tensor.dims().begin(), tensor.dims().end()),
-      elementType);
-  int64_t numElements = type.getNumElements();
+  llvm::SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  std::optional<int64_t> numElements = getElementCount(shape);
+  int64_t byteSize;
+  if (!numElements ||
+      llvm::MulOverflow(*numElements, getStorageBytes(elementType), byteSize))
+    return createStringError(formatv(
+        "tensor '{0}' has more bytes than fit in 64 bits", tensor.name()));
+  auto type = RankedTensorType::get(shape, elementType);
 
   std::string external;
   const std::string *raw = nullptr;
@@ -132,21 +172,20 @@ onnx_import::convertTensor(MLIRContext *context,
   }
   if (raw) {
     // raw_data is little-endian, like the hosts this compiler runs on.
-    int64_t expected = numElements * getStorageBytes(elementType);
-    if (static_cast<int64_t>(raw->size()) != expected)
+    if (static_cast<int64_t>(raw->size()) != byteSize)
       return createStringError(
           formatv("tensor '{0}' holds {1} bytes of data; its type needs {2}",
-                  tensor.name(), raw->size(), expected));
+                  tensor.name(), raw->size(), byteSize));
     return DenseElementsAttr::getFromRawBuffer(
         type, llvm::ArrayRef<char>(raw->data(), raw->size()));
   }
 
   auto checkCount = [&](int64_t count) -> llvm::Error {
-    if (count == numElements)
+    if (count == *numElements)
       return llvm::Error::success();
     return createStringError(
         formatv("tensor '{0}' holds {1} values; its shape needs {2}",
-                tensor.name(), count, numElements));
+                tensor.name(), count, *numElements));
   };
   // The typed fields: narrow integers, bools and 16-bit floats sit in
   // int32_data (the latter as bit patterns), unsigned 32/64-bit integers
@@ -215,5 +254,8 @@ onnx_import::convertValueType(MLIRContext *context,
                               : std::string()));
     shape.push_back(dim.dim_value());
   }
+  if (!getElementCount(shape))
+    return createStringError(formatv(
+        "'{0}' has more elements than fit in 64 bits", info.name()));
   return RankedTensorType::get(shape, elementType);
 }
