@@ -250,8 +250,10 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                             << " of its " << requested << " outputs";
   // Shapes follow from the model's, which may be absurd (broadcasting
   // 2^40 by 2^40); later passes count elements in int64_t.
+  // (A lowering leaves results the graph does not request null.)
   for (Value result : *results)
-    if (auto type = dyn_cast<ShapedType>(result.getType());
+    if (auto type = result ? dyn_cast<ShapedType>(result.getType())
+                           : ShapedType();
         type && !getElementCount(type.getShape()))
       return view.emitError() << "its result " << type
                               << " has more elements than fit in 64 bits";
