@@ -94,6 +94,17 @@ static Results lowerLinearASTC(ONNXNode &node) {
   if (n <= 0)
     return node.emitError() << "attribute 'N' (the output features) must be "
                             << "positive";
+  // The layout of getBoundWeightParts, checked before the type is built.
+  int64_t nb = (n + 5) / 6, kb = getASTCStoredBlockColumns(k, 6);
+  auto expected = RankedTensorType::get({nb, 6, 3, kb},
+                                        IntegerType::get(node.loc.getContext(),
+                                                         8));
+  if (codes->getType() != expected)
+    return node.emitError() << "codes must be " << expected << " for N = " << n
+                            << ", K = " << k << "; got " << codes->getType();
+  auto blockType = RankedTensorType::get({nb, kb}, node.builder.getF16Type());
+  if (scales->getType() != blockType || biases->getType() != blockType)
+    return node.emitError() << "scales and biases must be " << blockType;
   ASTCOffset offset = ASTCOffset::LinearSegment;
   if (const onnx::AttributeProto *attr = node.getAttribute("offset")) {
     if (attr->s() == "min")
@@ -103,13 +114,6 @@ static Results lowerLinearASTC(ONNXNode &node) {
                               << "' is not 'linear_segment' or 'min'";
   }
   auto type = ASTCWeightType::get(node.builder.getContext(), n, k, 6, 6, offset);
-  SmallVector<WeightPart> parts = getBoundWeightParts(type);
-  if (codes->getType() != parts[0].type)
-    return node.emitError() << "codes must be " << parts[0].type << " for N = "
-                            << n << ", K = " << k << "; got "
-                            << codes->getType();
-  if (scales->getType() != parts[1].type || biases->getType() != parts[2].type)
-    return node.emitError() << "scales and biases must be " << parts[1].type;
   return linearOverParts(node, type, {*codes, *scales, *biases}, n);
 }
 
