@@ -32,7 +32,8 @@ Value onnx_import::reshape(ONNXNode &node, Value input,
                                  tosa::getTosaConstShape(b, shape));
 }
 
-static TypedAttr scalarAttr(OpBuilder &b, Type elementType, double value) {
+TypedAttr onnx_import::scalarAttr(OpBuilder &b, Type elementType,
+                                  double value) {
   if (isa<FloatType>(elementType))
     return b.getFloatAttr(elementType, value);
   return b.getIntegerAttr(elementType, static_cast<int64_t>(value));
@@ -46,14 +47,6 @@ Value onnx_import::splat(ONNXNode &node, Type elementType, double value,
       node.builder, node.loc, type,
       DenseElementsAttr::get(type,
                              scalarAttr(node.builder, elementType, value)));
-}
-
-Value onnx_import::constantLike(ONNXNode &node, RankedTensorType type,
-                                double value) {
-  return arith::ConstantOp::create(
-      node.builder, node.loc,
-      DenseElementsAttr::get(
-          type, scalarAttr(node.builder, type.getElementType(), value)));
 }
 
 Value onnx_import::multiply(ONNXNode &node, Type type, Value lhs, Value rhs) {

@@ -82,8 +82,8 @@ Value generateTensor(ONNXNode &node, RankedTensorType type, IndexBody body);
 /// `axis` in [-rank, rank) as a dimension, or failure with an error.
 FailureOr<int64_t> normalizeAxis(ONNXNode &node, int64_t axis, int64_t rank);
 
-/// A dense constant (arith.constant) of `type` holding `value`.
-Value constantLike(ONNXNode &node, RankedTensorType type, double value);
+/// `value` as an attribute of the float or integer `elementType`.
+TypedAttr scalarAttr(OpBuilder &b, Type elementType, double value);
 
 } // namespace mlir::afm::onnx_import
 

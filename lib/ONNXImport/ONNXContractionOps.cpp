@@ -318,11 +318,8 @@ static FailureOr<Value> contract(ONNXNode &node, ValueRange operands,
   Type elementType =
       cast<RankedTensorType>(operands[0].getType()).getElementType();
   auto resultType = RankedTensorType::get(outputShape, elementType);
-  TypedAttr zeroAttr =
-      isa<FloatType>(elementType)
-          ? TypedAttr(node.builder.getFloatAttr(elementType, 0))
-          : TypedAttr(node.builder.getIntegerAttr(elementType, 0));
-  Value zero = arith::ConstantOp::create(node.builder, node.loc, zeroAttr);
+  Value zero = arith::ConstantOp::create(
+      node.builder, node.loc, scalarAttr(node.builder, elementType, 0));
   Value empty = tensor::EmptyOp::create(node.builder, node.loc, outputShape,
                                         elementType);
   Value init = linalg::FillOp::create(node.builder, node.loc, ValueRange{zero},

@@ -448,7 +448,7 @@ static Value unpackCodes(TOSABuilder &t, Value packed, int64_t bits) {
       DenseElementsAttr::get(shiftType, llvm::ArrayRef(shifts)));
   Value shifted = t.binary<tosa::LogicalRightShiftOp>(bytes, shiftValues);
   Value codes = t.binary<tosa::BitwiseAndOp>(
-      shifted, t.intSplat(i32, (int64_t{1} << bits) - 1, rank + 1));
+      shifted, splat(t.node, i32, (1 << bits) - 1, rank + 1));
   shape.back() *= perByte;
   return t.reshape(codes, shape);
 }

@@ -666,9 +666,7 @@ static Results lowerTrilu(ONNXNode &node) {
             upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
             diagonal, k);
         Value zero = arith::ConstantOp::create(
-            b, loc, isa<FloatType>(elementType)
-                        ? TypedAttr(b.getFloatAttr(elementType, 0))
-                        : TypedAttr(b.getIntegerAttr(elementType, 0)));
+            b, loc, scalarAttr(b, elementType, 0));
         return arith::SelectOp::create(b, loc, keep,
                                        extractAt(b, loc, source, at), zero);
       }));

@@ -99,15 +99,6 @@ public:
     return mul(value, splat(node, typeOf(value).getElementType(), factor,
                             typeOf(value).getRank()));
   }
-  /// An integer tensor<1x..x1xiN> of `rank` holding `value`.
-  Value intSplat(Type elementType, int64_t value, int64_t rank) {
-    auto type =
-        RankedTensorType::get(llvm::SmallVector<int64_t>(rank, 1), elementType);
-    return tosa::ConstOp::create(
-        b, loc, type,
-        DenseElementsAttr::get(type, b.getIntegerAttr(elementType, value)));
-  }
-
   template <typename OpTy> Value reduce(Value value, int64_t axis) {
     llvm::SmallVector<int64_t> shape(shapeOf(value));
     shape[axis] = 1;
