@@ -17,6 +17,23 @@ namespace {
 struct AFMLowerVectorPass
     : afm::impl::AFMLowerVectorPassBase<AFMLowerVectorPass> {
   void runOnOperation() override {
+    // First the canonical contraction forms: products with a reduction
+    // become vector.contract over its operands' real ranks, and unit
+    // dimensions (a packed GEMM's tile indices) are dropped, so the
+    // contraction lowers to outer products.
+    // Broadcasting reads become read + broadcast, which the contraction
+    // absorbs into its indexing maps. (Together with the unit-dimension
+    // patterns these do not terminate on transposes of unit dimensions.)
+    RewritePatternSet reads(&getContext());
+    vector::populateVectorTransferPermutationMapLoweringPatterns(reads);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(reads))))
+      return signalPassFailure();
+    RewritePatternSet contracts(&getContext());
+    vector::populateVectorReductionToContractPatterns(contracts);
+    vector::populateCastAwayVectorLeadingOneDimPatterns(contracts);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(contracts))))
+      return signalPassFailure();
+
     RewritePatternSet patterns(&getContext());
     vector::populateVectorReductionToContractPatterns(patterns);
     vector::populateVectorContractLoweringPatterns(

@@ -239,6 +239,36 @@ def AFMLowerAttentionPass : Pass<"afm-lower-attention", "mlir::ModuleOp"> {
   ];
 }
 
+def AFMPackGEMMPass : Pass<"afm-pack-gemm", "mlir::ModuleOp"> {
+  let summary = "Data-tile big f32 matmuls into register-tile panels for the target";
+  let description = [{
+    Rewrites each f32 contraction with one M, one N and one K dimension (and
+    at most one batch dimension) on tensors, big enough to pay for it, into
+    a GEMM over packed operands: A as `[b, M/mr, K, mr]` panels, B as
+    `[b, N/nr, K, nr]` panels, C as `[b, M/mr, N/nr, mr, nr]` register
+    tiles, with `linalg.transpose` relayouts around it (folded at compile
+    time when the operand is a constant). `mr`, `nr` and the cache blocks
+    `kc`, `nc` come from the target description's register file and L1/L2
+    sizes. The packed GEMM carries `afm.cache_tiles`,
+    `afm.cache_interchange` and `afm.register_tiles`, which
+    afm-tile-for-target applies. Operand layouts are free: transposed B
+    (`x * W^T`, as afm.linear lowers) packs the same way.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"host\"",
+           "Target name (as afm-compile --target)">,
+    Option<"targetOS", "target-os", "std::string", /*default=*/"\"\"",
+           "Retarget to another OS: linux or macos">,
+    Option<"minMultiplyAdds", "min-multiply-adds", "int64_t",
+           /*default=*/"4194304",
+           "Leave GEMMs with fewer multiply-adds (default 2^22) as they are">,
+  ];
+  let dependentDialects = [
+    "mlir::linalg::LinalgDialect",
+    "mlir::tensor::TensorDialect",
+  ];
+}
+
 def AFMTileForTargetPass : Pass<"afm-tile-for-target", "mlir::func::FuncOp"> {
   let summary = "Tile and vectorize linalg ops on buffers with sizes derived from the target description";
   let description = [{

@@ -77,6 +77,14 @@ void afm::buildAFMGraphCodegenPipeline(OpPassManager &pm,
 void afm::buildAFMTensorToLLVMPipeline(OpPassManager &pm,
                                        const CodegenPipelineOptions &options,
                                        bool bufferizeSignatures) {
+  // Big GEMMs in register-tile panels, while operands are still values
+  // (constant weights are repacked at compile time).
+  AFMPackGEMMPassOptions packing;
+  packing.target = options.target;
+  packing.targetOS = options.targetOS;
+  pm.addPass(createAFMPackGEMMPass(packing));
+  pm.addPass(createCanonicalizerPass());
+
   // Tensors -> buffers. Temporaries are freed by the deallocation pipeline.
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferAlignment = 64;

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/GEMMTiles.h"
 #include "passes/Passes.h"
 
 #include "afm/Target/TargetDescription.h"
@@ -15,7 +16,11 @@
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Transforms/CSE.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMTILEFORTARGETPASS
@@ -32,26 +37,6 @@ struct TilePlan {
   bool contraction = false;
 };
 } // namespace
-
-/// The largest divisor of `size` that is at most `want`.
-static int64_t divisorAtMost(int64_t size, int64_t want) {
-  if (want >= size)
-    return size;
-  for (int64_t t = want; t > 1; --t)
-    if (size % t == 0)
-      return t;
-  return 1;
-}
-
-/// Register-tile rows for a contraction whose output rows are `nr` wide:
-/// accumulators `mr * nr / lanes` plus one register per B vector plus one
-/// broadcast A value must fit the register file.
-static int64_t registerRows(const TargetDescription &target, int64_t nr) {
-  int64_t vectorsPerRow = std::max<int64_t>(1, nr / target.f32Lanes());
-  int64_t available =
-      int64_t(target.vectorRegisters) - vectorsPerRow - 1;
-  return std::clamp<int64_t>(available / vectorsPerRow, 1, 8);
-}
 
 /// The most elements a non-contraction tile may have before its
 /// reductions are tiled too.
@@ -149,6 +134,210 @@ static void markParallelLoop(const scf::SCFTilingResult &tiled,
   }
 }
 
+/// Vectorizes one tile; a contraction becomes a vector.contract.
+static void vectorizeTile(RewriterBase &rewriter, Operation *tile,
+                          bool contraction) {
+  rewriter.setInsertionPoint(tile);
+  if (succeeded(linalg::vectorize(
+          rewriter, tile, /*inputVectorSizes=*/{},
+          /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
+          /*flatten1DDepthwiseConv=*/false,
+          /*assumeDynamicDimsMatchVecSizes=*/false,
+          /*createNamedContraction=*/contraction)))
+    rewriter.eraseOp(tile);
+}
+
+/// Keeps a reduction loop's accumulators in registers: a transfer_read
+/// and a transfer_write of the same loop-invariant place, with no other
+/// access to that buffer in the loop, become an iter_arg. (Upstream's
+/// hoistRedundantVectorTransfers refuses any buffer that also has views
+/// elsewhere in the function, as packed buffers do.)
+static void hoistAccumulators(RewriterBase &rewriter, scf::ForOp loop) {
+  Block *body = loop.getBody();
+  for (auto write : llvm::make_early_inc_range(
+           body->getOps<vector::TransferWriteOp>())) {
+    vector::TransferReadOp read;
+    for (auto candidate : body->getOps<vector::TransferReadOp>())
+      if (candidate.getBase() == write.getBase() &&
+          llvm::equal(candidate.getIndices(), write.getIndices(),
+                      [](Value a, Value b) {
+                        return isEqualConstantIntOrValue(a, b);
+                      }) &&
+          candidate.getVectorType() == write.getVectorType() &&
+          candidate.getPermutationMap() == write.getPermutationMap())
+        read = candidate;
+    if (!read || !loop.isDefinedOutsideOfLoop(write.getBase()) ||
+        !llvm::all_of(write.getIndices(), [&](Value index) {
+          return loop.isDefinedOutsideOfLoop(index);
+        }))
+      continue;
+    bool otherAccess = llvm::any_of(write.getBase().getUsers(), [&](
+                                        Operation *user) {
+      return user != read && user != write && loop->isAncestor(user);
+    });
+    if (otherAccess || !read->isBeforeInBlock(write))
+      continue;
+    rewriter.moveOpBefore(read, loop);
+    FailureOr<LoopLikeOpInterface> grown =
+        cast<LoopLikeOpInterface>(loop.getOperation())
+            .replaceWithAdditionalYields(
+                rewriter, read.getResult(), /*replaceInitOperandUsesInLoop=*/
+                true, [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+                  return SmallVector<Value>{write.getVector()};
+                });
+    if (failed(grown))
+      return;
+    loop = cast<scf::ForOp>(grown->getOperation());
+    rewriter.setInsertionPointAfter(loop);
+    rewriter.moveOpAfter(write, loop);
+    write.getValueToStoreMutable().assign(loop.getResults().back());
+    return;
+  }
+}
+
+/// Tiles `op` with the plan planTiles chooses and vectorizes the tile.
+static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
+                             const TargetDescription &target,
+                             int64_t minParallelWork) {
+  std::optional<TilePlan> plan = planTiles(op, target);
+  auto tileable = dyn_cast<TilingInterface>(op.getOperation());
+  if (!plan || !op.hasPureBufferSemantics() || !tileable)
+    return;
+  rewriter.setInsertionPoint(op);
+  scf::SCFTilingOptions options;
+  options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), plan->tiles));
+  FailureOr<scf::SCFTilingResult> tiled =
+      scf::tileUsingSCF(rewriter, tileable, options);
+  if (failed(tiled))
+    return;
+  markParallelLoop(*tiled, plan->tiles, op, minParallelWork);
+  rewriter.eraseOp(op);
+  // Contractions become vector.contract (lowered to FMAs later); the rest
+  // element-wise vector ops and multi-reductions.
+  vectorizeTile(rewriter, tiled->tiledOps.front(), plan->contraction);
+}
+
+/// Copies the `input`-th operand's tile of a cache block (`block`, inside
+/// the reduction-block loop) into a buffer laid out in the loop order
+/// `order`, allocated once per column block (in `columnLoop`'s body, so
+/// each thread has its own), and makes the block read the copy: B's
+/// kc x nc block becomes contiguous nr-wide panels in L2, whatever B's
+/// layout and leading dimension (which would otherwise alias in the L1
+/// sets).
+static void packBlockOperand(RewriterBase &rewriter, linalg::GenericOp block,
+                             unsigned input, ArrayRef<int64_t> order,
+                             Operation *columnLoop,
+                             const TargetDescription &target) {
+  OpOperand *operand = block.getDpsInputOperand(input);
+  AffineMap map = block.getMatchingIndexingMap(operand);
+  SmallVector<int64_t> ranges = block.getStaticLoopRanges();
+  SmallVector<int64_t> shape, permutation;
+  SmallVector<AffineExpr> results;
+  for (int64_t dim : order) {
+    shape.push_back(ranges[dim]);
+    results.push_back(rewriter.getAffineDimExpr(dim));
+    std::optional<unsigned> position =
+        map.getResultPosition(rewriter.getAffineDimExpr(dim));
+    if (!position)
+      return;
+    permutation.push_back(*position);
+  }
+  Location loc = block.getLoc();
+  auto type = MemRefType::get(shape, rewriter.getF32Type());
+  Block &body = columnLoop->getRegion(0).front();
+  rewriter.setInsertionPointToStart(&body);
+  Value buffer = memref::AllocOp::create(rewriter, loc, type,
+                                         rewriter.getI64IntegerAttr(64));
+  rewriter.setInsertionPoint(body.getTerminator());
+  memref::DeallocOp::create(rewriter, loc, buffer);
+  rewriter.setInsertionPoint(block);
+  auto copy = linalg::TransposeOp::create(rewriter, loc, operand->get(),
+                                          buffer, permutation);
+  rewriter.modifyOpInPlace(block, [&] {
+    operand->set(buffer);
+    SmallVector<AffineMap> maps = block.getIndexingMapsArray();
+    maps[operand->getOperandNumber()] =
+        AffineMap::get(map.getNumDims(), 0, results, rewriter.getContext());
+    block.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+  });
+  tileAndVectorize(rewriter, cast<linalg::LinalgOp>(copy.getOperation()),
+                   target, /*minParallelWork=*/0);
+}
+
+/// Tiles chosen by an earlier pass (afm-pack-gemm): a cache level in the
+/// given loop order, whose outermost parallel loop may run on threads,
+/// then the register tile, vectorized. Loop-invariant views are hoisted so
+/// that the accumulators can stay in registers across the reduction loop.
+static LogicalResult tilePlanned(RewriterBase &rewriter, linalg::LinalgOp op,
+                                 const TargetDescription &target,
+                                 ArrayRef<int64_t> cache,
+                                 ArrayRef<int64_t> interchange,
+                                 ArrayRef<int64_t> registers,
+                                 int64_t minParallelWork) {
+  auto tileable = dyn_cast<TilingInterface>(op.getOperation());
+  if (!tileable || !op.hasPureBufferSemantics())
+    return failure();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  auto packInput = op->getAttrOfType<IntegerAttr>("afm.pack_input");
+  auto packOrder = op->getAttrOfType<DenseI64ArrayAttr>("afm.pack_order");
+  rewriter.setInsertionPoint(op);
+  scf::SCFTilingOptions cacheOptions;
+  cacheOptions.setTileSizes(getAsIndexOpFoldResult(op.getContext(), cache));
+  cacheOptions.setInterchange(interchange);
+  FailureOr<scf::SCFTilingResult> blocks =
+      scf::tileUsingSCF(rewriter, tileable, cacheOptions);
+  if (failed(blocks))
+    return failure();
+  rewriter.eraseOp(op);
+
+  int64_t work = 1;
+  for (int64_t r : ranges)
+    work *= r;
+  if (minParallelWork > 0 && work >= minParallelWork) {
+    SmallVector<unsigned> loopDims;
+    for (int64_t dim : interchange)
+      if (cache[dim] != 0)
+        loopDims.push_back(dim);
+    for (auto [dim, loop] : llvm::zip(loopDims, blocks->loops)) {
+      if (iterators[dim] == utils::IteratorType::parallel &&
+          ranges[dim] / cache[dim] >= 2) {
+        loop->setAttr("afm.parallel", rewriter.getUnitAttr());
+        break;
+      }
+    }
+  }
+
+  Operation *block = blocks->tiledOps.front();
+  auto generic = dyn_cast<linalg::GenericOp>(block);
+  if (packInput && packOrder && generic && blocks->loops.size() >= 2)
+    packBlockOperand(rewriter, generic, packInput.getInt(),
+                     packOrder.asArrayRef(),
+                     blocks->loops[blocks->loops.size() - 2], target);
+  rewriter.setInsertionPoint(block);
+  scf::SCFTilingOptions registerOptions;
+  registerOptions.setTileSizes(
+      getAsIndexOpFoldResult(op.getContext(), registers));
+  FailureOr<scf::SCFTilingResult> tiles = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(block), registerOptions);
+  if (failed(tiles))
+    return failure();
+  rewriter.eraseOp(block);
+  vectorizeTile(rewriter, tiles->tiledOps.front(), /*contraction=*/true);
+
+  // Views that only depend on outer loops move out, so the accumulators'
+  // transfers are loop-invariant in the reduction loop.
+  SmallVector<LoopLikeOpInterface> loops;
+  blocks->loops.front()->walk(
+      [&](LoopLikeOpInterface loop) { loops.push_back(loop); });
+  for (LoopLikeOpInterface loop : loops) // innermost first
+    moveLoopInvariantCode(loop);
+  DominanceInfo dominance;
+  eliminateCommonSubExpressions(rewriter, dominance, blocks->loops.front());
+  hoistAccumulators(rewriter, cast<scf::ForOp>(tiles->loops.back()));
+  return success();
+}
+
 /// memref.copy -> linalg.copy, so copies are tiled and vectorized too.
 static void copiesToLinalg(func::FuncOp func, RewriterBase &rewriter) {
   SmallVector<memref::CopyOp> copies;
@@ -180,41 +369,31 @@ struct AFMTileForTargetPass
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     for (linalg::LinalgOp op : ops) {
-      std::optional<TilePlan> plan = planTiles(op, *target);
-      if (!plan)
+      auto cache = op->getAttrOfType<DenseI64ArrayAttr>("afm.cache_tiles");
+      auto order =
+          op->getAttrOfType<DenseI64ArrayAttr>("afm.cache_interchange");
+      auto registers =
+          op->getAttrOfType<DenseI64ArrayAttr>("afm.register_tiles");
+      if (cache && order && registers && !annotateOnly &&
+          succeeded(tilePlanned(rewriter, op, *target, cache.asArrayRef(),
+                                order.asArrayRef(), registers.asArrayRef(),
+                                minParallelWork)))
         continue;
       if (annotateOnly) {
-        op->setAttr("afm.tiles", rewriter.getDenseI64ArrayAttr(plan->tiles));
+        if (std::optional<TilePlan> plan = planTiles(op, *target))
+          op->setAttr("afm.tiles",
+                      rewriter.getDenseI64ArrayAttr(plan->tiles));
         continue;
       }
-      if (!op.hasPureBufferSemantics())
-        continue;
-      auto tileable = dyn_cast<TilingInterface>(op.getOperation());
-      if (!tileable)
-        continue;
-      rewriter.setInsertionPoint(op);
-      scf::SCFTilingOptions options;
-      options.setTileSizes(getAsIndexOpFoldResult(&getContext(), plan->tiles));
-      FailureOr<scf::SCFTilingResult> tiled =
-          scf::tileUsingSCF(rewriter, tileable, options);
-      if (failed(tiled))
-        continue;
-      markParallelLoop(*tiled, plan->tiles, op, minParallelWork);
-      rewriter.eraseOp(op);
-      Operation *tile = tiled->tiledOps.front();
-      rewriter.setInsertionPoint(tile);
-      // Contractions become vector.contract (lowered to FMAs later); the
-      // rest element-wise vector ops and multi-reductions.
-      if (succeeded(linalg::vectorize(
-              rewriter, tile, /*inputVectorSizes=*/{},
-              /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
-              /*flatten1DDepthwiseConv=*/false,
-              /*assumeDynamicDimsMatchVecSizes=*/false,
-              /*createNamedContraction=*/plan->contraction)))
-        rewriter.eraseOp(tile);
+      tileAndVectorize(rewriter, op, *target, minParallelWork);
     }
-    if (!annotateOnly)
+    if (!annotateOnly) {
+      // Equal views must be the same values for hoisting to pair a
+      // transfer_read with its transfer_write.
+      DominanceInfo dominance(func);
+      eliminateCommonSubExpressions(rewriter, dominance, func);
       linalg::hoistRedundantVectorTransfers(func);
+    }
   }
 };
 } // namespace
