@@ -21,6 +21,10 @@ class RewritePatternSet;
 
 namespace afm {
 
+/// The index of a graph function's `afm_host_api` argument
+/// (afm-add-host-argument, read by afm-outline-parallel-loops).
+constexpr llvm::StringLiteral kHostArgumentAttrName = "afm.host_argument";
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 

@@ -51,3 +51,42 @@ func.func @afm_prefill(%y: memref<?xf32>, %host: !llvm.ptr) attributes {afm.entr
   } {afm.parallel}
   return
 }
+
+// -----
+
+// A graph function names its host argument with afm.host_argument (here
+// first, as afm-add-host-argument puts it, before the output): it need not
+// be an entry point, and its last argument is not the host.
+// CHECK-LABEL: func.func private @main_task0(
+// CHECK-SAME: %{{.*}}: index, %{{.*}}: memref<16xf32>)
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[HOST:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<16xf32>)
+// CHECK: afm.parallel_call @main_task0(%{{.*}}) host %[[HOST]] captures(%[[OUT]] : memref<16xf32>) : !llvm.ptr
+func.func @main(%host: !llvm.ptr, %y: memref<16xf32>) attributes {afm.host_argument = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %f = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %c16 step %c8 {
+    memref.store %f, %y[%i] : memref<16xf32>
+  } {afm.parallel}
+  return
+}
+
+// -----
+
+// Neither an entry point nor a named host argument: nothing to run tasks
+// on, the loop stays sequential.
+// CHECK-LABEL: func.func @plain(
+// CHECK-NOT: afm.parallel_call
+// CHECK: scf.for
+func.func @plain(%y: memref<16xf32>, %host: !llvm.ptr) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %f = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %c16 step %c8 {
+    memref.store %f, %y[%i] : memref<16xf32>
+  } {afm.parallel}
+  return
+}
