@@ -17,6 +17,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -40,10 +41,12 @@ static bool isCapturable(Value value) {
   return memref && memref.hasStaticShape() && memref.getLayout().isIdentity();
 }
 
-/// Ops the task recomputes instead of capturing their results.
+/// Ops the task recomputes instead of capturing their results. Constants,
+/// poison paddings and constant globals stay visible as such to LLVM in the
+/// task (a captured shift table turns immediate shifts into variable ones).
 static bool isRematerializable(Operation *op) {
   return op && op->getNumRegions() == 0 &&
-         (isa<arith::ConstantOp>(op) ||
+         (isa<arith::ConstantOp, ub::PoisonOp, memref::GetGlobalOp>(op) ||
           isa<memref::SubViewOp, memref::ViewOp, memref::ReinterpretCastOp,
               memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(
               op));

@@ -90,3 +90,26 @@ func.func @plain(%y: memref<16xf32>, %host: !llvm.ptr) {
   } {afm.parallel}
   return
 }
+
+// -----
+
+// Constant globals and poison paddings are recomputed in the task, not
+// captured: LLVM still sees the constants there (a captured shift table
+// turns immediate shifts into variable ones).
+// CHECK-LABEL: func.func private @afm_decode_task0(
+// CHECK-SAME: %{{.*}}: index, %{{.*}}: memref<16xi8>)
+// CHECK-DAG: memref.get_global @shifts
+// CHECK-DAG: ub.poison : i8
+memref.global "private" constant @shifts : memref<4xi8> = dense<[0, 2, 4, 6]>
+func.func @afm_decode(%y: memref<16xi8>, %host: !llvm.ptr) attributes {afm.entry = "decode"} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %shifts = memref.get_global @shifts : memref<4xi8>
+  %pad = ub.poison : i8
+  scf.for %i = %c0 to %c16 step %c4 {
+    %v = vector.transfer_read %shifts[%c0], %pad {in_bounds = [true]} : memref<4xi8>, vector<4xi8>
+    vector.transfer_write %v, %y[%i] {in_bounds = [true]} : vector<4xi8>, memref<16xi8>
+  } {afm.parallel}
+  return
+}
