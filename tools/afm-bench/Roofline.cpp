@@ -120,9 +120,14 @@ void afm_bench::writeRooflineSVG(llvm::raw_ostream &os,
     auto [x, y] = point(k);
     os << llvm::formatv("<circle cx='{0}' cy='{1}' r='4' fill='{2}'/>", x, y,
                         k.threads == 1 ? oneColor : allColor);
+    // Labels right of the point, left of it on the right half.
+    bool right = x < (a.left + a.width - a.right) / 2;
     if (k.threads == 1)
-      os << llvm::formatv("<text x='{0}' y='{1}'>{2} {3}</text>", x + 6,
-                          y - 4, k.spec.name, shapeLabel(k.spec));
+      os << llvm::formatv("<text x='{0}' y='{1}' text-anchor='{2}'>{3} "
+                          "{4}</text>",
+                          right ? x + 6 : x - 6, y - 4,
+                          right ? "start" : "end", k.spec.name,
+                          shapeLabel(k.spec));
     os << "\n";
   }
   if (!unplotted.empty())
