@@ -17,6 +17,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -40,10 +41,12 @@ static bool isCapturable(Value value) {
   return memref && memref.hasStaticShape() && memref.getLayout().isIdentity();
 }
 
-/// Ops the task recomputes instead of capturing their results.
+/// Ops the task recomputes instead of capturing their results. Constants,
+/// poison paddings and constant globals stay visible as such to LLVM in the
+/// task (a captured shift table turns immediate shifts into variable ones).
 static bool isRematerializable(Operation *op) {
   return op && op->getNumRegions() == 0 &&
-         (isa<arith::ConstantOp>(op) ||
+         (isa<arith::ConstantOp, ub::PoisonOp, memref::GetGlobalOp>(op) ||
           isa<memref::SubViewOp, memref::ViewOp, memref::ReinterpretCastOp,
               memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(
               op));
@@ -169,20 +172,34 @@ static bool outline(const ParallelLoop &loop, Value host, func::FuncOp parent,
   return true;
 }
 
+/// The `afm_host_api` pointer `func` hands its tasks: the argument
+/// `afm.host_argument` names (graphs), else the last argument of an entry
+/// point (include/afm/kernel_abi.h); null when it has none.
+static Value getHostArgument(func::FuncOp func) {
+  if (func.isExternal() || func.getNumArguments() == 0)
+    return {};
+  int64_t index = -1;
+  if (auto attr = func->getAttrOfType<IntegerAttr>(kHostArgumentAttrName))
+    index = attr.getInt();
+  else if (func->hasAttr("afm.entry"))
+    index = func.getNumArguments() - 1;
+  if (index < 0 || index >= func.getNumArguments())
+    return {};
+  Value host = func.getArgument(index);
+  return isa<LLVM::LLVMPointerType>(host.getType()) ? host : Value();
+}
+
 namespace {
 struct AFMOutlineParallelLoopsPass
     : afm::impl::AFMOutlineParallelLoopsPassBase<AFMOutlineParallelLoopsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    SmallVector<func::FuncOp> entries;
+    SmallVector<std::pair<func::FuncOp, Value>> entries;
     for (auto func : module.getOps<func::FuncOp>())
-      if (func->hasAttr("afm.entry") && !func.isExternal() &&
-          func.getNumArguments() > 0 &&
-          isa<LLVM::LLVMPointerType>(func.getArgumentTypes().back()))
-        entries.push_back(func);
-    for (func::FuncOp func : entries) {
-      Value host = func.getArguments().back();
+      if (Value host = getHostArgument(func))
+        entries.push_back({func, host});
+    for (auto [func, host] : entries) {
       // Every scf.forall is parallel by construction; an scf.for only when
       // marked. Nested parallel loops run inside their enclosing task.
       SmallVector<Operation *> loops;

@@ -21,6 +21,10 @@ class RewritePatternSet;
 
 namespace afm {
 
+/// The index of a graph function's `afm_host_api` argument
+/// (afm-add-host-argument, read by afm-outline-parallel-loops).
+constexpr llvm::StringLiteral kHostArgumentAttrName = "afm.host_argument";
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
@@ -49,6 +53,12 @@ struct CodegenPipelineOptions
                      "init; false materializes the reconstructed weights "
                      "(the unfused math, for testing)"),
       llvm::cl::init(true)};
+  Option<bool> hostArgument{
+      *this, "host-argument",
+      llvm::cl::desc("afm-graph-codegen: public functions take a leading "
+                     "afm_host_api pointer and run big tile loops on its "
+                     "threads (afm-add-host-argument)"),
+      llvm::cl::init(false)};
   Option<int64_t> minParallelWork{
       *this, "min-parallel-work",
       llvm::cl::desc("Run tile loops of ops with at least this many loop "
@@ -65,7 +75,9 @@ void buildAFMCodegenPipeline(OpPassManager &pm,
 /// A graph of tensors (func.func over TOSA, e.g. an imported ONNX model)
 /// -> LLVM dialect: TOSA to linalg, then the tensor-to-LLVM tail. Functions
 /// take bare pointers to their inputs, then to their (caller-allocated)
-/// results, and return nothing.
+/// results, and return nothing; with `hostArgument`, public functions take
+/// a `const afm_host_api *` before all of them. Attention over KV caches
+/// passed as memref arguments is lowered too.
 void buildAFMGraphCodegenPipeline(OpPassManager &pm,
                                   const CodegenPipelineOptions &options);
 

@@ -315,14 +315,38 @@ def AFMTileForTargetPass : Pass<"afm-tile-for-target", "mlir::func::FuncOp"> {
   ];
 }
 
+def AFMAddHostArgumentPass : Pass<"afm-add-host-argument", "mlir::ModuleOp"> {
+  let summary = "Give a graph's public functions a leading afm_host_api pointer argument";
+  let description = [{
+    A graph (afm-graph-codegen) has no entry-point ABI, so it has no
+    `afm_host_api` (`include/afm/kernel_abi.h`) to run its parallel tile
+    loops on. This pass inserts an `!llvm.ptr` argument first in every
+    public function with a body and records its index in the function's
+    `afm.host_argument` attribute, which afm-outline-parallel-loops reads.
+    First, because bufferization appends the out-parameters of results
+    after the existing arguments: index 0 never moves. A public function
+    called inside the module is an error (its callers would need the
+    argument too).
+
+    Example: `func.func @main(%x: tensor<4xf32>) -> tensor<4xf32>` becomes
+    `func.func @main(%host: !llvm.ptr, %x: tensor<4xf32>) -> tensor<4xf32>
+    attributes {afm.host_argument = 0 : i64}`.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def AFMOutlineParallelLoopsPass
     : Pass<"afm-outline-parallel-loops", "mlir::ModuleOp"> {
   let summary = "Outline loops marked afm.parallel into tasks run on the runtime's threads";
   let description = [{
-    Each `scf.for` marked `afm.parallel` inside an entry point becomes a
-    private function `(index iteration, captures...)` holding the loop body
-    and an `afm.parallel_call` of it over the loop's trip count, with the
-    entry point's `host` argument. Constants and views are recomputed inside
+    Each `scf.for` marked `afm.parallel` inside a function that has a host
+    argument becomes a private function `(index iteration, captures...)`
+    holding the loop body and an `afm.parallel_call` of it over the loop's
+    trip count, with that `host` argument. The host argument is the
+    `!llvm.ptr` argument whose index the function's `afm.host_argument`
+    attribute names (graphs, see afm-add-host-argument), or else the last
+    argument of an `afm.entry` function (`include/afm/kernel_abi.h`); loops
+    of other functions stay sequential. Constants and views are recomputed inside
     the task; scalars and statically shaped identity-layout memrefs are
     captured. A loop that would need any other capture stays sequential.
   }];

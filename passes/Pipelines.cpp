@@ -54,12 +54,16 @@ void afm::buildAFMGraphCodegenPipeline(OpPassManager &pm,
                                        const CodegenPipelineOptions &options) {
   // afm ops from the `afm` ONNX domain and the raised decoder layers:
   // the same rewrites and lowerings as afm-codegen, minus what needs an
-  // entry-point ABI (weights are constants here, already bound).
+  // entry-point ABI (weights are arguments or constants, already bound;
+  // KV caches, if any, are memref arguments).
+  if (options.hostArgument)
+    pm.addPass(createAFMAddHostArgumentPass());
   AFMFuseMinShiftPassOptions fusion;
   fusion.dequantize = !options.fuseMinShift;
   pm.addPass(createAFMFuseMinShiftPass(fusion));
   pm.addPass(createAFMLowerTracksPass());
   pm.addPass(createAFMLowerMoEPass());
+  pm.addPass(createAFMLowerAttentionPass());
   pm.addPass(createAFMLowerToLinalgPass());
   pm.addPass(createAFMCheckLoweredPass());
   // The ONNX importer's TOSA. The named lowering runs first so that
@@ -163,6 +167,7 @@ void afm::registerAFMPipelines() {
       "afm-graph-codegen",
       "Lower a func.func graph over TOSA (e.g. from --import-onnx) to the "
       "LLVM dialect: TOSA to linalg, then bufferize with caller-allocated "
-      "results, tile and vectorize, convert to LLVM with bare pointers",
+      "results, tile and vectorize, convert to LLVM with bare pointers "
+      "(host-argument: a leading afm_host_api pointer for threads)",
       buildAFMGraphCodegenPipeline);
 }

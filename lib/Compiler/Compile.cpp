@@ -18,6 +18,7 @@ static LogicalResult runPipeline(
   afm::CodegenPipelineOptions options;
   options.target = target.name;
   options.minParallelWork = settings.minParallelWork;
+  options.hostArgument = settings.hostArgument;
   options.prefillBypass = settings.prefillBypass;
   options.fuseMinShift = settings.fuseMinShift;
   build(pm, options);

@@ -51,10 +51,13 @@ llvm::Error HostLibrary::load(llvm::StringRef bytes) {
 }
 
 llvm::Error HostLibrary::compileAndLoad(ModuleOp module,
-                                        const TargetDescription &target) {
+                                        const TargetDescription &target,
+                                        GraphThreads threads) {
   CodegenSettings settings;
-  // No runtime to hand tile loops to.
-  settings.minParallelWork = 0;
+  if (threads == GraphThreads::Host)
+    settings.hostArgument = true;
+  else
+    settings.minParallelWork = 0; // no host to hand tile loops to
   if (failed(lowerGraphToLLVMDialect(module, target, settings)))
     return llvm::createStringError("cannot lower the graph");
   auto library = toSharedLibrary(module, target);

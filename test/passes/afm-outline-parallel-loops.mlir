@@ -51,3 +51,65 @@ func.func @afm_prefill(%y: memref<?xf32>, %host: !llvm.ptr) attributes {afm.entr
   } {afm.parallel}
   return
 }
+
+// -----
+
+// A graph function names its host argument with afm.host_argument (here
+// first, as afm-add-host-argument puts it, before the output): it need not
+// be an entry point, and its last argument is not the host.
+// CHECK-LABEL: func.func private @main_task0(
+// CHECK-SAME: %{{.*}}: index, %{{.*}}: memref<16xf32>)
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[HOST:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<16xf32>)
+// CHECK: afm.parallel_call @main_task0(%{{.*}}) host %[[HOST]] captures(%[[OUT]] : memref<16xf32>) : !llvm.ptr
+func.func @main(%host: !llvm.ptr, %y: memref<16xf32>) attributes {afm.host_argument = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %f = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %c16 step %c8 {
+    memref.store %f, %y[%i] : memref<16xf32>
+  } {afm.parallel}
+  return
+}
+
+// -----
+
+// Neither an entry point nor a named host argument: nothing to run tasks
+// on, the loop stays sequential.
+// CHECK-LABEL: func.func @plain(
+// CHECK-NOT: afm.parallel_call
+// CHECK: scf.for
+func.func @plain(%y: memref<16xf32>, %host: !llvm.ptr) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %f = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %c16 step %c8 {
+    memref.store %f, %y[%i] : memref<16xf32>
+  } {afm.parallel}
+  return
+}
+
+// -----
+
+// Constant globals and poison paddings are recomputed in the task, not
+// captured: LLVM still sees the constants there (a captured shift table
+// turns immediate shifts into variable ones).
+// CHECK-LABEL: func.func private @afm_decode_task0(
+// CHECK-SAME: %{{.*}}: index, %{{.*}}: memref<16xi8>)
+// CHECK-DAG: memref.get_global @shifts
+// CHECK-DAG: ub.poison : i8
+memref.global "private" constant @shifts : memref<4xi8> = dense<[0, 2, 4, 6]>
+func.func @afm_decode(%y: memref<16xi8>, %host: !llvm.ptr) attributes {afm.entry = "decode"} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %shifts = memref.get_global @shifts : memref<4xi8>
+  %pad = ub.poison : i8
+  scf.for %i = %c0 to %c16 step %c4 {
+    %v = vector.transfer_read %shifts[%c0], %pad {in_bounds = [true]} : memref<4xi8>, vector<4xi8>
+    vector.transfer_write %v, %y[%i] {in_bounds = [true]} : vector<4xi8>, memref<16xi8>
+  } {afm.parallel}
+  return
+}

@@ -1,20 +1,20 @@
 //===- KernelBench.h - time afm kernels compiled for this machine -*- C++ -*-===//
 //
-// Each kernel is a small afm/TOSA function compiled by the real pipeline
-// (afm-graph-codegen) for the host and called through HostLibrary. Its
-// weights are arguments, so a run can rotate through copies whose total
-// exceeds the last-level cache: a decode step reads its weights from DRAM.
+// Each kernel (KernelSources.h) is compiled once by the real pipeline
+// (afm-graph-codegen) for the host's threads and called through
+// HostLibrary, then timed on each given HostThreads: the same code on 1 and
+// on N threads. Weights rotate through copies whose total exceeds the
+// last-level cache, so a decode step reads its weights from DRAM.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef AFM_TOOLS_AFM_BENCH_KERNELBENCH_H
 #define AFM_TOOLS_AFM_BENCH_KERNELBENCH_H
 
-#include "llvm/Support/Error.h"
+#include "KernelSources.h"
 
-#include <cstdint>
-#include <string>
-#include <vector>
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
 
 namespace mlir {
 class MLIRContext;
@@ -22,30 +22,27 @@ class MLIRContext;
 
 namespace afm_bench {
 
-/// One kernel at one shape: y[M, N] = x[M, K] @ W^T in a weight format.
-struct KernelSpec {
-  std::string name;   // "f32 GEMV", "2-bit GEMM", ...
-  std::string format; // "f32", "q2", "astc"
-  int64_t m, n, k;
-};
+class HostThreads;
 
 struct KernelResult {
   KernelSpec spec;
+  int threads = 1;
   double secondsPerCall = 0;
-  double flops = 0;       // 2 M N K
-  double weightBytes = 0; // bytes of W read per call
-  int copies = 1;         // weight copies rotated through
+  double flops = 0;     // per call, 0 when the kernel does no arithmetic
+  double bytesRead = 0; // weight or KV bytes read per call
+  int copies = 1;       // weight copies rotated through
+  /// host->parallel_for calls per kernel call: 0 means it ran on the
+  /// calling thread only, whatever the pool.
+  double parallelCallsPerCall = 0;
 };
 
-/// The kernels issue 7 names, at the shapes it names.
-std::vector<KernelSpec> defaultKernels();
-
-/// Compiles and times `spec`; weights rotate through copies totalling at
-/// least `footprintBytes`; runs for at least `minSeconds`.
-llvm::Expected<KernelResult> runKernel(mlir::MLIRContext &context,
-                                       const KernelSpec &spec,
-                                       size_t footprintBytes,
-                                       double minSeconds);
+/// Compiles `spec` and times it on each of `hosts` in turn; weights rotate
+/// through copies totalling at least `footprintBytes`; each timing runs
+/// for at least `minSeconds`. One result per host, in order.
+llvm::Expected<std::vector<KernelResult>>
+runKernel(mlir::MLIRContext &context, const KernelSpec &spec,
+          size_t footprintBytes, double minSeconds,
+          llvm::ArrayRef<HostThreads *> hosts);
 
 } // namespace afm_bench
 

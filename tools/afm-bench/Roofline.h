@@ -10,9 +10,11 @@
 
 namespace afm_bench {
 
-/// Writes a log-log roofline: arithmetic intensity (FLOP per weight byte)
-/// against GFLOP/s, the one-thread bandwidth and FMA roofs, and one
-/// labelled point per kernel.
+/// Writes a log-log roofline: arithmetic intensity (FLOP per byte of
+/// weights or KV cache read) against GFLOP/s, the 1-thread roof (solid)
+/// and the N-thread roof (dashed), and per kernel a labelled 1-thread point
+/// joined to its N-thread point. Kernels without arithmetic are listed
+/// under the plot instead.
 void writeRooflineSVG(llvm::raw_ostream &os, const MachineLimits &limits,
                       llvm::ArrayRef<KernelResult> kernels);
 

@@ -2,15 +2,17 @@
 //
 // Measures the machine's limits first (read bandwidth over a buffer far
 // larger than the caches, FP32 FMA peak; one thread and all), then times
-// afm kernels compiled by the real pipeline for this machine, and prints
-// every figure next to the limit it is a fraction of. A tool, not a test:
-// no thresholds.
+// afm kernels compiled by the real pipeline for this machine on one thread
+// and on all, and prints every figure next to the limit on the same number
+// of threads. A tool, not a test: no thresholds.
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostThreads.h"
 #include "KernelBench.h"
 #include "MachineLimits.h"
 #include "ModelBench.h"
+#include "Report.h"
 #include "Roofline.h"
 
 #include "afm/CodeGen/ObjectEmitter.h"
@@ -23,7 +25,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -40,8 +41,9 @@ static cl::opt<std::string>
     plot("plot", cl::desc("Also write a roofline of the kernels (SVG)"),
          cl::value_desc("file.svg"), cl::cat(category));
 static cl::opt<int> threads("bench-threads",
-                            cl::desc("Threads for the all-threads limits "
-                                     "(default: the hardware's)"),
+                            cl::desc("Threads N for the all-threads limits, "
+                                     "kernels and models (default: the "
+                                     "hardware's)"),
                             cl::init(0), cl::cat(category));
 static cl::opt<unsigned> bandwidthMiB(
     "bandwidth-mib",
@@ -49,12 +51,13 @@ static cl::opt<unsigned> bandwidthMiB(
     cl::init(1024), cl::cat(category));
 static cl::opt<unsigned> footprintMiB(
     "footprint-mib",
-    cl::desc("Weight copies a kernel rotates through, in MiB, so decode "
-             "reads DRAM (default: 4x the last-level cache, at least 256)"),
+    cl::desc("Weight (or KV cache) copies a kernel rotates through, in "
+             "MiB, so decode reads DRAM (default: 4x the last-level cache, "
+             "at least 256)"),
     cl::init(0), cl::cat(category));
 static cl::opt<double> seconds("min-seconds",
-                               cl::desc("Minimum time per kernel (default "
-                                        "1)"),
+                               cl::desc("Minimum time per kernel and thread "
+                                        "count (default 1)"),
                                cl::init(1.0), cl::cat(category));
 static cl::list<std::string>
     only("kernel", cl::desc("Run only kernels whose name contains this "
@@ -87,6 +90,35 @@ static size_t lastLevelCacheBytes() {
   return 32u << 20;
 }
 
+/// Compiles and times the selected kernels on each of `hosts`.
+static llvm::Expected<std::vector<KernelResult>>
+runKernels(size_t footprint, llvm::ArrayRef<HostThreads *> hosts) {
+  mlir::DialectRegistry registry;
+  mlir::afm::registerDialects(registry);
+  mlir::afm::registerLLVMIRTranslations(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  std::vector<KernelResult> results;
+  for (const KernelSpec &spec : defaultKernels()) {
+    if (!only.empty() && llvm::none_of(only, [&](const std::string &part) {
+          return llvm::StringRef(spec.name).contains(part);
+        }))
+      continue;
+    auto timed = runKernel(context, spec, footprint, seconds, hosts);
+    if (!timed)
+      return llvm::createStringError(spec.name + ": " +
+                                     llvm::toString(timed.takeError()));
+    llvm::append_range(results, *timed);
+  }
+  return results;
+}
+
+static int fail(llvm::Error error) {
+  llvm::WithColor::error(llvm::errs(), "afm-bench")
+      << llvm::toString(std::move(error)) << "\n";
+  return 1;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
@@ -95,148 +127,62 @@ int main(int argc, char **argv) {
       "afm-bench: this machine's limits, then afm kernels as fractions of "
       "them\n\n"
       "Limits: read bandwidth (1 and N threads, a buffer of "
-      "--bandwidth-mib)\nand FP32 FMA peak (1 and N threads). Kernels: f32, "
-      "2-bit and ASTC GEMV\n(4096x4096, 2048x8192) and GEMM (M = 512), "
-      "compiled by afm-graph-codegen\nfor this machine, run on one thread "
-      "with weights rotated through copies\nlarger than the last-level "
-      "cache. GEMV figures are weight bytes per\nsecond against the "
-      "one-thread read bandwidth; GEMM figures GFLOP/s\nagainst the "
-      "one-thread FMA peak.\n");
+      "--bandwidth-mib)\nand FP32 FMA peak (1 and N threads).\n\n"
+      "Kernels, compiled by afm-graph-codegen for this machine with a host\n"
+      "API argument, run on 1 and on N threads of the runtime's thread pool\n"
+      "with weights rotated through copies larger than the last-level "
+      "cache:\n"
+      "  f32, 2-bit and ASTC GEMV (4096x4096, 2048x8192) and GEMM (M = 512);\n"
+      "  4-bit embedding gather (1 and 512 random rows of a 32768x4096 "
+      "table,\n  group 32: one decode step's row, a prefill chunk's rows);\n"
+      "  int8-KV attention decode step (1 query token, 4096 positions, 32\n"
+      "  query and 8 KV heads of 128).\n"
+      "GB/s counts the weight bytes read (embedding: rows and scales;\n"
+      "attention: KV codes and scales), GFLOP/s 2 per multiply-add; each\n"
+      "is a fraction of the limit on the same number of threads.\n");
   int n = threads > 0 ? threads.getValue()
                       : std::max(1u, std::thread::hardware_concurrency());
   MachineLimits limits =
       measureMachineLimits(size_t(bandwidthMiB) << 20, n, 3);
+  std::vector<int> threadCounts = {1};
+  if (n > 1)
+    threadCounts.push_back(n);
 
   std::vector<KernelResult> results;
-  size_t footprint = footprintMiB ? size_t(footprintMiB) << 20
-                                  : std::max<size_t>(4 * lastLevelCacheBytes(),
-                                                     256u << 20);
   if (!limitsOnly) {
-    mlir::DialectRegistry registry;
-    mlir::afm::registerDialects(registry);
-    mlir::afm::registerLLVMIRTranslations(registry);
-    mlir::MLIRContext context(registry);
-    context.loadAllAvailableDialects();
-    for (const KernelSpec &spec : defaultKernels()) {
-      if (!only.empty() &&
-          llvm::none_of(only, [&](const std::string &part) {
-            return llvm::StringRef(spec.name).contains(part);
-          }))
-        continue;
-      auto result = runKernel(context, spec, footprint, seconds);
-      if (!result) {
-        llvm::WithColor::error(llvm::errs(), "afm-bench")
-            << spec.name << ": " << llvm::toString(result.takeError())
-            << "\n";
-        return 1;
-      }
-      results.push_back(*result);
+    std::vector<std::unique_ptr<HostThreads>> pools;
+    for (int t : threadCounts) {
+      auto pool = HostThreads::create(t);
+      if (!pool)
+        return fail(pool.takeError());
+      pools.push_back(std::move(*pool));
     }
+    std::vector<HostThreads *> hosts;
+    for (auto &pool : pools)
+      hosts.push_back(pool.get());
+    size_t footprint = footprintMiB
+                           ? size_t(footprintMiB) << 20
+                           : std::max<size_t>(4 * lastLevelCacheBytes(),
+                                              256u << 20);
+    auto timed = runKernels(footprint, hosts);
+    if (!timed)
+      return fail(timed.takeError());
+    results = std::move(*timed);
   }
 
   std::vector<ModelResult> modelResults;
   for (const std::string &path : models)
-    for (int t : {1, n}) {
-      if (t == n && n == 1)
-        continue;
+    for (int t : threadCounts) {
       auto result = runModel(path, t, promptTokens, decodeTokens, 3);
-      if (!result) {
-        llvm::WithColor::error(llvm::errs(), "afm-bench")
-            << llvm::toString(result.takeError()) << "\n";
-        return 1;
-      }
+      if (!result)
+        return fail(result.takeError());
       modelResults.push_back(*result);
     }
-  // Decode speed with all threads over one thread, per model.
-  auto speedup = [&](const ModelResult &m) {
-    for (const ModelResult &one : modelResults)
-      if (one.path == m.path && one.threads == 1)
-        return m.decodeTokensPerSecond / one.decodeTokensPerSecond;
-    return 1.0;
-  };
 
-  double bw1 = limits.readBytesPerSecond1, peak1 = limits.fmaFlopsPerSecond1;
-  if (json) {
-    llvm::json::Array kernels;
-    for (const KernelResult &k : results) {
-      double bytesPerSecond = k.weightBytes / k.secondsPerCall;
-      double flopsPerSecond = k.flops / k.secondsPerCall;
-      kernels.push_back(llvm::json::Object{
-          {"name", k.spec.name},
-          {"m", k.spec.m},
-          {"n", k.spec.n},
-          {"k", k.spec.k},
-          {"threads", 1},
-          {"seconds_per_call", k.secondsPerCall},
-          {"weight_bytes", k.weightBytes},
-          {"weight_copies", k.copies},
-          {"gbytes_per_second", bytesPerSecond / 1e9},
-          {"fraction_of_read_bandwidth", bytesPerSecond / bw1},
-          {"gflops", flopsPerSecond / 1e9},
-          {"fraction_of_fma_peak", flopsPerSecond / peak1}});
-    }
-    llvm::json::Object root{
-        {"machine",
-         llvm::json::Object{
-             {"threads", limits.threads},
-             {"read_gbytes_per_second_1_thread", bw1 / 1e9},
-             {"read_gbytes_per_second_all_threads",
-              limits.readBytesPerSecondN / 1e9},
-             {"fma_gflops_1_thread", peak1 / 1e9},
-             {"fma_gflops_all_threads", limits.fmaFlopsPerSecondN / 1e9},
-             {"fma_isa", limits.fmaISA},
-             {"bandwidth_buffer_bytes", int64_t(limits.bandwidthBytes)}}},
-        {"kernels", std::move(kernels)}};
-    llvm::json::Array modelArray;
-    for (const ModelResult &m : modelResults)
-      modelArray.push_back(llvm::json::Object{
-          {"model", m.path},
-          {"target", m.target},
-          {"threads", m.threads},
-          {"prompt_tokens", m.promptTokens},
-          {"decode_tokens", m.decodeTokens},
-          {"ttft_ms", m.ttftSeconds * 1e3},
-          {"decode_tokens_per_second", m.decodeTokensPerSecond},
-          {"decode_speedup_over_1_thread", speedup(m)}});
-    root["models"] = std::move(modelArray);
-    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
-                 << "\n";
-  } else {
-    llvm::outs() << llvm::formatv(
-        "machine: read {0:f1} GB/s (1 thread), {1:f1} GB/s ({2} threads); "
-        "FP32 FMA peak {3:f1} GFLOP/s (1 thread), {4:f1} GFLOP/s ({2} "
-        "threads), {5}\n",
-        bw1 / 1e9, limits.readBytesPerSecondN / 1e9, limits.threads,
-        peak1 / 1e9, limits.fmaFlopsPerSecondN / 1e9, limits.fmaISA);
-    if (!results.empty())
-      llvm::outs() << llvm::formatv(
-          "{0,-28} {1,16} {2,10} {3,9} {4,8} {5,9} {6,8}\n", "kernel (1 "
-          "thread)", "M x N x K", "ms/call", "GB/s", "% BW", "GFLOP/s",
-          "% peak");
-    for (const KernelResult &k : results) {
-      double bytesPerSecond = k.weightBytes / k.secondsPerCall;
-      double flopsPerSecond = k.flops / k.secondsPerCall;
-      llvm::outs() << llvm::formatv(
-          "{0,-28} {1,16} {2,10:f3} {3,9:f2} {4,7:f1}% {5,9:f2} {6,7:f1}%\n",
-          k.spec.name,
-          llvm::formatv("{0}x{1}x{2}", k.spec.m, k.spec.n, k.spec.k).str(),
-          k.secondsPerCall * 1e3, bytesPerSecond / 1e9,
-          100 * bytesPerSecond / bw1, flopsPerSecond / 1e9,
-          100 * flopsPerSecond / peak1);
-    }
-  }
-  if (!json && !modelResults.empty()) {
-    llvm::outs() << llvm::formatv("{0,-40} {1,8} {2,10} {3,14} {4,9}\n",
-                                  "model (prompt, decode tokens)", "threads",
-                                  "TTFT ms", "decode tok/s", "speedup");
-    for (const ModelResult &m : modelResults)
-      llvm::outs() << llvm::formatv(
-          "{0,-40} {1,8} {2,10:f2} {3,14:f1} {4,8:f2}x\n",
-          llvm::formatv("{0} ({1}, {2})", m.path, m.promptTokens,
-                        m.decodeTokens)
-              .str(),
-          m.threads, m.ttftSeconds * 1e3, m.decodeTokensPerSecond, speedup(m));
-  }
+  if (json)
+    printJSON(llvm::outs(), limits, results, modelResults);
+  else
+    printTable(llvm::outs(), limits, results, modelResults);
   if (!plot.empty()) {
     std::error_code ec;
     llvm::raw_fd_ostream os(plot, ec);

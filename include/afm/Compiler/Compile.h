@@ -22,6 +22,11 @@ struct CodegenSettings {
   /// Ops with at least this many loop iterations run their tile loops on
   /// the runtime's threads; 0 keeps everything on the calling thread.
   int64_t minParallelWork = 262144;
+  /// Graphs only (lowerGraphToLLVMDialect): public functions take a leading
+  /// `const afm_host_api *` (include/afm/kernel_abi.h) whose parallel_for
+  /// runs their big tile loops. Without it a graph has no threads to use.
+  /// Entry points always take theirs last, as afm_entry_fn says.
+  bool hostArgument = false;
   /// Prefill computes the trailing row-wise layers (Block 2 of the
   /// on-device model) for the last prompt row only.
   bool prefillBypass = true;
@@ -40,7 +45,8 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
 /// Runs the afm-graph-codegen pipeline on `module` in place: a graph of
 /// func.func over TOSA (e.g. an imported ONNX model) becomes LLVM dialect
 /// functions taking bare pointers to their inputs, then to caller-allocated
-/// results. Diagnostics go to the context's handler.
+/// results (with settings.hostArgument, the host API pointer before them).
+/// Diagnostics go to the context's handler.
 LogicalResult lowerGraphToLLVMDialect(ModuleOp module,
                                       const TargetDescription &target,
                                       const CodegenSettings &settings = {});

@@ -2,8 +2,10 @@
 //
 // A graph compiled for the host (toSharedLibrary after
 // lowerGraphToLLVMDialect) is a shared library whose `main` takes one
-// bare pointer per input, then one per caller-allocated output. These
-// helpers load it and call it, for the tools that run ONNX models.
+// bare pointer per input, then one per caller-allocated output; compiled
+// for GraphThreads::Host, a `const afm_host_api *` comes before them. These
+// helpers load it and call it, for the tools that run ONNX models and for
+// afm-bench.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +47,19 @@ private:
   void *ptr;
 };
 
+/// Where a compiled graph runs its tile loops.
+enum class GraphThreads {
+  /// `main(inputs..., outputs...)`, everything on the calling thread.
+  CallingThread,
+  /// `main(const afm_host_api *host, inputs..., outputs...)`: the tile
+  /// loops of big ops (CodegenSettings::minParallelWork, the afm-compile
+  /// default) run as `host->parallel_for` calls (include/afm/kernel_abi.h);
+  /// `host` must not be null. The pointer is first because bufferization
+  /// appends the outputs after the existing arguments, so it is argument 0
+  /// whatever the number of inputs and outputs.
+  Host,
+};
+
 /// A shared library written to a temporary file and loaded; unloads and
 /// deletes it on destruction.
 class HostLibrary {
@@ -58,9 +73,11 @@ public:
   llvm::Error load(llvm::StringRef bytes);
   /// Lowers `module` (func.func over TOSA, e.g. an imported ONNX model)
   /// in place with the afm-graph-codegen pipeline for `target` (the
-  /// host), links it and loads it; the graph runs on the calling thread.
-  /// Lowering diagnostics go to the context's handler.
-  llvm::Error compileAndLoad(ModuleOp module, const TargetDescription &target);
+  /// host), links it and loads it; `threads` chooses the signature of its
+  /// functions (by default it runs on the calling thread). Lowering
+  /// diagnostics go to the context's handler.
+  llvm::Error compileAndLoad(ModuleOp module, const TargetDescription &target,
+                             GraphThreads threads = GraphThreads::CallingThread);
   /// The address of `name`, or null.
   void *lookup(const char *name) const;
 

@@ -1,0 +1,257 @@
+//===- KernelSources.cpp - the kernels afm-bench times, as graphs ---------===//
+
+#include "KernelSources.h"
+
+#include "dialects/afm/IR/AFMDialect.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+
+using namespace afm_bench;
+
+std::vector<KernelSpec> afm_bench::defaultKernels() {
+  using F = KernelFormat;
+  std::vector<KernelSpec> kernels;
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {2048, 8192}}) {
+    kernels.push_back({"f32 GEMV", F::F32, 1, n, k});
+    kernels.push_back({"2-bit GEMV", F::Q2, 1, n, k});
+    kernels.push_back({"ASTC GEMV (CPU transcode)", F::ASTC, 1, n, k});
+  }
+  kernels.push_back({"f32 GEMM (tosa.matmul)", F::F32Matmul, 512, 4096, 4096});
+  kernels.push_back({"f32 GEMM (afm.linear)", F::F32, 512, 4096, 4096});
+  kernels.push_back({"2-bit GEMM", F::Q2, 512, 4096, 4096});
+  kernels.push_back({"ASTC GEMM (CPU transcode)", F::ASTC, 512, 4096, 4096});
+  // A decode step's row, and a prefill chunk's rows, of a 32K x 4096 table.
+  for (int64_t tokens : {1, 512})
+    kernels.push_back(
+        {"4-bit embedding gather", F::Q4Embedding, tokens, 32768, 4096});
+  kernels.push_back({"int8-KV attention decode", F::I8Attention, 1, 4096, 128,
+                     /*heads=*/32, /*kvHeads=*/8});
+  return kernels;
+}
+
+std::string afm_bench::shapeLabel(const KernelSpec &s) {
+  switch (s.format) {
+  case KernelFormat::Q4Embedding:
+    return llvm::formatv("{0} of {1}x{2}", s.m, s.n, s.k);
+  case KernelFormat::I8Attention:
+    return llvm::formatv("ctx {0}, {1}/{2}x{3}", s.n, s.heads, s.kvHeads,
+                         s.k);
+  default:
+    return llvm::formatv("{0}x{1}x{2}", s.m, s.n, s.k);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Argument contents
+//===----------------------------------------------------------------------===//
+
+using Fill = std::function<void(uint8_t *, size_t, std::mt19937 &)>;
+
+/// Uniform floats in [-scale, scale].
+static Fill floats(float scale) {
+  return [scale](uint8_t *bytes, size_t size, std::mt19937 &random) {
+    std::uniform_real_distribution<float> uniform(-scale, scale);
+    for (size_t i = 0; i < size / 4; ++i)
+      reinterpret_cast<float *>(bytes)[i] = uniform(random);
+  };
+}
+
+/// Any code bytes.
+static Fill randomBytes() {
+  return [](uint8_t *bytes, size_t size, std::mt19937 &random) {
+    for (size_t i = 0; i < size; ++i)
+      bytes[i] = static_cast<uint8_t>(random());
+  };
+}
+
+/// Every element `value` (f32 or i64 scales and positions, f16 bits).
+template <typename T> static Fill constant(T value) {
+  return [value](uint8_t *bytes, size_t size, std::mt19937 &) {
+    for (size_t i = 0; i < size / sizeof(T); ++i)
+      std::memcpy(bytes + i * sizeof(T), &value, sizeof(T));
+  };
+}
+
+/// i32 token ids spread over a table of `rows` rows.
+static Fill tokenIds(int64_t rows) {
+  return [rows](uint8_t *bytes, size_t size, std::mt19937 &random) {
+    std::uniform_int_distribution<int32_t> id(0, rows - 1);
+    for (size_t i = 0; i < size / 4; ++i)
+      reinterpret_cast<int32_t *>(bytes)[i] = id(random);
+  };
+}
+
+static size_t bytes(int64_t count, int64_t elementBytes) {
+  return static_cast<size_t>(count * elementBytes);
+}
+
+//===----------------------------------------------------------------------===//
+// Sources
+//===----------------------------------------------------------------------===//
+
+/// y = x @ W^T through tosa.matmul on W stored [K, N] (the ONNX importer's
+/// form of a MatMul).
+static KernelSource matmulSource(const KernelSpec &s, const std::string &x,
+                                 const std::string &y) {
+  int64_t m = s.m, n = s.n, k = s.k;
+  std::string mlir = llvm::formatv(
+      "func.func @main(%x: {0}, %w: tensor<{2}x{3}xf32>) -> {1} {{\n"
+      "  %sa = tosa.const_shape {{values = dense<[1, {4}, {2}]> : "
+      "tensor<3xindex>} : () -> !tosa.shape<3>\n"
+      "  %sb = tosa.const_shape {{values = dense<[1, {2}, {3}]> : "
+      "tensor<3xindex>} : () -> !tosa.shape<3>\n"
+      "  %sy = tosa.const_shape {{values = dense<[{4}, {3}]> : "
+      "tensor<2xindex>} : () -> !tosa.shape<2>\n"
+      "  %a = tosa.reshape %x, %sa : ({0}, !tosa.shape<3>) -> "
+      "tensor<1x{4}x{2}xf32>\n"
+      "  %b = tosa.reshape %w, %sb : (tensor<{2}x{3}xf32>, "
+      "!tosa.shape<3>) -> tensor<1x{2}x{3}xf32>\n"
+      "  %z = \"tosa.const\"() <{{values = dense<0.0> : "
+      "tensor<1xf32>}> : () -> tensor<1xf32>\n"
+      "  %c = tosa.matmul %a, %b, %z, %z : (tensor<1x{4}x{2}xf32>, "
+      "tensor<1x{2}x{3}xf32>, tensor<1xf32>, tensor<1xf32>) -> "
+      "tensor<1x{4}x{3}xf32>\n"
+      "  %y = tosa.reshape %c, %sy : (tensor<1x{4}x{3}xf32>, "
+      "!tosa.shape<2>) -> {1}\n"
+      "  return %y : {1}\n}\n",
+      x, y, k, n, m);
+  KernelSource source;
+  source.mlir = std::move(mlir);
+  source.arguments = {{bytes(k * n, 4), Rotation::Weights, floats(0.01f)}};
+  return source;
+}
+
+/// y = x @ W^T through afm.linear on a plain or compressed W.
+static KernelSource linearSource(const KernelSpec &s) {
+  int64_t m = s.m, n = s.n, k = s.k;
+  std::string x = llvm::formatv("tensor<{0}x{1}xf32>", m, k);
+  std::string y = llvm::formatv("tensor<{0}x{1}xf32>", m, n);
+  KernelSource source;
+  if (s.format == KernelFormat::F32Matmul) {
+    source = matmulSource(s, x, y);
+  } else if (s.format == KernelFormat::F32) {
+    source.mlir = llvm::formatv(
+        "func.func @main(%x: {0}, %w: tensor<{2}x{3}xf32>) -> {1} {{\n"
+        "  %y = afm.linear %x, %w : {0}, tensor<{2}x{3}xf32> -> {1}\n"
+        "  return %y : {1}\n}\n",
+        x, y, n, k);
+    source.arguments = {{bytes(n * k, 4), Rotation::Weights, floats(0.01f)}};
+  } else if (s.format == KernelFormat::Q2) {
+    int64_t row = (k + 3) / 4;
+    source.mlir = llvm::formatv(
+        "func.func @main(%x: {0}, %codes: tensor<{2}x{4}xi8>, "
+        "%scales: tensor<1xf32>) -> {1} {{\n"
+        "  %w = afm.bound_weight %codes, %scales : tensor<{2}x{4}xi8>, "
+        "tensor<1xf32> -> !afm.q2<{2}x{3}, per_tensor>\n"
+        "  %y = afm.linear %x, %w : {0}, !afm.q2<{2}x{3}, per_tensor> "
+        "-> {1}\n  return %y : {1}\n}\n",
+        x, y, n, k, row);
+    source.arguments = {{bytes(n * row, 1), Rotation::Weights, randomBytes()},
+                        {4, Rotation::Weights, constant(0.01f)}};
+  } else {
+    int64_t nb = (n + 5) / 6,
+            kb = mlir::afm::getASTCStoredBlockColumns(k, 6);
+    source.mlir = llvm::formatv(
+        "func.func @main(%x: {0}, %codes: tensor<{4}x6x3x{5}xi8>, "
+        "%scales: tensor<{4}x{5}xf16>, %biases: tensor<{4}x{5}xf16>) -> "
+        "{1} {{\n"
+        "  %w = afm.bound_weight %codes, %scales, %biases : "
+        "tensor<{4}x6x3x{5}xi8>, tensor<{4}x{5}xf16>, "
+        "tensor<{4}x{5}xf16> -> !afm.astc<{2}x{3}, block = 6x6, offset "
+        "= linear_segment>\n"
+        "  %y = afm.linear %x, %w : {0}, !afm.astc<{2}x{3}, block = "
+        "6x6, offset = linear_segment> -> {1}\n"
+        "  return %y : {1}\n}\n",
+        x, y, n, k, nb, kb);
+    uint16_t half = 0x2000; // f16 2^-7
+    source.arguments = {
+        {bytes(nb * 6 * kb * 3, 1), Rotation::Weights, randomBytes()},
+        {bytes(nb * kb, 2), Rotation::Weights, constant(half)},
+        {bytes(nb * kb, 2), Rotation::Weights, constant(half)}};
+  }
+  source.arguments.insert(source.arguments.begin(),
+                          {bytes(m * k, 4), Rotation::None, floats(1.0f)});
+  source.outputBytes = bytes(m * n, 4);
+  source.flops = 2.0 * m * n * k;
+  source.bytesRead = 0;
+  for (const KernelArgument &argument : source.arguments)
+    if (argument.rotation == Rotation::Weights)
+      source.bytesRead += argument.bytes;
+  return source;
+}
+
+/// M token rows of a 4-bit [N, K] table, group 32: reads each row's codes
+/// and scales, no arithmetic worth counting.
+static KernelSource embeddingSource(const KernelSpec &s) {
+  int64_t tokens = s.m, rows = s.n, cols = s.k, group = 32;
+  KernelSource source;
+  source.mlir = llvm::formatv(
+      "func.func @main(%tokens: tensor<{0}xi32>, %codes: tensor<{1}x{3}xi8>, "
+      "%scales: tensor<{1}x{4}xf32>) -> tensor<{0}x{2}xf32> {{\n"
+      "  %w = afm.bound_weight %codes, %scales : tensor<{1}x{3}xi8>, "
+      "tensor<{1}x{4}xf32> -> !afm.q4<{1}x{2}, group = {5}>\n"
+      "  %y = afm.embedding %w[%tokens] : !afm.q4<{1}x{2}, group = {5}>, "
+      "tensor<{0}xi32> -> tensor<{0}x{2}xf32>\n"
+      "  return %y : tensor<{0}x{2}xf32>\n}\n",
+      tokens, rows, cols, cols / 2, cols / group, group);
+  source.arguments = {
+      {bytes(tokens, 4), Rotation::Indices, tokenIds(rows)},
+      {bytes(rows * cols / 2, 1), Rotation::Weights, randomBytes()},
+      {bytes(rows * cols / group, 4), Rotation::Weights, constant(0.01f)}};
+  source.outputBytes = bytes(tokens * cols, 4);
+  source.flops = 0;
+  source.bytesRead = tokens * (cols / 2.0 + cols / group * 4.0);
+  return source;
+}
+
+/// One decode step of global attention over an i8 cache of N positions
+/// (N - 1 cached, the new one appended at slot N - 1, the same on every
+/// call): reads every code and scale of the cache.
+static KernelSource attentionSource(const KernelSpec &s) {
+  int64_t t = s.m, context = s.n, dim = s.k, heads = s.heads,
+          kvHeads = s.kvHeads;
+  std::string q = llvm::formatv("tensor<{0}x{1}x{2}xf32>", t, heads, dim);
+  std::string kv = llvm::formatv("tensor<{0}x{1}x{2}xf32>", t, kvHeads, dim);
+  std::string cache =
+      llvm::formatv("memref<2x{0}x{1}x{2}xi8>", kvHeads, context, dim);
+  std::string scales = llvm::formatv("memref<2x{0}x{1}xf32>", kvHeads, context);
+  KernelSource source;
+  source.mlir = llvm::formatv(
+      "func.func @main(%q: {0}, %k: {1}, %v: {1}, %pos: tensor<1xi64>, "
+      "%cache: {2}, %scales: {3}) -> {0} {{\n"
+      "  %c0 = arith.constant 0 : index\n"
+      "  %p64 = tensor.extract %pos[%c0] : tensor<1xi64>\n"
+      "  %p = arith.index_cast %p64 : i64 to index\n"
+      "  %o = afm.attention global %q, %k, %v into %cache scales %scales at "
+      "%p : {0}, {1}, {1}, {2}, {3} -> {0}\n"
+      "  return %o : {0}\n}\n",
+      q, kv, cache, scales);
+  size_t cacheBytes = bytes(2 * kvHeads * context * dim, 1),
+         scaleBytes = bytes(2 * kvHeads * context, 4);
+  source.arguments = {
+      {bytes(t * heads * dim, 4), Rotation::None, floats(1.0f)},
+      {bytes(t * kvHeads * dim, 4), Rotation::None, floats(1.0f)},
+      {bytes(t * kvHeads * dim, 4), Rotation::None, floats(1.0f)},
+      {8, Rotation::None, constant<int64_t>(context - t)},
+      {cacheBytes, Rotation::Weights, randomBytes()},
+      {scaleBytes, Rotation::Weights, constant(0.01f)}};
+  source.outputBytes = bytes(t * heads * dim, 4);
+  // Scores and weighted values: 2 multiply-adds per query head, position
+  // and dimension.
+  source.flops = 4.0 * t * heads * context * dim;
+  source.bytesRead = cacheBytes + scaleBytes;
+  return source;
+}
+
+KernelSource afm_bench::buildKernelSource(const KernelSpec &spec) {
+  switch (spec.format) {
+  case KernelFormat::Q4Embedding:
+    return embeddingSource(spec);
+  case KernelFormat::I8Attention:
+    return attentionSource(spec);
+  default:
+    return linearSource(spec);
+  }
+}

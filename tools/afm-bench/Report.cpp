@@ -1,0 +1,139 @@
+//===- Report.cpp - afm-bench's table and JSON ----------------------------===//
+
+#include "Report.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+using namespace afm_bench;
+
+double afm_bench::readBytesPerSecond(const MachineLimits &limits,
+                                     int threads) {
+  return threads == 1 ? limits.readBytesPerSecond1
+                      : limits.readBytesPerSecondN;
+}
+
+double afm_bench::fmaFlopsPerSecond(const MachineLimits &limits,
+                                    int threads) {
+  return threads == 1 ? limits.fmaFlopsPerSecond1 : limits.fmaFlopsPerSecondN;
+}
+
+/// Decode speed over the same model's on one thread.
+static double speedup(const ModelResult &m,
+                      llvm::ArrayRef<ModelResult> models) {
+  for (const ModelResult &one : models)
+    if (one.path == m.path && one.threads == 1)
+      return m.decodeTokensPerSecond / one.decodeTokensPerSecond;
+  return 1.0;
+}
+
+void afm_bench::printTable(llvm::raw_ostream &os, const MachineLimits &limits,
+                           llvm::ArrayRef<KernelResult> kernels,
+                           llvm::ArrayRef<ModelResult> models) {
+  os << llvm::formatv(
+      "machine: read {0:f1} GB/s (1 thread), {1:f1} GB/s ({2} threads); "
+      "FP32 FMA peak {3:f1} GFLOP/s (1 thread), {4:f1} GFLOP/s ({2} "
+      "threads), {5}\n",
+      limits.readBytesPerSecond1 / 1e9, limits.readBytesPerSecondN / 1e9,
+      limits.threads, limits.fmaFlopsPerSecond1 / 1e9,
+      limits.fmaFlopsPerSecondN / 1e9, limits.fmaISA);
+  if (!kernels.empty())
+    os << llvm::formatv("{0,-28} {1,-20} {2,7} {3,10} {4,9} {5,8} {6,9} "
+                        "{7,8}\n",
+                        "kernel", "shape", "threads", "ms/call", "GB/s",
+                        "% BW", "GFLOP/s", "% peak");
+  for (const KernelResult &k : kernels) {
+    double bytesPerSecond = k.bytesRead / k.secondsPerCall;
+    double flopsPerSecond = k.flops / k.secondsPerCall;
+    std::string arithmetic =
+        k.flops > 0
+            ? llvm::formatv("{0,9:f2} {1,7:f1}%", flopsPerSecond / 1e9,
+                            100 * flopsPerSecond /
+                                fmaFlopsPerSecond(limits, k.threads))
+                  .str()
+            : llvm::formatv("{0,9} {1,8}", "-", "-").str();
+    os << llvm::formatv(
+        "{0,-28} {1,-20} {2,7} {3,10:f3} {4,9:f2} {5,7:f1}% {6}\n",
+        k.spec.name, shapeLabel(k.spec), k.threads, k.secondsPerCall * 1e3,
+        bytesPerSecond / 1e9,
+        100 * bytesPerSecond / readBytesPerSecond(limits, k.threads),
+        arithmetic);
+  }
+  if (!kernels.empty())
+    os << "GB/s: weight bytes read per second (embedding: the gathered rows "
+          "and their scales; attention: KV codes and scales); % BW and % "
+          "peak against the limit on the same number of threads\n";
+  if (models.empty())
+    return;
+  os << llvm::formatv("{0,-40} {1,8} {2,10} {3,14} {4,9}\n",
+                      "model (prompt, decode tokens)", "threads", "TTFT ms",
+                      "decode tok/s", "speedup");
+  for (const ModelResult &m : models)
+    os << llvm::formatv(
+        "{0,-40} {1,8} {2,10:f2} {3,14:f1} {4,8:f2}x\n",
+        llvm::formatv("{0} ({1}, {2})", m.path, m.promptTokens,
+                      m.decodeTokens)
+            .str(),
+        m.threads, m.ttftSeconds * 1e3, m.decodeTokensPerSecond,
+        speedup(m, models));
+}
+
+void afm_bench::printJSON(llvm::raw_ostream &os, const MachineLimits &limits,
+                          llvm::ArrayRef<KernelResult> kernels,
+                          llvm::ArrayRef<ModelResult> models) {
+  llvm::json::Array kernelArray;
+  for (const KernelResult &k : kernels) {
+    double bytesPerSecond = k.bytesRead / k.secondsPerCall;
+    llvm::json::Object kernel{
+        {"name", k.spec.name},
+        {"shape", shapeLabel(k.spec)},
+        {"m", k.spec.m},
+        {"n", k.spec.n},
+        {"k", k.spec.k},
+        {"threads", k.threads},
+        {"seconds_per_call", k.secondsPerCall},
+        {"bytes_read", k.bytesRead},
+        {"weight_copies", k.copies},
+        {"parallel_for_calls_per_call", k.parallelCallsPerCall},
+        {"gbytes_per_second", bytesPerSecond / 1e9},
+        {"fraction_of_read_bandwidth",
+         bytesPerSecond / readBytesPerSecond(limits, k.threads)}};
+    if (k.spec.heads) {
+      kernel["heads"] = k.spec.heads;
+      kernel["kv_heads"] = k.spec.kvHeads;
+    }
+    if (k.flops > 0) {
+      double flopsPerSecond = k.flops / k.secondsPerCall;
+      kernel["gflops"] = flopsPerSecond / 1e9;
+      kernel["fraction_of_fma_peak"] =
+          flopsPerSecond / fmaFlopsPerSecond(limits, k.threads);
+    }
+    kernelArray.push_back(std::move(kernel));
+  }
+  llvm::json::Array modelArray;
+  for (const ModelResult &m : models)
+    modelArray.push_back(llvm::json::Object{
+        {"model", m.path},
+        {"target", m.target},
+        {"threads", m.threads},
+        {"prompt_tokens", m.promptTokens},
+        {"decode_tokens", m.decodeTokens},
+        {"ttft_ms", m.ttftSeconds * 1e3},
+        {"decode_tokens_per_second", m.decodeTokensPerSecond},
+        {"decode_speedup_over_1_thread", speedup(m, models)}});
+  llvm::json::Object root{
+      {"machine",
+       llvm::json::Object{
+           {"threads", limits.threads},
+           {"read_gbytes_per_second_1_thread",
+            limits.readBytesPerSecond1 / 1e9},
+           {"read_gbytes_per_second_all_threads",
+            limits.readBytesPerSecondN / 1e9},
+           {"fma_gflops_1_thread", limits.fmaFlopsPerSecond1 / 1e9},
+           {"fma_gflops_all_threads", limits.fmaFlopsPerSecondN / 1e9},
+           {"fma_isa", limits.fmaISA},
+           {"bandwidth_buffer_bytes", int64_t(limits.bandwidthBytes)}}},
+      {"kernels", std::move(kernelArray)},
+      {"models", std::move(modelArray)}};
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+}

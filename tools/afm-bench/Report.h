@@ -1,0 +1,34 @@
+//===- Report.h - afm-bench's table and JSON --------------------*- C++ -*-===//
+//
+// Every kernel figure is printed next to the limit it is a fraction of, on
+// the same number of threads: a 1-thread run against the 1-thread read
+// bandwidth and FMA peak, an N-thread run against the N-thread ones.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_TOOLS_AFM_BENCH_REPORT_H
+#define AFM_TOOLS_AFM_BENCH_REPORT_H
+
+#include "KernelBench.h"
+#include "MachineLimits.h"
+#include "ModelBench.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace afm_bench {
+
+/// Read bandwidth and FMA peak on `threads` threads (1 or limits.threads).
+double readBytesPerSecond(const MachineLimits &limits, int threads);
+double fmaFlopsPerSecond(const MachineLimits &limits, int threads);
+
+void printTable(llvm::raw_ostream &os, const MachineLimits &limits,
+                llvm::ArrayRef<KernelResult> kernels,
+                llvm::ArrayRef<ModelResult> models);
+
+void printJSON(llvm::raw_ostream &os, const MachineLimits &limits,
+               llvm::ArrayRef<KernelResult> kernels,
+               llvm::ArrayRef<ModelResult> models);
+
+} // namespace afm_bench
+
+#endif // AFM_TOOLS_AFM_BENCH_REPORT_H
