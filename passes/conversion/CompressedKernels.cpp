@@ -401,12 +401,29 @@ static BoundWeightOp requireBound(Value weight, Location loc) {
   return bound;
 }
 
+/// Rows from which a compressed weight is decoded to f32 once per call and
+/// multiplied by the blocked f32 GEMM instead of the fused kernel.
+static constexpr int64_t kMinRowsForDecodedGEMM = 32;
+
 Value afm::buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
                        Type elementType, Value acc) {
-  if (auto decode = weight.getDefiningOp<ASTCDecodeOp>())
+  // Many rows (a prompt): decoding each weight once into f32 and running
+  // the blocked f32 GEMM (afm-pack-gemm) beats decoding it per row tile.
+  int64_t rows = cast<ShapedType>(x.getType()).getDimSize(0);
+  bool decodeOnce =
+      !ShapedType::isDynamic(rows) && rows >= kMinRowsForDecodedGEMM;
+  if (auto decode = weight.getDefiningOp<ASTCDecodeOp>()) {
+    if (decodeOnce) {
+      // astc_decode is the block values without the offsets (which the
+      // accumulator carries).
+      Value dense = buildDequantized(b, loc, decode.getWeight(),
+                                     /*withOffsets=*/false);
+      return dense ? buildLinear(b, loc, x, dense, elementType, acc) : dense;
+    }
     if (BoundWeightOp bound = getBound(decode.getWeight()))
       return astcBlockMatmul(b, loc, x, decode.getWeight().getType(),
                              bound.getParts(), elementType, acc);
+  }
   if (isa<RankedTensorType>(weight.getType())) {
     Value init = acc;
     if (!init) {
@@ -419,7 +436,7 @@ Value afm::buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
   BoundWeightOp bound = requireBound(weight, loc);
   if (!bound)
     return {};
-  if (auto q2 = dyn_cast<Q2WeightType>(weight.getType()))
+  if (auto q2 = dyn_cast<Q2WeightType>(weight.getType()); q2 && !decodeOnce)
     return q2Matmul(b, loc, x, q2, bound.getParts(), elementType, acc);
   if (auto q4 = dyn_cast<Q4WeightType>(weight.getType());
       q4 && q4.getGroup() % 2 == 0 && !acc)
