@@ -10,7 +10,9 @@
 // per head. The chunk's new rows are quantized once, up front; attention
 // reads every key and value, the chunk's own included, dequantized, so that
 // a token sees the same numbers whether it came in a prefill chunk or a
-// decode step.
+// decode step. The cache is dequantized inside the contractions that read
+// it (scale * code, the same product as a separate dequantization), so a
+// decode step reads its i8 codes once and writes no f32 copy of the cache.
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,24 +101,29 @@ private:
   /// Keys (half 0) or values (half 1) of `memory` (the cache, [2, G, C, D],
   /// or its scales, [2, G, C]) as a read-only tensor.
   Value readHalf(Value memory, int64_t half);
-  /// Keys (half 0) or values (half 1) of the cache as a [G, C, D] f32
-  /// tensor, dequantized for an i8 cache.
-  Value cacheHalf(int64_t half);
+  /// Keys (half 0) or values (half 1) of the cache: a [G, C, D] tensor (f32,
+  /// or i8 codes) and, for an i8 cache, its [G, C] scales (else null).
+  std::pair<Value, Value> cacheHalf(int64_t half);
   /// Symmetric int8 codes [A, B, D] and scales [A, B] of `rows` [A, B, D]:
   /// scale = absmax / 127, code = clamp(round(x / scale), -127, 127) with
   /// ties away from zero, all codes 0 when the scale is 0.
   std::pair<Value, Value> quantize(Value rows);
   /// codes * scales as an [A, B, D] f32 tensor.
   Value dequantize(Value codes, Value scales);
-  /// out[t, g, r, n] += sum_k lhs[t, g, r, k] * rhs(rhsMap(t, g, r, n, k)).
-  Value contract(Value lhs, Value rhs, Value init, AffineMap rhsMap);
+  /// out[t, g, r, n] += sum_k lhs[t, g, r, k] * rhs(rhsMap(t, g, r, n, k)),
+  /// where rhs is f32, or i8 codes times `scales(scalesMap(...))`.
+  Value contract(Value lhs, Value rhs, Value init, AffineMap rhsMap,
+                 Value scales = {}, AffineMap scalesMap = {});
   /// scores[t, g, r, j] = sum_d q[t, g, r, d] * keys(g, j, d) where keys is
-  /// [G, J, D] (cache) or [J, G, D] (new rows).
-  Value scores(Value q4, Value keys, int64_t numKeys, bool newRows);
+  /// [G, J, D] (cache, with its scales for an i8 cache) or [J, G, D] (new
+  /// rows).
+  Value scores(Value q4, Value keys, Value keyScales, int64_t numKeys,
+               bool newRows);
   /// Masks and scales scores; `newRows` selects the causal mask of the
   /// chunk's own keys, otherwise the slot mask of the cache.
   Value mask(Value scores, bool newRows);
-  Value weightedValues(Value probs, Value values, Value init, bool newRows);
+  Value weightedValues(Value probs, Value values, Value valueScales,
+                       Value init, bool newRows);
   /// Stores row r of each `rows[i]` ([T, G(, D)]) at slot
   /// (position + r) mod C of half i % 2 of `memories[i]` ([2, G, C(, D)]).
   void appendRows(ArrayRef<Value> rows, ArrayRef<Value> memories);
@@ -149,11 +156,11 @@ Value AttentionBuilder::readHalf(Value memory, int64_t half) {
                                            /*writable=*/false);
 }
 
-Value AttentionBuilder::cacheHalf(int64_t half) {
+std::pair<Value, Value> AttentionBuilder::cacheHalf(int64_t half) {
   Value stored = readHalf(spec.cache, half);
   if (!spec.scales)
-    return stored;
-  return dequantize(stored, readHalf(spec.scales, half));
+    return {stored, Value()};
+  return {stored, readHalf(spec.scales, half)};
 }
 
 std::pair<Value, Value> AttentionBuilder::quantize(Value rows) {
@@ -228,24 +235,36 @@ Value AttentionBuilder::dequantize(Value codes, Value scales) {
 }
 
 Value AttentionBuilder::contract(Value lhs, Value rhs, Value init,
-                                 AffineMap rhsMap) {
+                                 AffineMap rhsMap, Value scales,
+                                 AffineMap scalesMap) {
   // dims: t, g, r, n, k; out[t, g, r, n] += lhs[t, g, r, k] * rhs(...)
+  SmallVector<Value> inputs = {lhs, rhs};
+  SmallVector<AffineMap> maps = {map(5, {0, 1, 2, 4}), rhsMap};
+  if (scales) {
+    inputs.push_back(scales);
+    maps.push_back(scalesMap);
+  }
+  maps.push_back(map(5, {0, 1, 2, 3}));
+  Type f32Type = f32;
   return buildGeneric(
-      b, loc, ValueRange{lhs, rhs}, init,
-      {map(5, {0, 1, 2, 4}), rhsMap, map(5, {0, 1, 2, 3})},
-      {kPar, kPar, kPar, kPar, kRed},
-      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value prod = arith::MulFOp::create(nb, l, a[0], a[1]);
-        return arith::AddFOp::create(nb, l, a[2], prod);
+      b, loc, inputs, init, maps, {kPar, kPar, kPar, kPar, kRed},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value w = a[1];
+        if (scales)
+          w = arith::MulFOp::create(
+              nb, l, a[2], arith::SIToFPOp::create(nb, l, f32Type, a[1]));
+        Value prod = arith::MulFOp::create(nb, l, a[0], w);
+        return arith::AddFOp::create(nb, l, a.back(), prod);
       });
 }
 
-Value AttentionBuilder::scores(Value q4, Value keys, int64_t numKeys,
-                               bool newRows) {
+Value AttentionBuilder::scores(Value q4, Value keys, Value keyScales,
+                               int64_t numKeys, bool newRows) {
   // n = key j, k = d; keys are [G, J, D] (cache) or [J, G, D] (new rows).
   Value init = filled({tokens, kvHeads, group, numKeys}, 0.0);
   return contract(q4, keys, init,
-                  newRows ? map(5, {3, 1, 4}) : map(5, {1, 3, 4}));
+                  newRows ? map(5, {3, 1, 4}) : map(5, {1, 3, 4}), keyScales,
+                  map(5, {1, 3}));
 }
 
 Value AttentionBuilder::mask(Value scoreTensor, bool newRows) {
@@ -298,11 +317,13 @@ Value AttentionBuilder::mask(Value scoreTensor, bool newRows) {
       });
 }
 
-Value AttentionBuilder::weightedValues(Value probs, Value values, Value init,
+Value AttentionBuilder::weightedValues(Value probs, Value values,
+                                       Value valueScales, Value init,
                                        bool newRows) {
   // n = d, k = key j; values are [G, J, D] (cache) or [J, G, D] (new rows).
   return contract(probs, values, init,
-                  newRows ? map(5, {4, 1, 3}) : map(5, {1, 4, 3}));
+                  newRows ? map(5, {4, 1, 3}) : map(5, {1, 4, 3}),
+                  valueScales, map(5, {1, 4}));
 }
 
 void AttentionBuilder::appendRows(ArrayRef<Value> rows,
@@ -358,7 +379,8 @@ Value AttentionBuilder::build() {
   Value q4 = tensor::ExpandShapeOp::create(
       b, loc, q4Type, spec.query,
       SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
-  Value keys = cacheHalf(0), values = cacheHalf(1);
+  auto [keys, keyScales] = cacheHalf(0);
+  auto [values, valueScales] = cacheHalf(1);
 
   // The chunk's own rows, as attention reads them, and what gets stored.
   Value newKeys = spec.key, newValues = spec.value;
@@ -373,9 +395,10 @@ Value AttentionBuilder::build() {
     storage = {spec.cache, spec.cache, spec.scales, spec.scales};
   }
 
-  SmallVector<Value> parts = {mask(scores(q4, keys, capacity, false), false)};
+  SmallVector<Value> parts = {
+      mask(scores(q4, keys, keyScales, capacity, false), false)};
   if (spec.key)
-    parts.push_back(mask(scores(q4, newKeys, tokens, true), true));
+    parts.push_back(mask(scores(q4, newKeys, {}, tokens, true), true));
 
   // Row maximum and sum of exponentials over both parts, in f32.
   AffineMap rowMap = map(4, {0, 1, 2});
@@ -413,9 +436,9 @@ Value AttentionBuilder::build() {
 
   // out = (sum_j e_j v_j) / sum_j e_j
   Value acc = filled({tokens, kvHeads, group, headDim}, 0.0);
-  acc = weightedValues(exps[0], values, acc, /*newRows=*/false);
+  acc = weightedValues(exps[0], values, valueScales, acc, /*newRows=*/false);
   if (spec.key)
-    acc = weightedValues(exps[1], newValues, acc, /*newRows=*/true);
+    acc = weightedValues(exps[1], newValues, {}, acc, /*newRows=*/true);
   Value normalized = buildGeneric(
       b, loc, ValueRange{acc, rowSum},
       tensor::EmptyOp::create(b, loc, q4Type.getShape(), f32),

@@ -78,19 +78,19 @@ func.func @f16_cache(%q: tensor<1x4x16xf32>, %kv: memref<2x2x64x16xf16>, %pos: i
 // -----
 
 // An i8 cache: codes [2, G, C, D] and one f32 scale per token per head
-// [2, G, C]. Cached keys and values are read dequantized (code * scale).
+// [2, G, C]. Cached keys and values are dequantized (scale * code) inside
+// the contractions that read them: no f32 copy of the cache.
 // CHECK-LABEL: func.func @int8
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x4x16xf32>, %[[K:.*]]: tensor<2x2x16xf32>, %[[V:.*]]: tensor<2x2x16xf32>, %[[KV:.*]]: memref<2x2x8x16xi8>, %[[S:.*]]: memref<2x2x8xf32>, %[[POS:.*]]: index)
 // CHECK: %[[KC:.*]] = memref.subview %[[KV]][0, 0, 0, 0] [1, 2, 8, 16]
 // CHECK: %[[KCT:.*]] = bufferization.to_tensor %[[KC]] restrict {{.*}} to tensor<2x8x16xi8>
 // CHECK: %[[KS:.*]] = memref.subview %[[S]][0, 0, 0] [1, 2, 8]
 // CHECK: %[[KST:.*]] = bufferization.to_tensor %[[KS]] restrict {{.*}} to tensor<2x8xf32>
-// CHECK: %[[KEYS:.*]] = linalg.generic {{.*}} ins(%[[KCT]], %[[KST]] : tensor<2x8x16xi8>, tensor<2x8xf32>) outs(%{{.*}} : tensor<2x8x16xf32>)
-// CHECK: arith.sitofp %{{.*}} : i8 to f32
-// CHECK: arith.mulf
-// CHECK: memref.subview %[[KV]][1, 0, 0, 0] [1, 2, 8, 16]
-// CHECK: memref.subview %[[S]][1, 0, 0] [1, 2, 8]
-// CHECK: %[[VALUES:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x8x16xf32>)
+// CHECK: %[[VC:.*]] = memref.subview %[[KV]][1, 0, 0, 0] [1, 2, 8, 16]
+// CHECK: %[[VCT:.*]] = bufferization.to_tensor %[[VC]] restrict {{.*}} to tensor<2x8x16xi8>
+// CHECK: %[[VS:.*]] = memref.subview %[[S]][1, 0, 0] [1, 2, 8]
+// CHECK: %[[VST:.*]] = bufferization.to_tensor %[[VS]] restrict {{.*}} to tensor<2x8xf32>
+// CHECK-NOT: outs(%{{.*}} : tensor<2x8x16xf32>)
 // The new rows are quantized per token per head: scale = absmax / 127,
 // code = clamp(round(x / scale), -127, 127), rounding ties away from zero
 // (truncate, then step by the sign of a remainder of at least one half);
@@ -118,9 +118,14 @@ func.func @f16_cache(%q: tensor<1x4x16xf32>, %kv: memref<2x2x64x16xf16>, %pos: i
 // The chunk's own rows are also read dequantized, as a later step would.
 // CHECK: %[[NEWKEYS:.*]] = linalg.generic {{.*}} ins(%[[KCODES]], %[[KSCALE]] : tensor<2x2x16xi8>, tensor<2x2xf32>) outs(%{{.*}} : tensor<2x2x16xf32>)
 // CHECK: %[[NEWVALUES:.*]] = linalg.generic {{.*}} ins(%[[VCODES]], %[[VSCALE]] :
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[KEYS]] : tensor<2x2x2x16xf32>, tensor<2x8x16xf32>)
+// Scores against the cache: q * (scale * code), summed over the head dim.
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[KCT]], %[[KST]] : tensor<2x2x2x16xf32>, tensor<2x8x16xi8>, tensor<2x8xf32>)
+// CHECK: %[[KCODE:.*]] = arith.sitofp %{{.*}} : i8 to f32
+// CHECK: %[[KVAL:.*]] = arith.mulf %{{.*}}, %[[KCODE]] : f32
+// CHECK: arith.mulf %{{.*}}, %[[KVAL]] : f32
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[NEWKEYS]] : tensor<2x2x2x16xf32>, tensor<2x2x16xf32>)
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[VALUES]] : tensor<2x2x2x8xf32>, tensor<2x8x16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[VCT]], %[[VST]] : tensor<2x2x2x8xf32>, tensor<2x8x16xi8>, tensor<2x8xf32>)
+// CHECK: arith.sitofp %{{.*}} : i8 to f32
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[NEWVALUES]] : tensor<2x2x2x2xf32>, tensor<2x2x16xf32>)
 // Appending stores each real row's codes and scales at its slot.
 // CHECK: scf.for %[[ROW:.*]] = %c0 to %c2 step %c1
@@ -143,12 +148,12 @@ func.func @int8(%q: tensor<2x4x16xf32>, %k: tensor<2x2x16xf32>, %v: tensor<2x2x1
 // -----
 
 // Shared-KV attention over an i8 cache dequantizes with the owner's scales
-// and quantizes nothing.
+// (in its two contractions) and quantizes nothing.
 // CHECK-LABEL: func.func @shared_int8
 // CHECK-SAME: %[[KV:[^:]*]]: memref<2x2x64x16xi8>, %[[S:[^:]*]]: memref<2x2x64xf32>
 // CHECK: memref.subview %[[S]][0, 0, 0] [1, 2, 64]
-// CHECK: arith.sitofp %{{.*}} : i8 to f32
 // CHECK: memref.subview %[[S]][1, 0, 0] [1, 2, 64]
+// CHECK: arith.sitofp %{{.*}} : i8 to f32
 // CHECK: arith.sitofp %{{.*}} : i8 to f32
 // CHECK-NOT: arith.fptosi
 // CHECK-NOT: materialize_in_destination
