@@ -4,6 +4,12 @@
  * generation number and wakes every worker; each worker runs its chunk (if
  * the job has one for it) and counts itself done.
  *
+ * A decode step dispatches many short jobs (a 2-bit GEMV is a few hundred
+ * microseconds), so waking a sleeping thread for each would cost more than
+ * the work. Workers and the dispatcher first spin briefly on the atomic
+ * generation and pending count, and only then sleep on the condition
+ * variables.
+ *
  *===----------------------------------------------------------------------===*/
 
 #include "thread_pool.h"
@@ -36,8 +42,8 @@ struct afm_thread_pool {
   pthread_mutex_t mutex;
   pthread_cond_t wake;
   pthread_cond_t done;
-  uint64_t generation;
-  int64_t pending; /* workers still running the current job */
+  _Atomic uint64_t generation;
+  _Atomic int64_t pending; /* workers still running the current job */
   bool stopping;
   job current;
   atomic_flag busy; /* set while a job is dispatched */
@@ -55,25 +61,46 @@ static void runChunk(const job *j, int64_t chunk) {
     j->fn(j->ctx, i);
 }
 
+/* Iterations of a spin-wait before sleeping: tens of microseconds. */
+enum { kSpinIterations = 4096 };
+
+static inline void cpuRelax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
 static void *workerMain(void *arg) {
   worker *self = arg;
   afm_thread_pool *pool = self->pool;
   uint64_t seen = 0;
-  pthread_mutex_lock(&pool->mutex);
   for (;;) {
-    while (!pool->stopping && pool->generation == seen)
+    for (int spin = 0; spin < kSpinIterations &&
+                       atomic_load_explicit(&pool->generation,
+                                            memory_order_acquire) == seen;
+         ++spin)
+      cpuRelax();
+    pthread_mutex_lock(&pool->mutex);
+    while (!pool->stopping && atomic_load(&pool->generation) == seen)
       pthread_cond_wait(&pool->wake, &pool->mutex);
-    if (pool->stopping)
+    if (pool->stopping) {
+      pthread_mutex_unlock(&pool->mutex);
       break;
-    seen = pool->generation;
+    }
+    seen = atomic_load(&pool->generation);
     job j = pool->current;
     pthread_mutex_unlock(&pool->mutex);
     runChunk(&j, self->chunk);
-    pthread_mutex_lock(&pool->mutex);
-    if (--pool->pending == 0)
+    if (atomic_fetch_sub(&pool->pending, 1) == 1) {
+      /* Under the mutex, so the dispatcher cannot miss the signal between
+       * its check of `pending` and its wait. */
+      pthread_mutex_lock(&pool->mutex);
       pthread_cond_signal(&pool->done);
+      pthread_mutex_unlock(&pool->mutex);
+    }
   }
-  pthread_mutex_unlock(&pool->mutex);
   return NULL;
 }
 
@@ -146,15 +173,20 @@ void afm_thread_pool_parallel_for(void *opaque, int64_t n,
   }
   pthread_mutex_lock(&pool->mutex);
   pool->current = j;
-  pool->pending = pool->threads - 1;
-  ++pool->generation;
+  atomic_store(&pool->pending, pool->threads - 1);
+  atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
   pthread_cond_broadcast(&pool->wake);
   pthread_mutex_unlock(&pool->mutex);
 
   runChunk(&j, 0);
 
+  for (int spin = 0; spin < kSpinIterations &&
+                     atomic_load_explicit(&pool->pending,
+                                          memory_order_acquire) > 0;
+       ++spin)
+    cpuRelax();
   pthread_mutex_lock(&pool->mutex);
-  while (pool->pending > 0)
+  while (atomic_load(&pool->pending) > 0)
     pthread_cond_wait(&pool->done, &pool->mutex);
   pthread_mutex_unlock(&pool->mutex);
   atomic_flag_clear(&pool->busy);
