@@ -351,6 +351,9 @@ struct AFMPackGEMMPass : afm::impl::AFMPackGEMMPassBase<AFMPackGEMMPass> {
       getOperation().emitError(llvm::toString(target.takeError()));
       return signalPassFailure();
     }
+    // SME targets run f32 GEMMs on ZA tiles (afm-tile-for-target).
+    if (target->hasSME)
+      return;
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());

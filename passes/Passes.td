@@ -385,6 +385,24 @@ def AFMLowerVectorPass : Pass<"afm-lower-vector"> {
   ];
 }
 
+def AFMPrepareArmSMEPass : Pass<"afm-prepare-arm-sme"> {
+  let summary = "Lower scalable GEMM tiles to the 2-D outer products ArmSME converts";
+  let description = [{
+    On an SME target, afm-tile-for-target vectorizes f32 GEMM tiles with
+    scalable sizes `[4] x [4] x 1` (one ZA tile, one reduction step).
+    This pass puts them in the form `convert-vector-to-arm-sme` expects,
+    as upstream's ArmSME matmul recipe does: masked transfers and
+    permutation maps lowered, masked multi-reductions turned into
+    `vector.contract`, contractions into `vector.outerproduct`, masks
+    folded into the outer products and transfers, unit dimensions dropped.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::memref::MemRefDialect",
+    "mlir::vector::VectorDialect",
+  ];
+}
+
 def AFMCheckLoweredPass : Pass<"afm-check-lowered", "mlir::ModuleOp"> {
   let summary = "Report every afm op that survived lowering";
   let description = [{

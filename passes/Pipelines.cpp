@@ -9,6 +9,9 @@
 
 #include "passes/Passes.h"
 
+#include "afm/Target/TargetDescription.h"
+
+#include "mlir/Conversion/ArmSMEToLLVM/ArmSMEToLLVM.h"
 #include "mlir/Conversion/MathToFuncs/MathToFuncs.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/TosaToArith/TosaToArith.h"
@@ -16,6 +19,7 @@
 #include "mlir/Conversion/TosaToTensor/TosaToTensor.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/ArmSME/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -78,9 +82,36 @@ void afm::buildAFMGraphCodegenPipeline(OpPassManager &pm,
   buildAFMTensorToLLVMPipeline(pm, options, /*bufferizeSignatures=*/true);
 }
 
+/// Whether the target named in `options` runs f32 GEMMs on SME ZA tiles.
+/// (An unknown target is reported by the passes that take its name.)
+static bool targetHasSME(const afm::CodegenPipelineOptions &options) {
+  auto target = afm::lookupTarget(options.target, options.targetOS);
+  if (!target) {
+    llvm::consumeError(target.takeError());
+    return false;
+  }
+  return target->hasSME;
+}
+
+/// Upstream's ArmSME lowering (the -test-lower-to-arm-sme pipeline), up to
+/// the conversion to SCF: scalable GEMM tiles become ZA tile loads, fmopa
+/// outer products and tile stores.
+static void addArmSMELowering(OpPassManager &pm) {
+  pm.addPass(afm::createAFMPrepareArmSMEPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(arm_sme::createVectorLegalizationPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createArithToArmSMEConversionPass());
+  pm.addPass(createConvertVectorToArmSMEPass());
+  pm.addNestedPass<func::FuncOp>(arm_sme::createOuterProductFusionPass());
+  pm.addPass(createConvertArmSMEToSCFPass());
+}
+
 void afm::buildAFMTensorToLLVMPipeline(OpPassManager &pm,
                                        const CodegenPipelineOptions &options,
                                        bool bufferizeSignatures) {
+  bool sme = targetHasSME(options);
   // Big GEMMs in register-tile panels, while operands are still values
   // (constant weights are repacked at compile time).
   AFMPackGEMMPassOptions packing;
@@ -123,13 +154,24 @@ void afm::buildAFMTensorToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createAFMApproximateMathPass());
   pm.addPass(createLowerAffinePass());
+  if (sme)
+    addArmSMELowering(pm);
   pm.addPass(createAFMLowerVectorPass());
   // Fully unrolled: n-D transfers become 1-D vector ops in registers, not
   // round trips through stack buffers (which, placed in loop bodies, would
   // grow the stack on every iteration).
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
+  // Functions using ZA tiles run in streaming mode with their own ZA state
+  // (a lazy save of a caller's ZA goes through the SME ABI routines,
+  // lib/CodeGen/SMEABIRoutines.cpp). Tiles are allocated on the CFG.
+  if (sme)
+    pm.addNestedPass<func::FuncOp>(arm_sme::createEnableArmStreamingPass(
+        arm_sme::ArmStreamingMode::StreamingLocally, arm_sme::ArmZaMode::NewZA,
+        /*ifRequiredByOps=*/true));
   pm.addPass(createSCFToControlFlowPass());
+  if (sme)
+    pm.addNestedPass<func::FuncOp>(createConvertArmSMEToLLVMPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
 
@@ -142,7 +184,9 @@ void afm::buildAFMTensorToLLVMPipeline(OpPassManager &pm,
 
   // Everything to the LLVM dialect. Entry points take bare pointers
   // (include/afm/kernel_abi.h).
-  pm.addPass(createConvertVectorToLLVMPass());
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.armSVE = sme;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());

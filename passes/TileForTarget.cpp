@@ -217,6 +217,90 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   vectorizeTile(rewriter, tiled->tiledOps.front(), plan->contraction);
 }
 
+/// Whether `op` is an f32 GEMM C(m, n) += A(m, k) * B(k, n), or the same
+/// with B in [N, K] layout (afm.linear's form); `transposedB` says which.
+static bool isSMEGEMM(linalg::LinalgOp op, bool &transposedB) {
+  if (!linalg::isaContractionOpInterface(op) || op.getNumLoops() != 3 ||
+      op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !op.hasPureBufferSemantics() ||
+      llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+    return false;
+  for (OpOperand &operand : op->getOpOperands())
+    if (!getElementTypeOrSelf(operand.get().getType()).isF32())
+      return false;
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  auto map = [&](AffineExpr a, AffineExpr b) {
+    return AffineMap::get(3, 0, {a, b}, ctx);
+  };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps[0] != map(m, k) || maps[2] != map(m, n))
+    return false;
+  transposedB = maps[1] == map(n, k);
+  return transposedB || maps[1] == map(k, n);
+}
+
+/// An f32 GEMM on an SME target: upstream's scalable recipe. The output
+/// is tiled [4] x [4] (SVL x SVL f32, one ZA tile) and the reduction by 1,
+/// so each reduction step is one fmopa outer product. B in [N, K] layout
+/// is first copied to [K, N]: the outer product reads a row of B's tile,
+/// which must be contiguous. Returns false for ops it leaves alone.
+static bool tileForSME(RewriterBase &rewriter, linalg::LinalgOp op,
+                       const TargetDescription &target,
+                       int64_t minParallelWork) {
+  bool transposedB = false;
+  if (!target.hasSME || !isSMEGEMM(op, transposedB) ||
+      !isa<TilingInterface>(op.getOperation()))
+    return false;
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  if (transposedB) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    auto type = MemRefType::get({ranges[2], ranges[1]}, rewriter.getF32Type());
+    Value buffer = memref::AllocOp::create(rewriter, loc, type,
+                                           rewriter.getI64IntegerAttr(64));
+    auto copy = linalg::TransposeOp::create(
+        rewriter, loc, op.getDpsInputOperand(1)->get(), buffer,
+        ArrayRef<int64_t>{1, 0});
+    rewriter.setInsertionPointAfter(op);
+    memref::DeallocOp::create(rewriter, loc, buffer);
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getDpsInputOperand(1)->set(buffer);
+      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+      maps[1] = AffineMap::get(
+          3, 0, {rewriter.getAffineDimExpr(2), rewriter.getAffineDimExpr(1)},
+          rewriter.getContext());
+      op->setAttr("indexing_maps", rewriter.getAffineMapArrayAttr(maps));
+    });
+    tileAndVectorize(rewriter, cast<linalg::LinalgOp>(copy.getOperation()),
+                     target, minParallelWork);
+    rewriter.setInsertionPoint(op);
+  }
+  Value svl = arith::MulIOp::create(
+      rewriter, loc, vector::VectorScaleOp::create(rewriter, loc),
+      arith::ConstantIndexOp::create(rewriter, loc, 4));
+  scf::SCFTilingOptions options;
+  options.setTileSizes({svl, svl, rewriter.getIndexAttr(1)});
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return false;
+  rewriter.eraseOp(op);
+  Operation *tile = tiled->tiledOps.front();
+  rewriter.setInsertionPoint(tile);
+  // A masked vector.contract straight away: a multi-reduction over the
+  // unit k dimension would be canonicalized away before it became one.
+  if (succeeded(linalg::vectorize(
+          rewriter, tile, /*inputVectorSizes=*/{4, 4, 1},
+          /*inputScalableVecDims=*/{true, true, false},
+          /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+          /*assumeDynamicDimsMatchVecSizes=*/false,
+          /*createNamedContraction=*/true)))
+    rewriter.eraseOp(tile);
+  return true;
+}
+
 /// Copies the `input`-th operand's tile of a cache block (`block`, inside
 /// the reduction-block loop) into a buffer laid out in the loop order
 /// `order`, allocated once per column block (in `columnLoop`'s body, so
@@ -385,7 +469,8 @@ struct AFMTileForTargetPass
                       rewriter.getDenseI64ArrayAttr(plan->tiles));
         continue;
       }
-      tileAndVectorize(rewriter, op, *target, minParallelWork);
+      if (!tileForSME(rewriter, op, *target, minParallelWork))
+        tileAndVectorize(rewriter, op, *target, minParallelWork);
     }
     if (!annotateOnly) {
       // Equal views must be the same values for hoisting to pair a

@@ -3,6 +3,8 @@
 #include "afm/CodeGen/ObjectEmitter.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/ArmSME/ArmSMEToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/ArmSVE/ArmSVEToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -29,6 +31,9 @@ using namespace mlir;
 void afm::registerLLVMIRTranslations(DialectRegistry &registry) {
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  // SME code (targets with hasSME) keeps ArmSME/ArmSVE intrinsic ops.
+  registerArmSMEDialectTranslation(registry);
+  registerArmSVEDialectTranslation(registry);
 }
 
 static void initializeTargets() {
@@ -38,6 +43,8 @@ static void initializeTargets() {
     llvm::InitializeAllTargets();
     llvm::InitializeAllTargetMCs();
     llvm::InitializeAllAsmPrinters();
+    // Module assembly (the SME support routines) is parsed when emitting.
+    llvm::InitializeAllAsmParsers();
   });
 }
 
@@ -95,6 +102,7 @@ afm::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
   llvm::ModulePassManager passes =
       builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   passes.run(*llvmModule, mam);
+  addSMEABIRoutines(*llvmModule);
   return llvmModule;
 }
 

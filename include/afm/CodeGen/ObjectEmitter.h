@@ -40,6 +40,13 @@ llvm::Expected<std::unique_ptr<llvm::Module>>
 translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
                      llvm::TargetMachine &machine);
 
+/// Appends hidden copies of the AAPCS64 SME support routines
+/// (`__arm_tpidr2_save`, `__arm_za_disable`, `__arm_tpidr2_restore`,
+/// `__arm_sme_state`, `__arm_get_current_vg`, `__arm_sc_mem{set,cpy,move}`)
+/// to `module` when a function of it uses ZA or
+/// streaming mode; does nothing otherwise.
+void addSMEABIRoutines(llvm::Module &module);
+
 /// Object file bytes of `module`.
 llvm::Expected<std::string> emitObject(llvm::Module &module,
                                        llvm::TargetMachine &machine);
