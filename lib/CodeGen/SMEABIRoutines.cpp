@@ -145,9 +145,11 @@ $__arm_sc_memcpy:
   ret
 
 $__arm_sc_memmove:
-  // Streaming-compatible memmove(x0, x1, x2): backwards if dst > src.
+  // Streaming-compatible memmove(x0, x1, x2): backwards if dst > src,
+  // otherwise forwards. (Its own forward loop: Mach-O allows no conditional
+  // branch to an external symbol such as __arm_sc_memcpy.)
   cmp x0, x1
-  b.ls $__arm_sc_memcpy
+  b.ls 2f
   mov x16, x2
   cbz x16, 1f
 0:
@@ -156,6 +158,16 @@ $__arm_sc_memmove:
   strb w17, [x0, x16]
   cbnz x16, 0b
 1:
+  ret
+2:
+  mov x16, #0
+  cbz x2, 1b
+3:
+  ldrb w17, [x1, x16]
+  strb w17, [x0, x16]
+  add x16, x16, #1
+  cmp x16, x2
+  b.ne 3b
   ret
 )";
 
