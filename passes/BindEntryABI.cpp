@@ -41,13 +41,6 @@ static uint64_t byteSize(ShapedType type) {
          llvm::divideCeil(type.getElementTypeBitWidth(), 8);
 }
 
-static std::string typeName(Type type) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << type;
-  return s;
-}
-
 namespace {
 /// One buffer of a weight in the weights region: the whole tensor of a
 /// plain weight, or one part (codes, scales, ...) of a compressed one.
