@@ -119,6 +119,10 @@ private:
   /// rows).
   Value scores(Value q4, Value keys, Value keyScales, int64_t numKeys,
                bool newRows);
+  /// scores against the cache ([G, C, D] keys), with D split into vectors.
+  Value cacheScores(Value q4, Value keys, Value keyScales);
+  /// Partial sums per score in cacheScores: one vector of f32 lanes.
+  static constexpr int64_t kScoreLanes = 16;
   /// Masks and scales scores; `newRows` selects the causal mask of the
   /// chunk's own keys, otherwise the slot mask of the cache.
   Value mask(Value scores, bool newRows);
@@ -261,10 +265,61 @@ Value AttentionBuilder::contract(Value lhs, Value rhs, Value init,
 Value AttentionBuilder::scores(Value q4, Value keys, Value keyScales,
                                int64_t numKeys, bool newRows) {
   // n = key j, k = d; keys are [G, J, D] (cache) or [J, G, D] (new rows).
+  if (!newRows && headDim % kScoreLanes == 0)
+    return cacheScores(q4, keys, keyScales);
   Value init = filled({tokens, kvHeads, group, numKeys}, 0.0);
   return contract(q4, keys, init,
                   newRows ? map(5, {3, 1, 4}) : map(5, {1, 3, 4}), keyScales,
                   map(5, {1, 3}));
+}
+
+Value AttentionBuilder::cacheScores(Value q4, Value keys, Value keyScales) {
+  // A key is a contiguous row of D values: each score keeps kScoreLanes
+  // partial sums over D (split-K), so the inner loop reads the row as
+  // whole vectors, and sums them once at the end.
+  int64_t chunks = headDim / kScoreLanes;
+  auto split = [&](Value x, SmallVector<int64_t> shape) {
+    auto type = cast<RankedTensorType>(x.getType());
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0; i + 1 < type.getRank(); ++i)
+      groups.push_back({i});
+    groups.push_back({type.getRank() - 1, type.getRank()});
+    return tensor::ExpandShapeOp::create(
+               b, loc, RankedTensorType::get(shape, type.getElementType()), x,
+               groups)
+        .getResult();
+  };
+  Value q5 = split(q4, {tokens, kvHeads, group, chunks, kScoreLanes});
+  Value k4 = split(keys, {kvHeads, capacity, chunks, kScoreLanes});
+  // dims: t, g, r, j, c, l
+  SmallVector<Value> inputs = {q5, k4};
+  SmallVector<AffineMap> maps = {map(6, {0, 1, 2, 4, 5}), map(6, {1, 3, 4, 5})};
+  if (keyScales) {
+    inputs.push_back(keyScales);
+    maps.push_back(map(6, {1, 3}));
+  }
+  maps.push_back(map(6, {0, 1, 2, 3, 5}));
+  Type f32Type = f32;
+  Value partial = buildGeneric(
+      b, loc, inputs,
+      filled({tokens, kvHeads, group, capacity, kScoreLanes}, 0.0), maps,
+      {kPar, kPar, kPar, kPar, kRed, kPar},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value w = a[1];
+        if (keyScales)
+          w = arith::MulFOp::create(
+              nb, l, a[2], arith::SIToFPOp::create(nb, l, f32Type, a[1]));
+        Value prod = arith::MulFOp::create(nb, l, a[0], w);
+        return arith::AddFOp::create(nb, l, a.back(), prod);
+      });
+  return buildGeneric(
+      b, loc, ValueRange{partial},
+      filled({tokens, kvHeads, group, capacity}, 0.0),
+      {b.getMultiDimIdentityMap(5), map(5, {0, 1, 2, 3})},
+      {kPar, kPar, kPar, kPar, kRed},
+      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::AddFOp::create(nb, l, a[1], a[0]);
+      });
 }
 
 Value AttentionBuilder::mask(Value scoreTensor, bool newRows) {
@@ -276,6 +331,13 @@ Value AttentionBuilder::mask(Value scoreTensor, bool newRows) {
       spec.key ? spec.position
                : arith::AddIOp::create(b, loc, spec.position, spec.count)
                      .getResult();
+  // The newest cached position and its slot, once: the per-slot position
+  // below then needs a compare and a select, not a vector division.
+  Value last, lastSlot;
+  if (!newRows) {
+    last = arith::SubIOp::create(b, loc, filledPositions, constantIndex(1));
+    lastSlot = arith::RemUIOp::create(b, loc, last, constantIndex(capacity));
+  }
   return mapElementwise(
       b, loc, ValueRange{scoreTensor}, f32,
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
@@ -297,9 +359,12 @@ Value AttentionBuilder::mask(Value scoreTensor, bool newRows) {
           keyPos = arith::AddIOp::create(nb, l, spec.position, j);
           valid = cmp(arith::CmpIPredicate::ule, j, t);
         } else {
-          Value last = arith::SubIOp::create(nb, l, filledPositions, idx(1));
-          Value back = arith::RemUIOp::create(
-              nb, l, arith::SubIOp::create(nb, l, last, j), idx(capacity));
+          // back = (last - j) mod C: how many positions before the newest
+          // the slot's position is (valid slots have j <= last).
+          Value before = arith::SubIOp::create(nb, l, lastSlot, j);
+          Value back = arith::SelectOp::create(
+              nb, l, cmp(arith::CmpIPredicate::ule, j, lastSlot), before,
+              arith::AddIOp::create(nb, l, before, idx(capacity)));
           keyPos = arith::SubIOp::create(nb, l, last, back);
           valid = andI(cmp(arith::CmpIPredicate::ult, j, filledPositions),
                        cmp(arith::CmpIPredicate::ule, keyPos, p));

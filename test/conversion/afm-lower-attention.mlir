@@ -10,13 +10,20 @@
 // CHECK: %[[KEYS:.*]] = memref.subview %[[KV]][0, 0, 0, 0] [1, 2, 8, 16] [1, 1, 1, 1]
 // CHECK: %[[KT:.*]] = bufferization.to_tensor %[[KEYS]] restrict
 // CHECK: %[[VALS:.*]] = memref.subview %[[KV]][1, 0, 0, 0] [1, 2, 8, 16] [1, 1, 1, 1]
-// Scores against every slot, then the slot mask: slot j holds position
-// filled - 1 - ((filled - 1 - j) mod 8), visible if j < filled, causal and
-// inside the window (keyPos + 8 > p).
-// CHECK: linalg.generic {{.*}} ins(%[[Q4]], %[[KT]] : tensor<4x2x2x16xf32>, tensor<2x8x16xf32>) outs(%{{.*}} : tensor<4x2x2x8xf32>)
+// Scores against every slot: each key row in vectors of 16 lanes (split-K
+// partial sums), then the lanes summed.
+// CHECK: %[[Q5:.*]] = tensor.expand_shape %[[Q4]] {{\[}}[0], [1], [2], [3, 4]] output_shape [4, 2, 2, 1, 16]
+// CHECK: %[[K4:.*]] = tensor.expand_shape %[[KT]] {{\[}}[0], [1], [2, 3]] output_shape [2, 8, 1, 16]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[Q5]], %[[K4]] : tensor<4x2x2x1x16xf32>, tensor<2x8x1x16xf32>) outs(%{{.*}} : tensor<4x2x2x8x16xf32>)
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<4x2x2x8xf32>)
+// Then the slot mask: slot j holds position filled - 1 - back, where
+// back = (filled - 1 - j) mod 8, from the newest slot (filled - 1) mod 8 by
+// a compare and a select; visible if j < filled, causal and inside the
+// window (keyPos + 8 > p).
+// CHECK: %[[LASTSLOT:.*]] = arith.remui %{{.*}}, %c8
 // CHECK: linalg.generic
 // CHECK: %[[J:.*]] = linalg.index 3
-// CHECK: arith.remui %{{.*}}, %c8
+// CHECK: arith.cmpi ule, %[[J]], %[[LASTSLOT]]
 // CHECK: arith.cmpi ult, %[[J]], %[[POS]]
 // CHECK: arith.cmpi ugt
 // CHECK: arith.select {{.*}} %cst
@@ -119,7 +126,7 @@ func.func @f16_cache(%q: tensor<1x4x16xf32>, %kv: memref<2x2x64x16xf16>, %pos: i
 // CHECK: %[[NEWKEYS:.*]] = linalg.generic {{.*}} ins(%[[KCODES]], %[[KSCALE]] : tensor<2x2x16xi8>, tensor<2x2xf32>) outs(%{{.*}} : tensor<2x2x16xf32>)
 // CHECK: %[[NEWVALUES:.*]] = linalg.generic {{.*}} ins(%[[VCODES]], %[[VSCALE]] :
 // Scores against the cache: q * (scale * code), summed over the head dim.
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[KCT]], %[[KST]] : tensor<2x2x2x16xf32>, tensor<2x8x16xi8>, tensor<2x8xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[KST]] : tensor<2x2x2x1x16xf32>, tensor<2x8x1x16xi8>, tensor<2x8xf32>)
 // CHECK: %[[KCODE:.*]] = arith.sitofp %{{.*}} : i8 to f32
 // CHECK: %[[KVAL:.*]] = arith.mulf %{{.*}}, %[[KCODE]] : f32
 // CHECK: arith.mulf %{{.*}}, %[[KVAL]] : f32
