@@ -238,6 +238,18 @@ Value AttentionBuilder::dequantize(Value codes, Value scales) {
       });
 }
 
+/// The body of a contraction with a cache operand: `acc + x * w`, where w
+/// is an f32 operand, or an i8 code times its scale (operands x, code,
+/// scale, acc), the same product as a separate dequantization.
+static Value multiplyAddBody(OpBuilder &b, Location loc, ValueRange args) {
+  Value w = args[1];
+  if (args.size() == 4)
+    w = arith::MulFOp::create(
+        b, loc, args[2], arith::SIToFPOp::create(b, loc, b.getF32Type(), w));
+  Value product = arith::MulFOp::create(b, loc, args[0], w);
+  return arith::AddFOp::create(b, loc, args.back(), product);
+}
+
 Value AttentionBuilder::contract(Value lhs, Value rhs, Value init,
                                  AffineMap rhsMap, Value scales,
                                  AffineMap scalesMap) {
@@ -249,17 +261,8 @@ Value AttentionBuilder::contract(Value lhs, Value rhs, Value init,
     maps.push_back(scalesMap);
   }
   maps.push_back(map(5, {0, 1, 2, 3}));
-  Type f32Type = f32;
-  return buildGeneric(
-      b, loc, inputs, init, maps, {kPar, kPar, kPar, kPar, kRed},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value w = a[1];
-        if (scales)
-          w = arith::MulFOp::create(
-              nb, l, a[2], arith::SIToFPOp::create(nb, l, f32Type, a[1]));
-        Value prod = arith::MulFOp::create(nb, l, a[0], w);
-        return arith::AddFOp::create(nb, l, a.back(), prod);
-      });
+  return buildGeneric(b, loc, inputs, init, maps,
+                      {kPar, kPar, kPar, kPar, kRed}, multiplyAddBody);
 }
 
 Value AttentionBuilder::scores(Value q4, Value keys, Value keyScales,
@@ -299,19 +302,10 @@ Value AttentionBuilder::cacheScores(Value q4, Value keys, Value keyScales) {
     maps.push_back(map(6, {1, 3}));
   }
   maps.push_back(map(6, {0, 1, 2, 3, 5}));
-  Type f32Type = f32;
   Value partial = buildGeneric(
       b, loc, inputs,
       filled({tokens, kvHeads, group, capacity, kScoreLanes}, 0.0), maps,
-      {kPar, kPar, kPar, kPar, kRed, kPar},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value w = a[1];
-        if (keyScales)
-          w = arith::MulFOp::create(
-              nb, l, a[2], arith::SIToFPOp::create(nb, l, f32Type, a[1]));
-        Value prod = arith::MulFOp::create(nb, l, a[0], w);
-        return arith::AddFOp::create(nb, l, a.back(), prod);
-      });
+      {kPar, kPar, kPar, kPar, kRed, kPar}, multiplyAddBody);
   return buildGeneric(
       b, loc, ValueRange{partial},
       filled({tokens, kvHeads, group, capacity}, 0.0),
