@@ -85,20 +85,6 @@ static SmallVector<int64_t> permutationTo(ArrayRef<Piece> from,
   return permutation;
 }
 
-static Value transpose(OpBuilder &b, Location loc, Value x,
-                       ArrayRef<int64_t> permutation) {
-  if (llvm::equal(permutation, llvm::seq<int64_t>(0, permutation.size())))
-    return x;
-  auto type = cast<RankedTensorType>(x.getType());
-  SmallVector<int64_t> shape;
-  for (int64_t p : permutation)
-    shape.push_back(type.getDimSize(p));
-  Value init =
-      tensor::EmptyOp::create(b, loc, shape, type.getElementType());
-  return linalg::TransposeOp::create(b, loc, x, init, permutation)
-      .getResult()[0];
-}
-
 /// The f32 `data` of shape `sizes`, transposed by `permutation`.
 static SmallVector<float> transposeData(ArrayRef<float> data,
                                         ArrayRef<int64_t> sizes,
@@ -123,38 +109,30 @@ static SmallVector<float> transposeData(ArrayRef<float> data,
   return result;
 }
 
-/// `x` in the packed layout.
-static Value pack(OpBuilder &b, Location loc, Value x,
-                  const Relayout &layout) {
-  auto type = cast<RankedTensorType>(x.getType());
+/// The f32 `constant`, indexed by `layout.map`, repacked into
+/// `layout.order`: weights are constants, so this happens here, once,
+/// instead of per call.
+static Value packConstant(OpBuilder &b, Location loc,
+                          DenseElementsAttr constant,
+                          const Relayout &layout) {
+  auto type = cast<RankedTensorType>(constant.getType());
   SmallVector<Piece> pieces;
   SmallVector<int64_t> sizes;
   SmallVector<ReassociationIndices> groups;
   expandedPieces(layout, type.getShape(), pieces, sizes, groups);
   SmallVector<int64_t> permutation = permutationTo(pieces, layout.order);
-  // Weights are constants: repack them here, once, instead of per call.
-  DenseElementsAttr constant;
-  if (matchPattern(x, m_Constant(&constant)) && !constant.isSplat() &&
-      constant.getElementType().isF32()) {
-    auto data = llvm::ArrayRef(
-        reinterpret_cast<const float *>(constant.getRawData().data()),
-        constant.getNumElements());
-    SmallVector<int64_t> shape;
-    for (int64_t p : permutation)
-      shape.push_back(sizes[p]);
-    auto packedType = RankedTensorType::get(shape, type.getElementType());
-    return arith::ConstantOp::create(
-        b, loc, packedType,
-        DenseElementsAttr::get(
-            packedType,
-            llvm::ArrayRef(transposeData(data, sizes, permutation))));
-  }
-  Value expanded = x;
-  if (sizes.size() != size_t(type.getRank()))
-    expanded = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get(sizes, type.getElementType()), x,
-        groups);
-  return transpose(b, loc, expanded, permutation);
+  auto data =
+      llvm::ArrayRef(reinterpret_cast<const float *>(constant.getRawData().data()),
+                     constant.getNumElements());
+  SmallVector<int64_t> shape;
+  for (int64_t p : permutation)
+    shape.push_back(sizes[p]);
+  auto packedType = RankedTensorType::get(shape, type.getElementType());
+  return arith::ConstantOp::create(
+      b, loc, packedType,
+      DenseElementsAttr::get(
+          packedType,
+          llvm::ArrayRef(transposeData(data, sizes, permutation))));
 }
 
 namespace {
@@ -267,11 +245,12 @@ static LogicalResult packGEMM(RewriterBase &rewriter, linalg::LinalgOp op,
     Relayout layout = layoutOf(map);
     bool isB = map.getResultPosition(getAffineDimExpr(gemm->n, ctx))
                    .has_value();
+    // (f32: matchGEMM checked every operand.)
     DenseElementsAttr constant;
     if (isB && matchPattern(input->get(), m_Constant(&constant)) &&
         !constant.isSplat()) {
       layout.order = panels;
-      inputs.push_back(pack(rewriter, loc, input->get(), layout));
+      inputs.push_back(packConstant(rewriter, loc, constant, layout));
       maps.push_back(mapOf(layout.order));
       continue;
     }
@@ -327,16 +306,13 @@ static LogicalResult packGEMM(RewriterBase &rewriter, linalg::LinalgOp op,
     generic->setAttr("afm.pack_order", rewriter.getDenseI64ArrayAttr(order));
   }
 
+  // C back in its own shape: the inverse of its view.
   Value result = generic.getResult(0);
-  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
-  if (result.getType() != resultType) {
-    SmallVector<Piece> pieces;
-    SmallVector<int64_t> sizes;
-    SmallVector<ReassociationIndices> groups;
-    expandedPieces(outLayout, resultType.getShape(), pieces, sizes, groups);
-    result = tensor::CollapseShapeOp::create(rewriter, loc, resultType, result,
-                                             groups);
-  }
+  if (auto view = output.getDefiningOp<tensor::ExpandShapeOp>();
+      view && output != init->get())
+    result = tensor::CollapseShapeOp::create(
+        rewriter, loc, op->getResult(0).getType(), result,
+        view.getReassociationIndices());
   rewriter.replaceOp(op, result);
   return success();
 }

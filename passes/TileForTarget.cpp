@@ -107,10 +107,12 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
 /// Marks the outermost tile loop over a parallel dimension with at least two
 /// iterations `afm.parallel`, when the op is big enough to be worth a
 /// dispatch to the runtime's threads. `tiles` are the op's tile sizes; the
-/// loops come in the order of the dimensions tiled.
+/// loops come in the order of the dimensions tiled, permuted by
+/// `interchange` when there is one.
 static void markParallelLoop(const scf::SCFTilingResult &tiled,
                              ArrayRef<int64_t> tiles, linalg::LinalgOp op,
-                             int64_t minWork) {
+                             int64_t minWork,
+                             ArrayRef<int64_t> interchange = {}) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t work = 1;
   for (int64_t r : ranges)
@@ -118,9 +120,12 @@ static void markParallelLoop(const scf::SCFTilingResult &tiled,
   if (minWork <= 0 || work < minWork)
     return;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> order(interchange);
+  if (order.empty())
+    order = llvm::to_vector(llvm::seq<int64_t>(0, tiles.size()));
   SmallVector<unsigned> tiledDims;
-  for (auto [dim, tile] : llvm::enumerate(tiles))
-    if (tile != 0)
+  for (int64_t dim : order)
+    if (tiles[dim] != 0)
       tiledDims.push_back(dim);
   if (tiledDims.size() != tiled.loops.size())
     return;
@@ -217,6 +222,50 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   vectorizeTile(rewriter, tiled->tiledOps.front(), plan->contraction);
 }
 
+/// Makes `op` read its `input`-th operand from an f32 copy laid out in the
+/// loop order `order` (a linalg.transpose, itself tiled and vectorized),
+/// allocated before `allocBefore` and freed before `deallocBefore`.
+static void readInputFromCopy(RewriterBase &rewriter, linalg::LinalgOp op,
+                              unsigned input, ArrayRef<int64_t> order,
+                              Operation *allocBefore,
+                              Operation *deallocBefore,
+                              const TargetDescription &target,
+                              int64_t minParallelWork) {
+  OpOperand *operand = op.getDpsInputOperand(input);
+  AffineMap map = op.getMatchingIndexingMap(operand);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<int64_t> shape, permutation;
+  SmallVector<AffineExpr> results;
+  for (int64_t dim : order) {
+    std::optional<unsigned> position =
+        map.getResultPosition(rewriter.getAffineDimExpr(dim));
+    if (!position)
+      return;
+    shape.push_back(ranges[dim]);
+    results.push_back(rewriter.getAffineDimExpr(dim));
+    permutation.push_back(*position);
+  }
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(allocBefore);
+  Value buffer = memref::AllocOp::create(
+      rewriter, loc, MemRefType::get(shape, rewriter.getF32Type()),
+      rewriter.getI64IntegerAttr(64));
+  rewriter.setInsertionPoint(deallocBefore);
+  memref::DeallocOp::create(rewriter, loc, buffer);
+  rewriter.setInsertionPoint(op);
+  auto copy = linalg::TransposeOp::create(rewriter, loc, operand->get(),
+                                          buffer, permutation);
+  rewriter.modifyOpInPlace(op, [&] {
+    operand->set(buffer);
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    maps[operand->getOperandNumber()] =
+        AffineMap::get(map.getNumDims(), 0, results, rewriter.getContext());
+    op->setAttr("indexing_maps", rewriter.getAffineMapArrayAttr(maps));
+  });
+  tileAndVectorize(rewriter, cast<linalg::LinalgOp>(copy.getOperation()),
+                   target, minParallelWork);
+}
+
 /// Whether `op` is an f32 GEMM C(m, n) += A(m, k) * B(k, n), or the same
 /// with B in [N, K] layout (afm.linear's form); `transposedB` says which.
 static bool isSMEGEMM(linalg::LinalgOp op, bool &transposedB) {
@@ -254,29 +303,11 @@ static bool tileForSME(RewriterBase &rewriter, linalg::LinalgOp op,
       !isa<TilingInterface>(op.getOperation()))
     return false;
   Location loc = op.getLoc();
+  if (transposedB)
+    readInputFromCopy(rewriter, op, /*input=*/1, /*order=*/{2, 1},
+                      /*allocBefore=*/op, /*deallocBefore=*/op->getNextNode(),
+                      target, minParallelWork);
   rewriter.setInsertionPoint(op);
-  if (transposedB) {
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    auto type = MemRefType::get({ranges[2], ranges[1]}, rewriter.getF32Type());
-    Value buffer = memref::AllocOp::create(rewriter, loc, type,
-                                           rewriter.getI64IntegerAttr(64));
-    auto copy = linalg::TransposeOp::create(
-        rewriter, loc, op.getDpsInputOperand(1)->get(), buffer,
-        ArrayRef<int64_t>{1, 0});
-    rewriter.setInsertionPointAfter(op);
-    memref::DeallocOp::create(rewriter, loc, buffer);
-    rewriter.modifyOpInPlace(op, [&] {
-      op.getDpsInputOperand(1)->set(buffer);
-      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-      maps[1] = AffineMap::get(
-          3, 0, {rewriter.getAffineDimExpr(2), rewriter.getAffineDimExpr(1)},
-          rewriter.getContext());
-      op->setAttr("indexing_maps", rewriter.getAffineMapArrayAttr(maps));
-    });
-    tileAndVectorize(rewriter, cast<linalg::LinalgOp>(copy.getOperation()),
-                     target, minParallelWork);
-    rewriter.setInsertionPoint(op);
-  }
   Value svl = arith::MulIOp::create(
       rewriter, loc, vector::VectorScaleOp::create(rewriter, loc),
       arith::ConstantIndexOp::create(rewriter, loc, 4));
@@ -301,53 +332,6 @@ static bool tileForSME(RewriterBase &rewriter, linalg::LinalgOp op,
   return true;
 }
 
-/// Copies the `input`-th operand's tile of a cache block (`block`, inside
-/// the reduction-block loop) into a buffer laid out in the loop order
-/// `order`, allocated once per column block (in `columnLoop`'s body, so
-/// each thread has its own), and makes the block read the copy: B's
-/// kc x nc block becomes contiguous nr-wide panels in L2, whatever B's
-/// layout and leading dimension (which would otherwise alias in the L1
-/// sets).
-static void packBlockOperand(RewriterBase &rewriter, linalg::GenericOp block,
-                             unsigned input, ArrayRef<int64_t> order,
-                             Operation *columnLoop,
-                             const TargetDescription &target) {
-  OpOperand *operand = block.getDpsInputOperand(input);
-  AffineMap map = block.getMatchingIndexingMap(operand);
-  SmallVector<int64_t> ranges = block.getStaticLoopRanges();
-  SmallVector<int64_t> shape, permutation;
-  SmallVector<AffineExpr> results;
-  for (int64_t dim : order) {
-    shape.push_back(ranges[dim]);
-    results.push_back(rewriter.getAffineDimExpr(dim));
-    std::optional<unsigned> position =
-        map.getResultPosition(rewriter.getAffineDimExpr(dim));
-    if (!position)
-      return;
-    permutation.push_back(*position);
-  }
-  Location loc = block.getLoc();
-  auto type = MemRefType::get(shape, rewriter.getF32Type());
-  Block &body = columnLoop->getRegion(0).front();
-  rewriter.setInsertionPointToStart(&body);
-  Value buffer = memref::AllocOp::create(rewriter, loc, type,
-                                         rewriter.getI64IntegerAttr(64));
-  rewriter.setInsertionPoint(body.getTerminator());
-  memref::DeallocOp::create(rewriter, loc, buffer);
-  rewriter.setInsertionPoint(block);
-  auto copy = linalg::TransposeOp::create(rewriter, loc, operand->get(),
-                                          buffer, permutation);
-  rewriter.modifyOpInPlace(block, [&] {
-    operand->set(buffer);
-    SmallVector<AffineMap> maps = block.getIndexingMapsArray();
-    maps[operand->getOperandNumber()] =
-        AffineMap::get(map.getNumDims(), 0, results, rewriter.getContext());
-    block.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-  });
-  tileAndVectorize(rewriter, cast<linalg::LinalgOp>(copy.getOperation()),
-                   target, /*minParallelWork=*/0);
-}
-
 /// Tiles chosen by an earlier pass (afm-pack-gemm): a cache level in the
 /// given loop order, whose outermost parallel loop may run on threads,
 /// then the register tile, vectorized. Loop-invariant views are hoisted so
@@ -362,8 +346,6 @@ static LogicalResult tilePlanned(RewriterBase &rewriter, linalg::LinalgOp op,
   auto tileable = dyn_cast<TilingInterface>(op.getOperation());
   if (!tileable || !op.hasPureBufferSemantics())
     return failure();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   auto packInput = op->getAttrOfType<IntegerAttr>("afm.pack_input");
   auto packOrder = op->getAttrOfType<DenseI64ArrayAttr>("afm.pack_order");
   rewriter.setInsertionPoint(op);
@@ -374,31 +356,21 @@ static LogicalResult tilePlanned(RewriterBase &rewriter, linalg::LinalgOp op,
       scf::tileUsingSCF(rewriter, tileable, cacheOptions);
   if (failed(blocks))
     return failure();
+  markParallelLoop(*blocks, cache, op, minParallelWork, interchange);
   rewriter.eraseOp(op);
 
-  int64_t work = 1;
-  for (int64_t r : ranges)
-    work *= r;
-  if (minParallelWork > 0 && work >= minParallelWork) {
-    SmallVector<unsigned> loopDims;
-    for (int64_t dim : interchange)
-      if (cache[dim] != 0)
-        loopDims.push_back(dim);
-    for (auto [dim, loop] : llvm::zip(loopDims, blocks->loops)) {
-      if (iterators[dim] == utils::IteratorType::parallel &&
-          ranges[dim] / cache[dim] >= 2) {
-        loop->setAttr("afm.parallel", rewriter.getUnitAttr());
-        break;
-      }
-    }
-  }
-
+  // B's kc x nc block is copied into contiguous nr-wide panels (in L2)
+  // once per reduction block, whatever B's layout and leading dimension
+  // (which would otherwise alias in the L1 sets). The buffer belongs to the
+  // column-block loop, so each thread has its own.
   Operation *block = blocks->tiledOps.front();
-  auto generic = dyn_cast<linalg::GenericOp>(block);
-  if (packInput && packOrder && generic && blocks->loops.size() >= 2)
-    packBlockOperand(rewriter, generic, packInput.getInt(),
-                     packOrder.asArrayRef(),
-                     blocks->loops[blocks->loops.size() - 2], target);
+  if (packInput && packOrder && blocks->loops.size() >= 2) {
+    Block &columns = blocks->loops[blocks->loops.size() - 2]->getRegion(0).front();
+    readInputFromCopy(rewriter, cast<linalg::LinalgOp>(block),
+                      packInput.getInt(), packOrder.asArrayRef(),
+                      &columns.front(), columns.getTerminator(), target,
+                      /*minParallelWork=*/0);
+  }
   rewriter.setInsertionPoint(block);
   scf::SCFTilingOptions registerOptions;
   registerOptions.setTileSizes(

@@ -441,8 +441,8 @@ Value afm::buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
   if (auto q4 = dyn_cast<Q4WeightType>(weight.getType());
       q4 && q4.getGroup() % 2 == 0 && !acc)
     return q4Matmul(b, loc, x, q4, bound.getParts(), elementType);
-  // ASTC without the min-shift fusion (and odd 4-bit groups): the
-  // reconstructed weight is materialized, then multiplied.
+  // 2-bit over many rows, ASTC without the min-shift fusion, odd 4-bit
+  // groups: the reconstructed weight is materialized, then multiplied.
   Value dense = buildDequantized(b, loc, weight, /*withOffsets=*/true);
   return buildLinear(b, loc, x, dense, elementType, acc);
 }
