@@ -3,6 +3,8 @@
 #ifndef AFM_PASSES_PASSES_H
 #define AFM_PASSES_PASSES_H
 
+#include "passes/conversion/CompressedKernels.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -59,6 +61,11 @@ struct CodegenPipelineOptions
                      "afm_host_api pointer and run big tile loops on its "
                      "threads (afm-add-host-argument)"),
       llvm::cl::init(false)};
+  Option<bool> int8Activations{
+      *this, "int8-activations",
+      llvm::cl::desc("Quantize the inputs of 2-bit linear layers to int8 per "
+                     "row and multiply with integer dot products"),
+      llvm::cl::init(false)};
   Option<int64_t> minParallelWork{
       *this, "min-parallel-work",
       llvm::cl::desc("Run tile loops of ops with at least this many loop "
@@ -93,7 +100,8 @@ void buildAFMTensorToLLVMPipeline(OpPassManager &pm,
 void registerAFMPipelines();
 
 /// Patterns lowering afm ops on plain weights to linalg on tensors.
-void populateAFMToLinalgPatterns(RewritePatternSet &patterns);
+void populateAFMToLinalgPatterns(RewritePatternSet &patterns,
+                                 const LinearLowering &how = {});
 
 } // namespace afm
 } // namespace mlir

@@ -23,7 +23,20 @@ def AFMLowerToLinalgPass : Pass<"afm-lower-to-linalg", "mlir::ModuleOp"> {
     Ops this pass does not handle (attention with its KV cache, mixture of
     experts, compressed weights) are left in place for the passes that own
     them; the AOT pipeline reports any afm op that survives lowering.
+
+    With `int8-activations`, linear layers over 2-bit weights quantize each
+    row of their input to int8 (symmetric, scale max|x| / 127, round half to
+    even) and multiply in integers, the balanced offset and the scales
+    applied once per output; the target's integer dot products (VNNI,
+    vpmaddubsw, sdot) then run the inner loop. A model imported from a
+    config with `linear_activations: "int8"` asks for it in its `afm.model`
+    attribute.
   }];
+  let options = [
+    Option<"int8Activations", "int8-activations", "bool", /*default=*/"false",
+           "Quantize the inputs of 2-bit linear layers to int8 per row and "
+           "multiply with integer dot products">,
+  ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
     "mlir::linalg::LinalgDialect",
@@ -310,6 +323,8 @@ def AFMTileForTargetPass : Pass<"afm-tile-for-target", "mlir::func::FuncOp"> {
   ];
   let dependentDialects = [
     "mlir::linalg::LinalgDialect",
+    "mlir::LLVM::LLVMDialect",
+    "mlir::memref::MemRefDialect",
     "mlir::scf::SCFDialect",
     "mlir::vector::VectorDialect",
   ];

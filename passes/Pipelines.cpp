@@ -45,7 +45,9 @@ void afm::buildAFMCodegenPipeline(OpPassManager &pm,
   pm.addPass(createAFMLowerTracksPass());
   pm.addPass(createAFMLowerMoEPass());
   pm.addPass(createAFMLowerAttentionPass());
-  pm.addPass(createAFMLowerToLinalgPass());
+  AFMLowerToLinalgPassOptions lowering;
+  lowering.int8Activations = options.int8Activations;
+  pm.addPass(createAFMLowerToLinalgPass(lowering));
   pm.addPass(createAFMCheckLoweredPass());
   // Residual additions are arith ops on tensors.
   pm.addPass(createConvertElementwiseToLinalgPass());
@@ -68,7 +70,9 @@ void afm::buildAFMGraphCodegenPipeline(OpPassManager &pm,
   pm.addPass(createAFMLowerTracksPass());
   pm.addPass(createAFMLowerMoEPass());
   pm.addPass(createAFMLowerAttentionPass());
-  pm.addPass(createAFMLowerToLinalgPass());
+  AFMLowerToLinalgPassOptions lowering;
+  lowering.int8Activations = options.int8Activations;
+  pm.addPass(createAFMLowerToLinalgPass(lowering));
   pm.addPass(createAFMCheckLoweredPass());
   // The ONNX importer's TOSA. The named lowering runs first so that
   // tosa-to-linalg does not see matmuls it has no pattern for.

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/GEMMTiles.h"
+#include "passes/Int8DotProducts.h"
 #include "passes/Passes.h"
 
 #include "afm/Target/TargetDescription.h"
@@ -16,6 +17,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Dominance.h"
@@ -35,6 +37,9 @@ namespace {
 struct TilePlan {
   SmallVector<int64_t> tiles;
   bool contraction = false;
+  bool int8Dot = false;
+  /// The tile loops' order (dimensions, outermost first); empty: the op's.
+  SmallVector<int64_t> interchange;
 };
 } // namespace
 
@@ -50,6 +55,25 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
   TilePlan plan;
   plan.contraction = linalg::isaContractionOpInterface(op);
   int64_t lanes = target.f32Lanes();
+  // An int8 dot product: one register of i32 lanes (four bytes each) per
+  // step, every other loop stepped one by one so the accumulator stays in
+  // a register (Int8DotProducts.h).
+  if (matchInt8DotProduct(op)) {
+    plan.tiles.assign(ranges.size(), 1);
+    plan.tiles[ranges.size() - 2] =
+        divisorAtMost(ranges[ranges.size() - 2], lanes);
+    plan.tiles.back() = ranges.back();
+    plan.int8Dot = true;
+    // The reduction loops innermost, so the accumulator of one output
+    // tile is loop-invariant in all of them.
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    for (auto kind : {utils::IteratorType::parallel,
+                      utils::IteratorType::reduction})
+      for (auto [dim, iterator] : llvm::enumerate(iterators))
+        if (iterator == kind)
+          plan.interchange.push_back(dim);
+    return plan;
+  }
   plan.tiles.assign(ranges.size(), 1);
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   for (auto [i, iterator] : llvm::enumerate(iterators))
@@ -157,7 +181,8 @@ static void vectorizeTile(RewriterBase &rewriter, Operation *tile,
 /// access to that buffer in the loop, become an iter_arg. (Upstream's
 /// hoistRedundantVectorTransfers refuses any buffer that also has views
 /// elsewhere in the function, as packed buffers do.)
-static void hoistAccumulators(RewriterBase &rewriter, scf::ForOp loop) {
+/// Returns the loop, which is a new one when an accumulator was hoisted.
+static scf::ForOp hoistAccumulators(RewriterBase &rewriter, scf::ForOp loop) {
   Block *body = loop.getBody();
   for (auto write : llvm::make_early_inc_range(
            body->getOps<vector::TransferWriteOp>())) {
@@ -191,13 +216,40 @@ static void hoistAccumulators(RewriterBase &rewriter, scf::ForOp loop) {
                   return SmallVector<Value>{write.getVector()};
                 });
     if (failed(grown))
-      return;
+      return loop;
     loop = cast<scf::ForOp>(grown->getOperation());
     rewriter.setInsertionPointAfter(loop);
     rewriter.moveOpAfter(write, loop);
     write.getValueToStoreMutable().assign(loop.getResults().back());
-    return;
+    return loop;
   }
+  return loop;
+}
+
+/// After an int8 dot tile is vectorized (`loops` outermost first): loops of
+/// one iteration go, views move out of the loops they do not depend on,
+/// the accumulator stays in a register across the reduction loops, and a
+/// short innermost loop (the code planes) is unrolled, so its shifts
+/// become constants.
+static void keepDotAccumulatorInRegister(RewriterBase &rewriter,
+                                         ArrayRef<LoopLikeOpInterface> loops) {
+  SmallVector<scf::ForOp> kept;
+  for (LoopLikeOpInterface loop : llvm::reverse(loops)) {
+    auto forOp = cast<scf::ForOp>(loop.getOperation());
+    if (failed(forOp.promoteIfSingleIteration(rewriter)))
+      kept.push_back(forOp); // innermost first
+  }
+  if (kept.empty())
+    return;
+  for (scf::ForOp loop : kept)
+    moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
+  DominanceInfo dominance;
+  eliminateCommonSubExpressions(rewriter, dominance, kept.back());
+  for (scf::ForOp &loop : kept)
+    loop = hoistAccumulators(rewriter, loop);
+  std::optional<APInt> trips = kept.front().getStaticTripCount();
+  if (trips && trips->ule(4))
+    (void)loopUnrollFull(kept.front());
 }
 
 /// Tiles `op` with the plan planTiles chooses and vectorizes the tile.
@@ -211,15 +263,24 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   rewriter.setInsertionPoint(op);
   scf::SCFTilingOptions options;
   options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), plan->tiles));
+  options.setInterchange(plan->interchange);
   FailureOr<scf::SCFTilingResult> tiled =
       scf::tileUsingSCF(rewriter, tileable, options);
   if (failed(tiled))
     return;
-  markParallelLoop(*tiled, plan->tiles, op, minParallelWork);
+  markParallelLoop(*tiled, plan->tiles, op, minParallelWork,
+                   plan->interchange);
   rewriter.eraseOp(op);
+  Operation *tile = tiled->tiledOps.front();
+  if (plan->int8Dot &&
+      succeeded(vectorizeInt8DotTile(rewriter, cast<linalg::GenericOp>(tile),
+                                     target))) {
+    keepDotAccumulatorInRegister(rewriter, tiled->loops);
+    return;
+  }
   // Contractions become vector.contract (lowered to FMAs later); the rest
   // element-wise vector ops and multi-reductions.
-  vectorizeTile(rewriter, tiled->tiledOps.front(), plan->contraction);
+  vectorizeTile(rewriter, tile, plan->contraction);
 }
 
 /// Makes `op` read its `input`-th operand from an f32 copy laid out in the

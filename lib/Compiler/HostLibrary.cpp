@@ -52,11 +52,10 @@ llvm::Error HostLibrary::load(llvm::StringRef bytes) {
 
 llvm::Error HostLibrary::compileAndLoad(ModuleOp module,
                                         const TargetDescription &target,
-                                        GraphThreads threads) {
-  CodegenSettings settings;
-  if (threads == GraphThreads::Host)
-    settings.hostArgument = true;
-  else
+                                        GraphThreads threads,
+                                        CodegenSettings settings) {
+  settings.hostArgument = threads == GraphThreads::Host;
+  if (!settings.hostArgument)
     settings.minParallelWork = 0; // no host to hand tile loops to
   if (failed(lowerGraphToLLVMDialect(module, target, settings)))
     return llvm::createStringError("cannot lower the graph");

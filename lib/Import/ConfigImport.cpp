@@ -305,6 +305,10 @@ afm::importModelConfig(MLIRContext *context, const ModelConfig &config,
     model.push_back(b.getNamedAttr(
         "lora_alpha", b.getF32FloatAttr(float(config.loraAlpha))));
   }
+  if (config.int8Activations)
+    // afm-lower-to-linalg reads it: 2-bit layers take int8 activations.
+    model.push_back(
+        b.getNamedAttr("linear_activations", b.getStringAttr("int8")));
   (*module)->setAttr("afm.model", b.getDictionaryAttr(model));
   if (!options.weightsPath.empty())
     (*module)->setAttr("afm.weights_file",

@@ -71,6 +71,7 @@ constexpr const char *kKnownKeys[] = {
     "embedding_format",
     "embedding_group_size",
     "kv_cache_dtype",
+    "linear_activations",
     "lora_rank",
     "lora_alpha",
 };
@@ -303,9 +304,12 @@ Error readCompressionChoices(const ConfigReader &reader, ModelConfig &config) {
         config.embeddingFormat = EmbeddingFormat(i);
       }))
     return err;
-  return choose("kv_cache_dtype", {"f32", "int8"}, [&](size_t i) {
-    config.kvCacheDType = KVCacheDType(i);
-  });
+  if (Error err = choose("kv_cache_dtype", {"f32", "int8"}, [&](size_t i) {
+        config.kvCacheDType = KVCacheDType(i);
+      }))
+    return err;
+  return choose("linear_activations", {"f32", "int8"},
+                [&](size_t i) { config.int8Activations = i == 1; });
 }
 
 /// Reads every key with its type; the defaults that depend on other keys
@@ -503,6 +507,16 @@ Error mlir::afm::validateModelConfig(const ModelConfig &config,
     return keyError(origin, "lora_rank",
                     "quality-recovery adapters need compressed linear "
                     "weights (linear_weight_format q2 or astc)");
+  if (config.int8Activations &&
+      config.linearWeightFormat != LinearWeightFormat::Q2)
+    return keyError(origin, "linear_activations",
+                    "int8 activations need 2-bit linear weights "
+                    "(linear_weight_format q2)");
+  if (config.int8Activations && config.loraRank > 0)
+    return keyError(origin, "linear_activations",
+                    "int8 activations and quality-recovery adapters "
+                    "(lora_rank > 0) do not combine: the adapter would "
+                    "read the unrounded activations");
   if (config.loraRank > 0 && !(config.loraAlpha > 0.0 &&
                                std::isfinite(config.loraAlpha)))
     return keyError(origin, "lora_alpha",
@@ -679,6 +693,8 @@ std::string mlir::afm::toJSON(const ModelConfig &config) {
     out.attribute("embedding_group_size", config.embeddingGroupSize);
     out.attribute("kv_cache_dtype",
                   config.kvCacheDType == KVCacheDType::Int8 ? "int8" : "f32");
+    out.attribute("linear_activations",
+                  config.int8Activations ? "int8" : "f32");
     out.attribute("lora_rank", config.loraRank);
     writeFloat("lora_alpha", config.loraAlpha);
   });

@@ -185,14 +185,14 @@ std::vector<float> ReferenceModel::attentionBlock(int64_t track,
   AttentionShape shape = {cfg.numAttentionHeads / tracks,
                           cfg.numKeyValueHeads / tracks, hd};
   bool rope = usesRope(cfg, layer);
-  std::vector<float> q = linear(x, w.qProj);
+  std::vector<float> q = project(x, w.qProj);
   if (rope)
     for (int64_t h = 0; h < shape.numHeads; ++h)
       applyRope(llvm::MutableArrayRef<float>(q).slice(h * hd, hd), pos,
                 cfg.ropeTheta);
   if (!isBlock2Layer(cfg, layer)) {
-    std::vector<float> k = linear(x, w.kProj);
-    std::vector<float> v = linear(x, w.vProj);
+    std::vector<float> k = project(x, w.kProj);
+    std::vector<float> v = project(x, w.vProj);
     if (rope)
       for (int64_t g = 0; g < shape.numKVHeads; ++g)
         applyRope(llvm::MutableArrayRef<float>(k).slice(g * hd, hd), pos,
@@ -212,7 +212,14 @@ std::vector<float> ReferenceModel::attentionBlock(int64_t track,
   std::vector<float> attended =
       attention(q, cache.keys.read(), cache.values.read(), shape,
                 firstVisiblePosition(pos, window));
-  return linear(attended, w.oProj);
+  return project(attended, w.oProj);
+}
+
+std::vector<float> ReferenceModel::project(ArrayRef<float> x,
+                                           ArrayRef<float> weight) const {
+  if (!cfg.int8Activations)
+    return linear(x, weight);
+  return linear(roundToInt8Activations(x), weight);
 }
 
 std::vector<float> ReferenceModel::ffnBlock(int64_t track, int64_t layer,
@@ -220,8 +227,8 @@ std::vector<float> ReferenceModel::ffnBlock(int64_t track, int64_t layer,
   int64_t index = kvCacheIndex(cfg, track, layer);
   const LayerWeights &w = layers[index];
   if (!isMoELayer(cfg, layer))
-    return linear(swiglu(linear(x, w.gateProj), linear(x, w.upProj)),
-                  w.downProj);
+    return project(swiglu(project(x, w.gateProj), project(x, w.upProj)),
+                   w.downProj);
   std::vector<int64_t> selected;
   std::vector<float> y = mixtureOfExperts(
       x,

@@ -44,6 +44,20 @@ std::vector<float> mlir::afm::reference::linear(ArrayRef<float> x,
   return y;
 }
 
+std::vector<float>
+mlir::afm::reference::roundToInt8Activations(ArrayRef<float> x) {
+  float amax = 0.0f;
+  for (float v : x)
+    amax = std::max(amax, std::fabs(v));
+  // The same f32 operations as the compiled kernel (Q2Int8Matmul.cpp).
+  float inverse = amax > 0.0f ? 127.0f / amax : 0.0f;
+  float step = amax / 127.0f;
+  std::vector<float> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    y[i] = static_cast<float>(std::nearbyint(x[i] * inverse)) * step;
+  return y;
+}
+
 void mlir::afm::reference::applyRope(llvm::MutableArrayRef<float> head,
                                      int64_t position, double theta) {
   int64_t half = head.size() / 2;

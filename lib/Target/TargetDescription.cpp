@@ -34,6 +34,7 @@ static std::vector<TargetDescription> buildTable() {
   v3.l1dBytes = 32 * KiB;
   v3.l2Bytes = 512 * KiB;
   v3.l3Bytes = 32 * MiB;
+  v3.int8Dot = Int8DotProduct::X86MaddUBSW;
   add(v3);
 
   TargetDescription v4 = v3;
@@ -45,6 +46,14 @@ static std::vector<TargetDescription> buildTable() {
   v4.l1dBytes = 48 * KiB;
   v4.l2Bytes = 2 * MiB;
   add(v4);
+
+  // AVX-512 with VNNI (Ice Lake, Sapphire Rapids, Zen 4 and later).
+  TargetDescription vnni = v4;
+  vnni.name = "x86-64-v4-vnni";
+  vnni.features += ",+avx512vnni";
+  vnni.hasDotProd = true;
+  vnni.int8Dot = Int8DotProduct::X86VNNI;
+  add(vnni);
 
   TargetDescription arm;
   arm.name = "aarch64-generic";
@@ -65,6 +74,7 @@ static std::vector<TargetDescription> buildTable() {
   m1.features = "+neon,+dotprod,+fullfp16";
   m1.objectFormat = ObjectFormat::MachO;
   m1.hasDotProd = true;
+  m1.int8Dot = Int8DotProduct::ArmSDot;
   m1.l1dBytes = 128 * KiB;
   m1.l2Bytes = 12 * MiB;
   m1.l3Bytes = 8 * MiB;
@@ -150,9 +160,10 @@ TargetDescription mlir::afm::getHostTarget() {
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   bool avx512 = features.lookup("avx512f") && features.lookup("avx512bw") &&
                 features.lookup("avx512vl") && features.lookup("avx512dq");
-  StringRef name = host.isAArch64() ? "aarch64-generic"
-                   : avx512         ? "x86-64-v4"
-                                    : "x86-64-v3";
+  StringRef name = host.isAArch64()                   ? "aarch64-generic"
+                   : avx512 && features.lookup("avx512vnni") ? "x86-64-v4-vnni"
+                   : avx512                              ? "x86-64-v4"
+                                                         : "x86-64-v3";
   TargetDescription target = *llvm::find_if(
       getKnownTargets(),
       [&](const TargetDescription &d) { return d.name == name; });

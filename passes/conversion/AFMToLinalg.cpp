@@ -250,8 +250,10 @@ struct LowerRoPE : OpConversionPattern<RoPEOp> {
 
 template <typename OpTy>
 struct LowerMatmulLike : OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
   using OpAdaptor = typename OpTy::Adaptor;
+  LowerMatmulLike(MLIRContext *ctx, LinearLowering how)
+      : OpConversionPattern<OpTy>(ctx), how(how) {}
+  LinearLowering how;
 
   LogicalResult
   matchAndRewrite(OpTy op, OpAdaptor adaptor,
@@ -268,7 +270,7 @@ struct LowerMatmulLike : OpConversionPattern<OpTy> {
                        ? adaptor.getWeight()
                        : op.getWeight();
     Value result = buildLinear(rewriter, loc, x, weight,
-                               op.getType().getElementType(), acc);
+                               op.getType().getElementType(), acc, how);
     if (!result)
       return failure();
     return replaceWithCast(rewriter, op, result);
@@ -389,7 +391,9 @@ struct LowerLoRA : OpConversionPattern<LoRAOp> {
 //===----------------------------------------------------------------------===//
 
 struct LowerSwiGLU : OpConversionPattern<SwiGLUOp> {
-  using OpConversionPattern::OpConversionPattern;
+  LowerSwiGLU(MLIRContext *ctx, LinearLowering how)
+      : OpConversionPattern(ctx), how(how) {}
+  LinearLowering how;
 
   LogicalResult
   matchAndRewrite(SwiGLUOp op, OpAdaptor adaptor,
@@ -402,9 +406,10 @@ struct LowerSwiGLU : OpConversionPattern<SwiGLUOp> {
       return isPlainWeight(original) ? converted : original;
     };
     Value gate = buildLinear(rewriter, loc, x,
-                             pick(op.getGate(), adaptor.getGate()), f32, {});
+                             pick(op.getGate(), adaptor.getGate()), f32, {},
+                             how);
     Value up = buildLinear(rewriter, loc, x, pick(op.getUp(), adaptor.getUp()),
-                           f32, {});
+                           f32, {}, how);
     if (!gate || !up)
       return failure();
     Value hidden = mapElementwise(
@@ -421,7 +426,7 @@ struct LowerSwiGLU : OpConversionPattern<SwiGLUOp> {
         });
     Value result = buildLinear(rewriter, loc, hidden,
                                pick(op.getDown(), adaptor.getDown()),
-                               elementType, {});
+                               elementType, {}, how);
     if (!result)
       return failure();
     return replaceWithCast(rewriter, op, result);
@@ -430,6 +435,8 @@ struct LowerSwiGLU : OpConversionPattern<SwiGLUOp> {
 
 struct AFMLowerToLinalgPass
     : afm::impl::AFMLowerToLinalgPassBase<AFMLowerToLinalgPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     ConversionTarget target(*ctx);
@@ -439,7 +446,13 @@ struct AFMLowerToLinalgPass
                         LMHeadOp, SwiGLUOp, DequantizeOp, ASTCDecodeOp,
                         ASTCOffsetsOp, MinShiftOp>();
     RewritePatternSet patterns(ctx);
-    populateAFMToLinalgPatterns(patterns);
+    LinearLowering how;
+    how.int8Activations = int8Activations;
+    if (auto model =
+            getOperation()->getAttrOfType<DictionaryAttr>("afm.model"))
+      if (auto format = model.getAs<StringAttr>("linear_activations"))
+        how.int8Activations |= format.getValue() == "int8";
+    populateAFMToLinalgPatterns(patterns, how);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       return signalPassFailure();
@@ -453,10 +466,11 @@ struct AFMLowerToLinalgPass
 };
 } // namespace
 
-void afm::populateAFMToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerEmbedding, LowerRMSNorm, LowerRoPE,
-               LowerMatmulLike<LinearOp>, LowerMatmulLike<LMHeadOp>,
-               LowerLoRA, LowerSwiGLU, LowerDequantize, LowerASTCDecode,
-               LowerASTCOffsets, LowerMinShift>(
-      patterns.getContext());
+void afm::populateAFMToLinalgPatterns(RewritePatternSet &patterns,
+                                      const LinearLowering &how) {
+  patterns.add<LowerEmbedding, LowerRMSNorm, LowerRoPE, LowerLoRA,
+               LowerDequantize, LowerASTCDecode, LowerASTCOffsets,
+               LowerMinShift>(patterns.getContext());
+  patterns.add<LowerMatmulLike<LinearOp>, LowerMatmulLike<LMHeadOp>,
+               LowerSwiGLU>(patterns.getContext(), how);
 }

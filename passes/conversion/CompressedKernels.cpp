@@ -20,40 +20,6 @@ static Value indexConst(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(b, loc, value);
 }
 
-/// `x [T, K]` with zero columns appended up to `cols`.
-static Value padColumns(OpBuilder &b, Location loc, Value x, int64_t cols) {
-  auto type = cast<RankedTensorType>(x.getType());
-  int64_t k = type.getDimSize(1);
-  if (k == cols)
-    return x;
-  auto padded = RankedTensorType::get({type.getDimSize(0), cols},
-                                      type.getElementType());
-  Value zero = arith::ConstantOp::create(
-      b, loc, b.getFloatAttr(type.getElementType(), 0.0));
-  SmallVector<OpFoldResult> low = {b.getIndexAttr(0), b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> high = {b.getIndexAttr(0),
-                                    b.getIndexAttr(cols - k)};
-  return tensor::PadOp::create(b, loc, padded, x, low, high, zero).getResult();
-}
-
-/// `x [T, prod(inner)]` viewed as `[T, inner...]`.
-static Value splitColumns(OpBuilder &b, Location loc, Value x,
-                          ArrayRef<int64_t> inner) {
-  auto type = cast<RankedTensorType>(x.getType());
-  SmallVector<int64_t> shape = {type.getDimSize(0)};
-  llvm::append_range(shape, inner);
-  ReassociationIndices cols;
-  for (size_t i = 0; i < inner.size(); ++i)
-    cols.push_back(1 + i);
-  SmallVector<ReassociationIndices> groups = {{0}, cols};
-  SmallVector<OpFoldResult> outputShape = {getSizes(b, loc, x)[0]};
-  for (int64_t d : inner)
-    outputShape.push_back(b.getIndexAttr(d));
-  return tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get(shape, type.getElementType()), x, groups,
-      outputShape);
-}
-
 /// The leading `sizes` corner of the 2-D tensor `x`.
 static Value leadingSlice(OpBuilder &b, Location loc, Value x,
                           ArrayRef<OpFoldResult> sizes) {
@@ -113,43 +79,12 @@ static Value extractCode(OpBuilder &b, Location loc, Value byte, Value slot,
   return codeAtShift(b, loc, byte, shift, bits, isSigned);
 }
 
-/// `[0, bits, 2 * bits, ...]`: the shift of each code in a byte, as an i8
-/// tensor the kernels index by the code-in-byte loop. Vectorized, it is a
-/// small constant vector, where `linalg.index` arithmetic would be a wide
-/// index vector.
-static Value codeShifts(OpBuilder &b, Location loc, unsigned bits) {
-  SmallVector<int8_t> shifts;
-  for (unsigned s = 0; s < 8; s += bits)
-    shifts.push_back(int8_t(s));
-  auto type = RankedTensorType::get({int64_t(shifts.size())}, b.getI8Type());
-  return arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(type, ArrayRef<int8_t>(shifts)));
-}
-
 /// `out + x * w` in f32.
 static Value multiplyAdd(OpBuilder &b, Location loc, Value x, Value w,
                          Value out) {
   Value product =
       arith::MulFOp::create(b, loc, castFloat(b, loc, x, b.getF32Type()), w);
   return arith::AddFOp::create(b, loc, out, product);
-}
-
-static SmallVector<AffineMap> mapsOf(unsigned dims,
-                                     ArrayRef<SmallVector<AffineExpr>> results,
-                                     MLIRContext *ctx) {
-  SmallVector<AffineMap> maps;
-  for (const SmallVector<AffineExpr> &r : results)
-    maps.push_back(AffineMap::get(dims, 0, r, ctx));
-  return maps;
-}
-
-/// A zero-filled f32 `[T, cols...]` for accumulating over the rows of `x`.
-static Value zerosLike(OpBuilder &b, Location loc, Value x,
-                       ArrayRef<int64_t> cols) {
-  SmallVector<OpFoldResult> sizes = {getSizes(b, loc, x)[0]};
-  for (int64_t c : cols)
-    sizes.push_back(b.getIndexAttr(c));
-  return createFilled(b, loc, sizes, b.getF32Type(), 0.0);
 }
 
 /// `[T, A, B] -> [T, A]`, summed over B in f32.
@@ -406,7 +341,8 @@ static BoundWeightOp requireBound(Value weight, Location loc) {
 static constexpr int64_t kMinRowsForDecodedGEMM = 32;
 
 Value afm::buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
-                       Type elementType, Value acc) {
+                       Type elementType, Value acc,
+                       const LinearLowering &how) {
   // Many rows (a prompt): decoding each weight once into f32 and running
   // the blocked f32 GEMM (afm-pack-gemm) beats decoding it per row tile.
   int64_t rows = cast<ShapedType>(x.getType()).getDimSize(0);
@@ -436,8 +372,15 @@ Value afm::buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
   BoundWeightOp bound = requireBound(weight, loc);
   if (!bound)
     return {};
-  if (auto q2 = dyn_cast<Q2WeightType>(weight.getType()); q2 && !decodeOnce)
-    return q2Matmul(b, loc, x, q2, bound.getParts(), elementType, acc);
+  if (auto q2 = dyn_cast<Q2WeightType>(weight.getType())) {
+    if (how.int8Activations && !decodeOnce && supportsQ2Int8Matmul(q2))
+      return buildQ2Int8Matmul(b, loc, x, q2, bound.getParts(), elementType,
+                               acc);
+    if (how.int8Activations)
+      x = buildInt8RoundTrip(b, loc, x);
+    else if (!decodeOnce)
+      return q2Matmul(b, loc, x, q2, bound.getParts(), elementType, acc);
+  }
   if (auto q4 = dyn_cast<Q4WeightType>(weight.getType());
       q4 && q4.getGroup() % 2 == 0 && !acc)
     return q4Matmul(b, loc, x, q4, bound.getParts(), elementType);

@@ -20,6 +20,15 @@
 
 namespace mlir::afm {
 
+/// How linear layers over compressed weights compute.
+struct LinearLowering {
+  /// 2-bit layers quantize each row of their input to int8 (symmetric,
+  /// max|x| / 127, round half to even) and multiply in integers
+  /// (Q2Int8Matmul.cpp); over many rows, the rounded activations go to the
+  /// f32 GEMM, so every row sees the same numerics.
+  bool int8Activations = false;
+};
+
 /// `acc + x * W^T` for `x [T, K]` and any weight value a linear layer may
 /// take: a plain tensor, a bound `!afm.q2`/`!afm.q4` weight, a bound ASTC
 /// weight (materialized first: this is the unfused path), or
@@ -27,7 +36,20 @@ namespace mlir::afm {
 /// the kernel). `acc` may be null (zero). Returns null with a diagnostic on
 /// `loc` when the weight is compressed but not bound.
 Value buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
-                  Type elementType, Value acc);
+                  Type elementType, Value acc,
+                  const LinearLowering &how = {});
+
+/// Whether `buildQ2Int8Matmul` takes a 2-bit weight of this type.
+bool supportsQ2Int8Matmul(Q2WeightType type);
+
+/// `acc + x * W^T` for a bound 2-bit weight (`parts`: codes, scales) with
+/// the rows of `x` quantized to int8 and integer products.
+Value buildQ2Int8Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
+                        ValueRange parts, Type elementType, Value acc);
+
+/// `x [T, K]` with each row quantized to int8 as `buildQ2Int8Matmul` does
+/// and scaled back: the activations the integer kernel multiplies.
+Value buildInt8RoundTrip(OpBuilder &b, Location loc, Value x);
 
 /// `table[tokens[t], :]` for a bound `!afm.q4` table, dequantized per row.
 Value buildQ4Gather(OpBuilder &b, Location loc, Value tokens, Value weight,

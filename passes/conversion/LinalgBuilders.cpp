@@ -90,3 +90,61 @@ Value afm::buildGeneric(
       });
   return generic.getResult(0);
 }
+
+Value afm::padColumns(OpBuilder &b, Location loc, Value x, int64_t cols) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t k = type.getDimSize(1);
+  if (k == cols)
+    return x;
+  auto padded = RankedTensorType::get({type.getDimSize(0), cols},
+                                      type.getElementType());
+  Value zero = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(type.getElementType(), 0.0));
+  SmallVector<OpFoldResult> low = {b.getIndexAttr(0), b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> high = {b.getIndexAttr(0),
+                                    b.getIndexAttr(cols - k)};
+  return tensor::PadOp::create(b, loc, padded, x, low, high, zero).getResult();
+}
+
+Value afm::splitColumns(OpBuilder &b, Location loc, Value x,
+                          ArrayRef<int64_t> inner) {
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> shape = {type.getDimSize(0)};
+  llvm::append_range(shape, inner);
+  ReassociationIndices cols;
+  for (size_t i = 0; i < inner.size(); ++i)
+    cols.push_back(1 + i);
+  SmallVector<ReassociationIndices> groups = {{0}, cols};
+  SmallVector<OpFoldResult> outputShape = {getSizes(b, loc, x)[0]};
+  for (int64_t d : inner)
+    outputShape.push_back(b.getIndexAttr(d));
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), x, groups,
+      outputShape);
+}
+
+SmallVector<AffineMap> afm::mapsOf(unsigned dims,
+                                     ArrayRef<SmallVector<AffineExpr>> results,
+                                     MLIRContext *ctx) {
+  SmallVector<AffineMap> maps;
+  for (const SmallVector<AffineExpr> &r : results)
+    maps.push_back(AffineMap::get(dims, 0, r, ctx));
+  return maps;
+}
+
+Value afm::codeShifts(OpBuilder &b, Location loc, unsigned bits) {
+  SmallVector<int8_t> shifts;
+  for (unsigned s = 0; s < 8; s += bits)
+    shifts.push_back(int8_t(s));
+  auto type = RankedTensorType::get({int64_t(shifts.size())}, b.getI8Type());
+  return arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, ArrayRef<int8_t>(shifts)));
+}
+
+Value afm::zerosLike(OpBuilder &b, Location loc, Value x,
+                       ArrayRef<int64_t> cols) {
+  SmallVector<OpFoldResult> sizes = {getSizes(b, loc, x)[0]};
+  for (int64_t c : cols)
+    sizes.push_back(b.getIndexAttr(c));
+  return createFilled(b, loc, sizes, b.getF32Type(), 0.0);
+}

@@ -53,6 +53,27 @@ Value buildGeneric(
     ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iterators,
     function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
+/// The affine maps over `dims` loops with the given results, in order.
+SmallVector<AffineMap> mapsOf(unsigned dims,
+                              ArrayRef<SmallVector<AffineExpr>> results,
+                              MLIRContext *ctx);
+
+/// `x [T, K]` with zero columns appended up to `cols`.
+Value padColumns(OpBuilder &b, Location loc, Value x, int64_t cols);
+
+/// `x [T, prod(inner)]` viewed as `[T, inner...]`.
+Value splitColumns(OpBuilder &b, Location loc, Value x,
+                   ArrayRef<int64_t> inner);
+
+/// A zero-filled f32 `[T, cols...]` for accumulating over the rows of `x`.
+Value zerosLike(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> cols);
+
+/// `[0, bits, 2 * bits, ...]`: the shift of each code in a byte, as an i8
+/// tensor the kernels index by the code-in-byte loop. Vectorized, it is a
+/// small constant vector, where `linalg.index` arithmetic would be a wide
+/// index vector.
+Value codeShifts(OpBuilder &b, Location loc, unsigned bits);
+
 } // namespace mlir::afm
 
 #endif // AFM_PASSES_CONVERSION_LINALGBUILDERS_H

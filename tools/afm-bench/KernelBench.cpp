@@ -90,8 +90,11 @@ afm_bench::runKernel(MLIRContext &context, const KernelSpec &spec,
     return llvm::createStringError("cannot parse the " + spec.name +
                                    " kernel");
   afm::HostLibrary library;
-  if (llvm::Error error = library.compileAndLoad(
-          *module, afm::getHostTarget(), afm::GraphThreads::Host))
+  afm::CodegenSettings settings;
+  settings.int8Activations = spec.int8Activations;
+  if (llvm::Error error =
+          library.compileAndLoad(*module, afm::getHostTarget(),
+                                 afm::GraphThreads::Host, settings))
     return std::move(error);
   void *function = library.lookup("main");
   if (!function)

@@ -16,6 +16,8 @@ std::vector<KernelSpec> afm_bench::defaultKernels() {
   for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {2048, 8192}}) {
     kernels.push_back({"f32 GEMV", F::F32, 1, n, k});
     kernels.push_back({"2-bit GEMV", F::Q2, 1, n, k});
+    kernels.push_back({"2-bit GEMV (int8 activations)", F::Q2, 1, n, k, 0, 0,
+                       /*int8Activations=*/true});
     kernels.push_back({"ASTC GEMV (CPU transcode)", F::ASTC, 1, n, k});
   }
   kernels.push_back({"f32 GEMM (tosa.matmul)", F::F32Matmul, 512, 4096, 4096});

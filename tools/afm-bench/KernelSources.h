@@ -35,6 +35,8 @@ struct KernelSpec {
   KernelFormat format;
   int64_t m, n, k;
   int64_t heads = 0, kvHeads = 0;
+  /// Compiled with int8-quantized activations (integer dot products).
+  bool int8Activations = false;
 };
 
 /// The kernels issue 7 names, at the shapes it names.

@@ -33,6 +33,10 @@ struct CodegenSettings {
   /// ASTC offsets are folded into the matmuls (afm-fuse-min-shift); false
   /// materializes the reconstructed weights instead (for testing).
   bool fuseMinShift = true;
+  /// 2-bit linear layers quantize their inputs to int8 per row and
+  /// multiply with the target's integer dot products (afm-lower-to-linalg
+  /// int8-activations).
+  bool int8Activations = false;
 };
 
 /// Runs the afm-codegen pipeline on `module` in place. Afterwards it is in

@@ -12,6 +12,8 @@
 #ifndef AFM_COMPILER_HOSTLIBRARY_H
 #define AFM_COMPILER_HOSTLIBRARY_H
 
+#include "afm/Compiler/Compile.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Error.h"
@@ -74,10 +76,12 @@ public:
   /// Lowers `module` (func.func over TOSA, e.g. an imported ONNX model)
   /// in place with the afm-graph-codegen pipeline for `target` (the
   /// host), links it and loads it; `threads` chooses the signature of its
-  /// functions (by default it runs on the calling thread). Lowering
-  /// diagnostics go to the context's handler.
+  /// functions (by default it runs on the calling thread) and overrides
+  /// `settings`' thread fields. Lowering diagnostics go to the context's
+  /// handler.
   llvm::Error compileAndLoad(ModuleOp module, const TargetDescription &target,
-                             GraphThreads threads = GraphThreads::CallingThread);
+                             GraphThreads threads = GraphThreads::CallingThread,
+                             CodegenSettings settings = {});
   /// The address of `name`, or null.
   void *lookup(const char *name) const;
 

@@ -122,6 +122,9 @@ struct ModelConfig {
   /// Entries of a row sharing one 4-bit scale; divides hidden_size.
   int64_t embeddingGroupSize = 32;
   KVCacheDType kvCacheDType = KVCacheDType::F32;
+  /// 2-bit linear layers quantize their inputs to int8 per row
+  /// (`linear_activations: "int8"`) and multiply in integers.
+  bool int8Activations = false;
   /// Rank of the quality-recovery adapters on compressed linear layers;
   /// 0 = none.
   int64_t loraRank = 0;

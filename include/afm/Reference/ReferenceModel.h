@@ -109,6 +109,11 @@ private:
   /// normalized input `x`; records the routing of an MoE layer.
   std::vector<float> ffnBlock(int64_t track, int64_t layer,
                               llvm::ArrayRef<float> x);
+  /// `x W^T` for an attention or dense FFN projection: with int8
+  /// activations (`linear_activations: "int8"`), of `x` rounded to int8
+  /// as the compiled kernels round it.
+  std::vector<float> project(llvm::ArrayRef<float> x,
+                             llvm::ArrayRef<float> weight) const;
   /// The final norm and the LM head.
   std::vector<float> logits(llvm::ArrayRef<float> hidden) const;
 

@@ -25,6 +25,11 @@ std::vector<float> rmsNorm(llvm::ArrayRef<float> x, llvm::ArrayRef<float> g,
 std::vector<float> linear(llvm::ArrayRef<float> x,
                           llvm::ArrayRef<float> weight);
 
+/// `x` as an int8-activation kernel multiplies it (`linear_activations:
+/// "int8"`): codes round-half-even(x * (127 / max|x|)) (all 0 for a zero
+/// row), scaled back by max|x| / 127.
+std::vector<float> roundToInt8Activations(llvm::ArrayRef<float> x);
+
 /// RoPE ("rotate half") of one head vector at `position`: each pair
 /// (i, i + hd/2), i < hd/2, rotates by the angle p * theta^(-2i/hd).
 void applyRope(llvm::MutableArrayRef<float> head, int64_t position,

@@ -21,6 +21,15 @@ namespace mlir::afm {
 
 enum class ObjectFormat { ELF, MachO };
 
+/// The instruction that sums four u8 x s8 byte products into each i32 lane
+/// (the int8-activation kernels' inner loop).
+enum class Int8DotProduct {
+  None,        ///< no such instruction: plain vector arithmetic
+  X86MaddUBSW, ///< vpmaddubsw + vpmaddwd (AVX2, AVX-512BW): u8 < 128
+  X86VNNI,     ///< vpdpbusd (AVX-512 VNNI)
+  ArmSDot,     ///< sdot (Armv8.2 dotprod): u8 < 128
+};
+
 struct TargetDescription {
   std::string name;     ///< e.g. "x86-64-v3", "apple-m2"
   std::string triple;   ///< LLVM target triple
@@ -31,6 +40,7 @@ struct TargetDescription {
   unsigned vectorRegisters = 16; ///< architectural SIMD registers
   bool hasFMA = true;
   bool hasDotProd = false; ///< int8 dot products (sdot/udot, VNNI)
+  Int8DotProduct int8Dot = Int8DotProduct::None;
   bool hasI8MM = false;    ///< int8 matrix multiply (smmla)
   bool hasBF16 = false;
   bool hasSME = false;

@@ -1,0 +1,52 @@
+//===- Int8DotProducts.h - int8 dot-product kernels to instructions -*- C++ -*-===//
+//
+// The int8-activation kernels (Q2Int8Matmul.cpp) end in a linalg.generic
+//
+//   out[..., i] += zext(a[..., i, m]) * sext(b[..., i, m])   (i32, m < 4)
+//
+// whose innermost loop m sums the four byte products of one i32 lane. The
+// upstream vectorizer turns a tile of it into 2-D [lanes, 4] byte vectors
+// and a multi-reduction, which LLVM scalarizes. These helpers instead
+// vectorize the tile into 1-D byte vectors and the target's dot-product
+// instruction (TargetDescription::int8Dot): vpdpbusd, vpmaddubsw + vpmaddwd
+// or sdot.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_PASSES_INT8DOTPRODUCTS_H
+#define AFM_PASSES_INT8DOTPRODUCTS_H
+
+#include "afm/Target/TargetDescription.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::afm {
+
+/// The byte-product sum of an int8 dot-product kernel's body: the values
+/// multiplied (`unsignedBytes` zero-extended, `signedBytes` sign-extended)
+/// and whether the unsigned ones are known to be below 128 (a mask of at
+/// most 127), which the instructions with i16 or signed products need.
+struct Int8DotBody {
+  Value unsignedBytes, signedBytes;
+  bool unsignedBelow128 = false;
+  Operation *product = nullptr, *sum = nullptr;
+};
+
+/// The dot-product body of `op` when `op` is an int8 dot-product kernel:
+/// one i32 output, innermost loop a reduction of extent 4 right after the
+/// output's innermost (parallel) loop, body `out + zext(u8) * sext(s8)`.
+std::optional<Int8DotBody> matchInt8DotProduct(linalg::LinalgOp op);
+
+/// Vectorizes one tile of an int8 dot-product kernel (every loop of extent
+/// 1 except the output's innermost, of `lanes`, and the 4 bytes) into 1-D
+/// vectors and the target's dot-product instruction, and erases it. Fails,
+/// leaving the tile alone, when the target has no instruction for these
+/// lanes or the tile's operands are not contiguous.
+LogicalResult vectorizeInt8DotTile(RewriterBase &rewriter,
+                                   linalg::GenericOp tile,
+                                   const TargetDescription &target);
+
+} // namespace mlir::afm
+
+#endif // AFM_PASSES_INT8DOTPRODUCTS_H
