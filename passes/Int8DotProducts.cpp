@@ -2,19 +2,32 @@
 
 #include "passes/Int8DotProducts.h"
 
+#include "passes/Accumulators.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/CSE.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 using namespace mlir;
 using namespace mlir::afm;
 
 /// Bytes summed into one i32 lane by every dot-product instruction.
 static constexpr int64_t kBytesPerLane = 4;
+
+/// How far ahead of the current tile the streamed operand is prefetched.
+/// The loop has one load of it per dozen or so instructions, so the
+/// reorder window alone keeps too few cache lines in flight to cover the
+/// DRAM latency at full bandwidth.
+static constexpr int64_t kPrefetchBytes = 8192;
 
 /// `value` as the i8 operand of an extension to i32 of kind `ExtOp`.
 template <typename ExtOp>
@@ -35,15 +48,20 @@ std::optional<Int8DotBody> afm::matchInt8DotProduct(linalg::LinalgOp op) {
       generic.getIteratorTypesArray();
   unsigned loops = ranges.size();
   if (loops < 2 || ranges.back() != kBytesPerLane ||
-      iterators.back() != utils::IteratorType::reduction ||
-      iterators[loops - 2] != utils::IteratorType::parallel)
+      iterators.back() != utils::IteratorType::reduction)
     return std::nullopt;
   AffineMap out = generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
-  auto inner = out.getNumResults() == 0
-                   ? nullptr
-                   : dyn_cast<AffineDimExpr>(out.getResults().back());
-  if (!inner || inner.getPosition() != loops - 2)
-    return std::nullopt;
+  bool lanesReduced = iterators[loops - 2] == utils::IteratorType::reduction;
+  if (lanesReduced) {
+    if (out.isFunctionOfDim(loops - 2))
+      return std::nullopt;
+  } else {
+    auto inner = out.getNumResults() == 0
+                     ? nullptr
+                     : dyn_cast<AffineDimExpr>(out.getResults().back());
+    if (!inner || inner.getPosition() != loops - 2)
+      return std::nullopt;
+  }
 
   // yield(out + zext(u) * sext(s)), either way round.
   Block *body = generic.getBody();
@@ -60,6 +78,7 @@ std::optional<Int8DotBody> afm::matchInt8DotProduct(linalg::LinalgOp op) {
   if (!product || !product->hasOneUse())
     return std::nullopt;
   Int8DotBody dot;
+  dot.lanesReduced = lanesReduced;
   for (auto [a, b] : {std::pair(product.getLhs(), product.getRhs()),
                       std::pair(product.getRhs(), product.getLhs())}) {
     dot.unsignedBytes = extendedByte<arith::ExtUIOp>(a);
@@ -325,6 +344,47 @@ private:
 };
 } // namespace
 
+/// The block argument of `body` that `value` is computed from through its
+/// first varying operands (the packed bytes behind the unsigned codes).
+static BlockArgument sourceArgument(Value value, Block *body) {
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(value))
+      return arg.getOwner() == body ? arg : BlockArgument();
+    Operation *def = value.getDefiningOp();
+    if (!def || def->getBlock() != body || def->getNumOperands() == 0)
+      return {};
+    value = def->getOperand(0);
+  }
+}
+
+/// Prefetches the bytes `kPrefetchBytes` beyond the tile `view` reads, in
+/// its source's leading dimension (the weight rows), clamped to the last
+/// row.
+static void prefetchAhead(OpBuilder &b, Location loc, Value view) {
+  auto subview = view.getDefiningOp<memref::SubViewOp>();
+  if (!subview)
+    return;
+  MemRefType source = subview.getSourceType();
+  if (!source.hasStaticShape() || source.getRank() < 1)
+    return;
+  int64_t rowBytes = source.getElementTypeBitWidth() / 8;
+  for (int64_t size : source.getShape().drop_front())
+    rowBytes *= size;
+  if (rowBytes <= 0)
+    return;
+  int64_t rows = (kPrefetchBytes + rowBytes - 1) / rowBytes;
+  SmallVector<Value> indices = getValueOrCreateConstantIndexOp(
+      b, loc, subview.getMixedOffsets());
+  Value ahead = arith::AddIOp::create(
+      b, loc, indices.front(), arith::ConstantIndexOp::create(b, loc, rows));
+  indices.front() = arith::MinUIOp::create(
+      b, loc, ahead,
+      arith::ConstantIndexOp::create(b, loc, source.getDimSize(0) - 1));
+  memref::PrefetchOp::create(b, loc, subview.getSource(), indices,
+                             /*isWrite=*/false, /*localityHint=*/3,
+                             /*isDataCache=*/true);
+}
+
 LogicalResult afm::vectorizeInt8DotTile(RewriterBase &rewriter,
                                         linalg::GenericOp tile,
                                         const TargetDescription &target) {
@@ -351,8 +411,12 @@ LogicalResult afm::vectorizeInt8DotTile(RewriterBase &rewriter,
       return failure();
   }
   OpOperand *init = tile.getDpsInitOperand(0);
-  if (classify(init->get(), tile.getMatchingIndexingMap(init), {lanesDim}) !=
-      OperandShape::Contiguous)
+  OperandShape outputShape =
+      classify(init->get(), tile.getMatchingIndexingMap(init),
+               dot->lanesReduced ? ArrayRef<unsigned>{}
+                                 : ArrayRef<unsigned>{lanesDim});
+  if (outputShape != (dot->lanesReduced ? OperandShape::Scalar
+                                        : OperandShape::Contiguous))
     return failure();
   Block *body = tile.getBody();
   Location loc = tile.getLoc();
@@ -383,18 +447,94 @@ LogicalResult afm::vectorizeInt8DotTile(RewriterBase &rewriter,
   for (Operation &op : body->without_terminator())
     if (!inChain(op))
       vectors.convert(op);
+  if (BlockArgument packed = sourceArgument(dot->unsignedBytes, body))
+    prefetchAhead(rewriter, loc,
+                  tile.getDpsInputOperand(packed.getArgNumber())->get());
 
+  // The output tile: the lanes, or one element that sums them (a vector
+  // of one, so that finishInt8DotLoops can keep it in a register and move
+  // the horizontal sum out of the loops).
   Value output = flatten(rewriter, loc, init->get());
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  auto accType = VectorType::get({lanes}, rewriter.getI32Type());
+  auto accType =
+      VectorType::get({dot->lanesReduced ? 1 : lanes}, rewriter.getI32Type());
   Value acc = vector::TransferReadOp::create(
       rewriter, loc, accType, output, ValueRange{zero},
       /*padding=*/std::nullopt, ArrayRef<bool>{true});
-  Value result = instruction->build(rewriter, loc, acc,
+  Value result;
+  if (dot->lanesReduced) {
+    auto lanesType = VectorType::get({lanes}, rewriter.getI32Type());
+    Value none = arith::ConstantOp::create(
+        rewriter, loc,
+        DenseElementsAttr::get(lanesType, rewriter.getI32IntegerAttr(0)));
+    Value sums = instruction->build(rewriter, loc, none,
                                     vectors.vector(dot->unsignedBytes),
                                     vectors.vector(dot->signedBytes));
+    Value total = vector::ReductionOp::create(
+        rewriter, loc, vector::CombiningKind::ADD, sums);
+    result = arith::AddIOp::create(
+        rewriter, loc, acc,
+        vector::BroadcastOp::create(rewriter, loc, accType, total));
+  } else {
+    result = instruction->build(rewriter, loc, acc,
+                                vectors.vector(dot->unsignedBytes),
+                                vectors.vector(dot->signedBytes));
+  }
   vector::TransferWriteOp::create(rewriter, loc, result, output,
                                   ValueRange{zero}, ArrayRef<bool>{true});
   rewriter.eraseOp(tile);
   return success();
+}
+
+void afm::finishInt8DotLoops(RewriterBase &rewriter,
+                             ArrayRef<LoopLikeOpInterface> loops) {
+  SmallVector<scf::ForOp> kept; // innermost first
+  for (LoopLikeOpInterface loop : llvm::reverse(loops)) {
+    auto forOp = cast<scf::ForOp>(loop.getOperation());
+    if (failed(forOp.promoteIfSingleIteration(rewriter)))
+      kept.push_back(forOp);
+  }
+  if (kept.empty())
+    return;
+  Operation *outermost = kept.back()->getParentOp();
+  for (scf::ForOp loop : kept)
+    moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
+  DominanceInfo dominance;
+  eliminateCommonSubExpressions(rewriter, dominance, outermost);
+  for (scf::ForOp &loop : kept)
+    loop = hoistAccumulators(rewriter, loop);
+
+  // Short innermost loops (the four code planes; the lane vectors of a
+  // narrow target) are unrolled, up to 16 copies of the body.
+  int64_t copies = 1;
+  Block *body = nullptr;
+  while (!kept.empty()) {
+    std::optional<APInt> trips = kept.front().getStaticTripCount();
+    if (!trips || trips->ugt(4) || copies * trips->getZExtValue() > 16)
+      break;
+    Block *parent = kept.front()->getBlock();
+    if (failed(loopUnrollFull(kept.front())))
+      break;
+    copies *= trips->getZExtValue();
+    body = parent;
+    kept.erase(kept.begin());
+  }
+  if (body) {
+    // Each unrolled copy prefetched the same bytes: keep one prefetch.
+    eliminateCommonSubExpressions(rewriter, dominance, outermost);
+    SmallVector<memref::PrefetchOp> seen;
+    for (auto prefetch :
+         llvm::make_early_inc_range(body->getOps<memref::PrefetchOp>())) {
+      if (llvm::any_of(seen, [&](memref::PrefetchOp other) {
+            return other->getOperands() == prefetch->getOperands() &&
+                   other->getAttrDictionary() ==
+                       prefetch->getAttrDictionary();
+          }))
+        rewriter.eraseOp(prefetch);
+      else
+        seen.push_back(prefetch);
+    }
+  }
+  for (scf::ForOp &loop : kept)
+    loop = liftReductionsOutOfLoop(rewriter, loop);
 }

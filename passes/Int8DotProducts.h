@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 
 namespace mlir::afm {
 
@@ -30,12 +31,16 @@ namespace mlir::afm {
 struct Int8DotBody {
   Value unsignedBytes, signedBytes;
   bool unsignedBelow128 = false;
+  /// The lanes loop is a reduction: each output sums its lanes.
+  bool lanesReduced = false;
   Operation *product = nullptr, *sum = nullptr;
 };
 
 /// The dot-product body of `op` when `op` is an int8 dot-product kernel:
-/// one i32 output, innermost loop a reduction of extent 4 right after the
-/// output's innermost (parallel) loop, body `out + zext(u8) * sext(s8)`.
+/// one i32 output, innermost loop a reduction of extent 4 (the bytes of a
+/// lane) right after the lanes loop, which is either the output's
+/// innermost (parallel) dimension or a reduction the output does not
+/// index (then the lanes are summed too); body `out + zext(u8) * sext(s8)`.
 std::optional<Int8DotBody> matchInt8DotProduct(linalg::LinalgOp op);
 
 /// Vectorizes one tile of an int8 dot-product kernel (every loop of extent
@@ -46,6 +51,15 @@ std::optional<Int8DotBody> matchInt8DotProduct(linalg::LinalgOp op);
 LogicalResult vectorizeInt8DotTile(RewriterBase &rewriter,
                                    linalg::GenericOp tile,
                                    const TargetDescription &target);
+
+/// Finishes the tile loops (`loops`, outermost first) around a vectorized
+/// int8 dot tile: loops of one iteration go, views move out of the loops
+/// they do not depend on, the accumulator becomes an iter_arg of the
+/// reduction loops, short innermost loops (the code planes) are unrolled
+/// so their shifts become constants, and a per-tile horizontal sum (an
+/// output without the lanes) becomes one per output.
+void finishInt8DotLoops(RewriterBase &rewriter,
+                        ArrayRef<LoopLikeOpInterface> loops);
 
 } // namespace mlir::afm
 

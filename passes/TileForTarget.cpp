@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/Accumulators.h"
 #include "passes/GEMMTiles.h"
 #include "passes/Int8DotProducts.h"
 #include "passes/Passes.h"
@@ -176,81 +177,6 @@ static void vectorizeTile(RewriterBase &rewriter, Operation *tile,
     rewriter.eraseOp(tile);
 }
 
-/// Keeps a reduction loop's accumulators in registers: a transfer_read
-/// and a transfer_write of the same loop-invariant place, with no other
-/// access to that buffer in the loop, become an iter_arg. (Upstream's
-/// hoistRedundantVectorTransfers refuses any buffer that also has views
-/// elsewhere in the function, as packed buffers do.)
-/// Returns the loop, which is a new one when an accumulator was hoisted.
-static scf::ForOp hoistAccumulators(RewriterBase &rewriter, scf::ForOp loop) {
-  Block *body = loop.getBody();
-  for (auto write : llvm::make_early_inc_range(
-           body->getOps<vector::TransferWriteOp>())) {
-    vector::TransferReadOp read;
-    for (auto candidate : body->getOps<vector::TransferReadOp>())
-      if (candidate.getBase() == write.getBase() &&
-          llvm::equal(candidate.getIndices(), write.getIndices(),
-                      [](Value a, Value b) {
-                        return isEqualConstantIntOrValue(a, b);
-                      }) &&
-          candidate.getVectorType() == write.getVectorType() &&
-          candidate.getPermutationMap() == write.getPermutationMap())
-        read = candidate;
-    if (!read || !loop.isDefinedOutsideOfLoop(write.getBase()) ||
-        !llvm::all_of(write.getIndices(), [&](Value index) {
-          return loop.isDefinedOutsideOfLoop(index);
-        }))
-      continue;
-    bool otherAccess = llvm::any_of(write.getBase().getUsers(), [&](
-                                        Operation *user) {
-      return user != read && user != write && loop->isAncestor(user);
-    });
-    if (otherAccess || !read->isBeforeInBlock(write))
-      continue;
-    rewriter.moveOpBefore(read, loop);
-    FailureOr<LoopLikeOpInterface> grown =
-        cast<LoopLikeOpInterface>(loop.getOperation())
-            .replaceWithAdditionalYields(
-                rewriter, read.getResult(), /*replaceInitOperandUsesInLoop=*/
-                true, [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
-                  return SmallVector<Value>{write.getVector()};
-                });
-    if (failed(grown))
-      return loop;
-    loop = cast<scf::ForOp>(grown->getOperation());
-    rewriter.setInsertionPointAfter(loop);
-    rewriter.moveOpAfter(write, loop);
-    write.getValueToStoreMutable().assign(loop.getResults().back());
-    return loop;
-  }
-  return loop;
-}
-
-/// After an int8 dot tile is vectorized (`loops` outermost first): loops of
-/// one iteration go, views move out of the loops they do not depend on,
-/// the accumulator stays in a register across the reduction loops, and a
-/// short innermost loop (the code planes) is unrolled, so its shifts
-/// become constants.
-static void keepDotAccumulatorInRegister(RewriterBase &rewriter,
-                                         ArrayRef<LoopLikeOpInterface> loops) {
-  SmallVector<scf::ForOp> kept;
-  for (LoopLikeOpInterface loop : llvm::reverse(loops)) {
-    auto forOp = cast<scf::ForOp>(loop.getOperation());
-    if (failed(forOp.promoteIfSingleIteration(rewriter)))
-      kept.push_back(forOp); // innermost first
-  }
-  if (kept.empty())
-    return;
-  for (scf::ForOp loop : kept)
-    moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
-  DominanceInfo dominance;
-  eliminateCommonSubExpressions(rewriter, dominance, kept.back());
-  for (scf::ForOp &loop : kept)
-    loop = hoistAccumulators(rewriter, loop);
-  std::optional<APInt> trips = kept.front().getStaticTripCount();
-  if (trips && trips->ule(4))
-    (void)loopUnrollFull(kept.front());
-}
 
 /// Tiles `op` with the plan planTiles chooses and vectorizes the tile.
 static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -275,7 +201,7 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   if (plan->int8Dot &&
       succeeded(vectorizeInt8DotTile(rewriter, cast<linalg::GenericOp>(tile),
                                      target))) {
-    keepDotAccumulatorInRegister(rewriter, tiled->loops);
+    finishInt8DotLoops(rewriter, tiled->loops);
     return;
   }
   // Contractions become vector.contract (lowered to FMAs later); the rest

@@ -35,20 +35,39 @@ static Value f32Const(OpBuilder &b, Location loc, double value) {
 }
 
 /// `amax[t] = max_k |x[t, k]|` in f32.
+/// Split-K: `lanes` running maxima per row first, element-wise over
+/// contiguous columns, then the maximum of those. (A plain reduction over
+/// K vectorizes into one sequential chain of NaN-propagating scalar
+/// maxima, which cost more than the whole 2-bit GEMV of a 64-row layer.)
 static Value rowAbsMax(OpBuilder &b, Location loc, Value x) {
   MLIRContext *ctx = b.getContext();
-  AffineExpr t, k;
-  bindDims(ctx, t, k);
-  Value init = createFilled(b, loc, {getSizes(b, loc, x)[0]}, b.getF32Type(),
-                            0.0);
+  int64_t k = cast<RankedTensorType>(x.getType()).getDimSize(1);
+  int64_t lanes = 16;
+  while (lanes > 1 && k % lanes != 0)
+    lanes /= 2;
+  OpFoldResult rows = getSizes(b, loc, x)[0];
+  auto maxOfMagnitude = [](OpBuilder &nb, Location l, ValueRange args) {
+    Value magnitude = math::AbsFOp::create(
+        nb, l, castFloat(nb, l, args[0], nb.getF32Type()));
+    return arith::MaximumFOp::create(nb, l, args[1], magnitude).getResult();
+  };
+  AffineExpr t, c, lane;
+  bindDims(ctx, t, c, lane);
+  Value partial = buildGeneric(
+      b, loc, ValueRange{splitColumns(b, loc, x, {k / lanes, lanes})},
+      createFilled(b, loc, {rows, b.getIndexAttr(lanes)}, b.getF32Type(),
+                   0.0),
+      mapsOf(3, {{t, c, lane}, {t, lane}}, ctx),
+      {IteratorType::parallel, IteratorType::reduction,
+       IteratorType::parallel},
+      maxOfMagnitude);
+  AffineExpr r, i;
+  bindDims(ctx, r, i);
   return buildGeneric(
-      b, loc, ValueRange{x}, init, mapsOf(2, {{t, k}, {t}}, ctx),
-      {IteratorType::parallel, IteratorType::reduction},
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value magnitude = math::AbsFOp::create(
-            nb, l, castFloat(nb, l, args[0], nb.getF32Type()));
-        return arith::MaximumFOp::create(nb, l, args[1], magnitude);
-      });
+      b, loc, ValueRange{partial},
+      createFilled(b, loc, {rows}, b.getF32Type(), 0.0),
+      mapsOf(2, {{r, i}, {r}}, ctx),
+      {IteratorType::parallel, IteratorType::reduction}, maxOfMagnitude);
 }
 
 /// The int8 code of `value` in a row whose largest magnitude is `amax`:
@@ -143,10 +162,11 @@ Value afm::buildQ2Int8Matmul(OpBuilder &b, Location loc, Value x,
             nb, l, args[1], arith::ExtSIOp::create(nb, l, i32, args[0]));
       });
 
-  // dot[t, o, i] = sum_{g, j, m} q(codes[o, g, 4i + m], plane j) *
+  // dot[t, o] = sum_{g, j, i, m} q(codes[o, g, 4i + m], plane j) *
   //                              xq[t, j, g, 4i + m]
   // The four bytes m of lane i are the innermost reduction: vectorized, a
-  // tile is [words, 4] bytes whose rows sum into i32 lanes.
+  // tile is [lanes, 4] bytes whose rows sum into i32 lanes, which stay
+  // lanes in a register until the output's last tile (Int8DotProducts.h).
   Value xq5 = tensor::ExpandShapeOp::create(
       b, loc,
       RankedTensorType::get({cast<ShapedType>(x.getType()).getDimSize(0), 4,
@@ -167,12 +187,10 @@ Value afm::buildQ2Int8Matmul(OpBuilder &b, Location loc, Value x,
   // constant once the plane loop is unrolled.
   Value dot = buildGeneric(
       b, loc, ValueRange{xq5, codes},
-      createFilled(b, loc,
-                   {rows, b.getIndexAttr(n), b.getIndexAttr(words)},
-                   b.getI32IntegerAttr(0)),
-      mapsOf(6, {{t, j, g, i, m}, {o, g, i, m}, {t, o, i}}, ctx),
+      createFilled(b, loc, {rows, b.getIndexAttr(n)}, b.getI32IntegerAttr(0)),
+      mapsOf(6, {{t, j, g, i, m}, {o, g, i, m}, {t, o}}, ctx),
       {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
-       IteratorType::reduction, IteratorType::parallel,
+       IteratorType::reduction, IteratorType::reduction,
        IteratorType::reduction},
       [&](OpBuilder &nb, Location l, ValueRange args) {
         Value plane = arith::IndexCastOp::create(
@@ -190,21 +208,12 @@ Value afm::buildQ2Int8Matmul(OpBuilder &b, Location loc, Value x,
 
   // y = s * (amax / 127) * (dot - 1.5 rowsum), from the exact integer
   // 2 dot - 3 rowsum.
-  AffineExpr r, c, w;
-  bindDims(ctx, r, c, w);
-  Value sums = buildGeneric(
-      b, loc, ValueRange{dot},
-      createFilled(b, loc, {rows, b.getIndexAttr(n)}, b.getI32IntegerAttr(0)),
-      mapsOf(3, {{r, c, w}, {r, c}}, ctx),
-      {IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction},
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        return arith::AddIOp::create(nb, l, args[1], args[0]);
-      });
+  AffineExpr r, c;
+  bindDims(ctx, r, c);
   AffineExpr scaleIndex = type.getGranularity() == ScaleGranularity::PerTensor
                               ? getAffineConstantExpr(0, ctx)
                               : c;
-  SmallVector<Value> inputs = {sums, rowSum, amax, parts[1]};
+  SmallVector<Value> inputs = {dot, rowSum, amax, parts[1]};
   SmallVector<SmallVector<AffineExpr>> indexing = {
       {r, c}, {r}, {r}, {scaleIndex}};
   if (acc) {

@@ -33,12 +33,12 @@
 // GENERIC-LABEL: func.func @masked_codes
 // GENERIC-NOT: llvm.call_intrinsic
 // GENERIC: vector.multi_reduction <add>
-func.func @masked_codes(%x: memref<1x4x2x16x4xi8>, %w: memref<8x2x16x4xi8>,
+func.func @masked_codes(%x: memref<1x4x8x16x4xi8>, %w: memref<8x8x16x4xi8>,
                         %y: memref<1x8x16xi32>) {
   linalg.generic {indexing_maps = [#X, #W, #Y],
                   iterator_types = ["parallel", "parallel", "reduction",
                                     "reduction", "parallel", "reduction"]}
-      ins(%x, %w : memref<1x4x2x16x4xi8>, memref<8x2x16x4xi8>)
+      ins(%x, %w : memref<1x4x8x16x4xi8>, memref<8x8x16x4xi8>)
       outs(%y : memref<1x8x16xi32>) {
   ^bb0(%xq: i8, %byte: i8, %acc: i32):
     %j = linalg.index 3 : index
@@ -77,18 +77,63 @@ func.func @masked_codes(%x: memref<1x4x2x16x4xi8>, %w: memref<8x2x16x4xi8>,
 // SDOT-LABEL: func.func @full_bytes
 // SDOT-NOT: llvm.call_intrinsic
 // SDOT: vector.multi_reduction <add>
-func.func @full_bytes(%x: memref<1x2x16x4xi8>, %w: memref<8x2x16x4xi8>,
+func.func @full_bytes(%x: memref<1x8x16x4xi8>, %w: memref<8x8x16x4xi8>,
                       %y: memref<1x8x16xi32>) {
   linalg.generic {indexing_maps = [#X, #W, #Y],
                   iterator_types = ["parallel", "parallel", "reduction",
                                     "parallel", "reduction"]}
-      ins(%x, %w : memref<1x2x16x4xi8>, memref<8x2x16x4xi8>)
+      ins(%x, %w : memref<1x8x16x4xi8>, memref<8x8x16x4xi8>)
       outs(%y : memref<1x8x16xi32>) {
   ^bb0(%xq: i8, %byte: i8, %acc: i32):
     %u = arith.extui %byte : i8 to i32
     %s = arith.extsi %xq : i8 to i32
     %p = arith.muli %s, %u : i32
     %sum = arith.addi %p, %acc : i32
+    linalg.yield %sum : i32
+  }
+  return
+}
+
+// -----
+
+#X = affine_map<(t, o, g, j, i, m) -> (t, j, g, i, m)>
+#W = affine_map<(t, o, g, j, i, m) -> (o, g, i, m)>
+#Y = affine_map<(t, o, g, j, i, m) -> (t, o)>
+
+// The kernel's real form: the lanes are summed too (one i32 per output).
+// The lanes stay a vector accumulator across the group loop, and the
+// horizontal sum happens once per output, after it.
+// VNNI-LABEL: func.func @lanes_summed
+// VNNI: scf.for {{.*}} iter_args({{.*}}) -> ({{.*}}vector<16xi32>)
+// VNNI: memref.prefetch
+// VNNI-COUNT-4: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// VNNI-NOT: vector.reduction
+// VNNI: scf.yield
+// VNNI: vector.reduction <add>
+// AVX2-LABEL: func.func @lanes_summed
+// AVX2: scf.for {{.*}} iter_args({{.*}}) -> ({{.*}}vector<8xi32>)
+// AVX2-COUNT-8: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"
+// AVX2: scf.yield
+// AVX2: vector.reduction <add>
+func.func @lanes_summed(%x: memref<1x4x8x16x4xi8>, %w: memref<8x8x16x4xi8>,
+                        %y: memref<1x8xi32>) {
+  linalg.generic {indexing_maps = [#X, #W, #Y],
+                  iterator_types = ["parallel", "parallel", "reduction",
+                                    "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<1x4x8x16x4xi8>, memref<8x8x16x4xi8>)
+      outs(%y : memref<1x8xi32>) {
+  ^bb0(%xq: i8, %byte: i8, %acc: i32):
+    %j = linalg.index 3 : index
+    %plane = arith.index_cast %j : index to i8
+    %c1 = arith.constant 1 : i8
+    %shift = arith.shli %plane, %c1 : i8
+    %shifted = arith.shrui %byte, %shift : i8
+    %c3 = arith.constant 3 : i8
+    %code = arith.andi %shifted, %c3 : i8
+    %u = arith.extui %code : i8 to i32
+    %s = arith.extsi %xq : i8 to i32
+    %p = arith.muli %u, %s : i32
+    %sum = arith.addi %acc, %p : i32
     linalg.yield %sum : i32
   }
   return

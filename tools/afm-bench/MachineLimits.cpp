@@ -28,13 +28,19 @@ static double timeParallel(int threads, const std::function<void(int)> &work) {
 }
 
 /// Sums a slice with eight independent accumulators (several load streams
-/// in flight, as a GEMV over eight rows has). The result is kept so the
-/// loads cannot be removed.
+/// in flight, as a GEMV over eight rows has), one 64-byte line per step,
+/// prefetching 8 KiB ahead as the compiled GEMV kernels do (without it
+/// the hardware prefetchers alone reach about 15% less here, and kernels
+/// would beat the "limit"). The result is kept so the loads cannot be
+/// removed.
 static uint64_t sumSlice(const uint64_t *data, size_t count) {
+  constexpr size_t kAhead = 8192 / sizeof(uint64_t);
   uint64_t a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  for (size_t i = 0; i + 8 <= count; i += 8)
+  for (size_t i = 0; i + 8 <= count; i += 8) {
+    __builtin_prefetch(data + std::min(i + kAhead, count - 1));
     for (int j = 0; j < 8; ++j)
       a[j] += data[i + j];
+  }
   uint64_t sum = 0;
   for (uint64_t v : a)
     sum += v;

@@ -1,0 +1,37 @@
+//===- Accumulators.h - keep vector accumulators in registers ---*- C++ -*-===//
+//
+// Loop rewrites for vectorized reductions after tiling: an accumulator
+// read and written in a loop becomes the loop's iter_arg, and a scalar
+// sum of horizontal reductions per iteration becomes a vector sum with one
+// horizontal reduction after the loop.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_PASSES_ACCUMULATORS_H
+#define AFM_PASSES_ACCUMULATORS_H
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::afm {
+
+/// Keeps a reduction loop's accumulators in registers: a transfer_read
+/// and a transfer_write of the same loop-invariant place, with no other
+/// access to that buffer in the loop, become an iter_arg. (Upstream's
+/// hoistRedundantVectorTransfers refuses any buffer that also has views
+/// elsewhere in the function, as packed buffers do.) Hoists one pair;
+/// returns the loop, a new one when it hoisted.
+scf::ForOp hoistAccumulators(RewriterBase &rewriter, scf::ForOp loop);
+
+/// For an integer iter_arg `a : vector<1xiN>` that each iteration updates
+/// as `a + broadcast(reduce_add(X1)) + ... + broadcast(reduce_add(Xn))`
+/// (Xk : vector<L x iN>), carries `V = V + X1 + ... + Xn` instead and adds
+/// `reduce_add(V)` to `a`'s init after the loop: one horizontal reduction
+/// per loop instead of n per iteration. Integer sums are associative, so
+/// the result is the same. Rewrites one such iter_arg; returns the loop, a
+/// new one when it rewrote.
+scf::ForOp liftReductionsOutOfLoop(RewriterBase &rewriter, scf::ForOp loop);
+
+} // namespace mlir::afm
+
+#endif // AFM_PASSES_ACCUMULATORS_H
