@@ -125,6 +125,9 @@ static Results lowerGemm(ONNXNode &node) {
     return failure();
   if (lhs->getType().getRank() != 2 || rhs->getType().getRank() != 2)
     return node.emitError() << "A and B must be matrices";
+  if (lhs->getType().getElementType() != rhs->getType().getElementType())
+    return node.emitError() << "operand element types differ: A is "
+                            << lhs->getType() << ", B is " << rhs->getType();
   Value a = node.getIntAttribute("transA", 0) ? transpose2D(node, *lhs) : *lhs;
   Value b = node.getIntAttribute("transB", 0) ? transpose2D(node, *rhs) : *rhs;
   auto aType = cast<RankedTensorType>(a.getType());
@@ -158,6 +161,9 @@ static Results lowerGemm(ONNXNode &node) {
   auto biasType = bias->getType();
   if (biasType.getRank() > 2)
     return node.emitError() << "C must have rank <= 2";
+  if (biasType.getElementType() != elementType)
+    return node.emitError() << "operand element types differ: A is " << aType
+                            << ", C is " << biasType;
   llvm::SmallVector<int64_t> shape(2 - biasType.getRank(), 1);
   llvm::append_range(shape, biasType.getShape());
   if ((shape[0] != 1 && shape[0] != m) || (shape[1] != 1 && shape[1] != n))
