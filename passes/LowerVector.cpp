@@ -14,6 +14,43 @@ namespace mlir::afm {
 using namespace mlir;
 
 namespace {
+/// A reduction over a wide innermost dimension becomes a tree: its two
+/// halves are combined element-wise, until the dimension is narrow. The
+/// upstream lowering (InnerParallel) otherwise reduces it one element at a
+/// time: a dependent chain of N scalar operations (for NaN-propagating
+/// maxima, five instructions each). Float sums change their association,
+/// as split-K partial sums already do.
+struct HalveInnermostReduction
+    : OpRewritePattern<vector::MultiDimReductionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  static constexpr int64_t kNarrow = 8;
+
+  LogicalResult matchAndRewrite(vector::MultiDimReductionOp op,
+                                PatternRewriter &rewriter) const override {
+    VectorType type = op.getSourceVectorType();
+    int64_t rank = type.getRank();
+    if (type.isScalable() || !op.isReducedDim(rank - 1))
+      return failure();
+    int64_t n = type.getShape().back();
+    if (n < 2 * kNarrow || n % 2 != 0)
+      return failure();
+    Location loc = op.getLoc();
+    SmallVector<int64_t> offsets(rank, 0), sizes(type.getShape()),
+        strides(rank, 1);
+    sizes.back() = n / 2;
+    Value lo = vector::ExtractStridedSliceOp::create(
+        rewriter, loc, op.getSource(), offsets, sizes, strides);
+    offsets.back() = n / 2;
+    Value hi = vector::ExtractStridedSliceOp::create(
+        rewriter, loc, op.getSource(), offsets, sizes, strides);
+    Value halves =
+        vector::makeArithReduction(rewriter, loc, op.getKind(), lo, hi);
+    rewriter.replaceOpWithNewOp<vector::MultiDimReductionOp>(
+        op, halves, op.getAcc(), op.getReductionMask(), op.getKind());
+    return success();
+  }
+};
+
 struct AFMLowerVectorPass
     : afm::impl::AFMLowerVectorPassBase<AFMLowerVectorPass> {
   void runOnOperation() override {
@@ -24,6 +61,10 @@ struct AFMLowerVectorPass
     // Broadcasting reads become read + broadcast, which the contraction
     // absorbs into its indexing maps. (Together with the unit-dimension
     // patterns these do not terminate on transposes of unit dimensions.)
+    RewritePatternSet trees(&getContext());
+    trees.add<HalveInnermostReduction>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(trees))))
+      return signalPassFailure();
     RewritePatternSet reads(&getContext());
     vector::populateVectorTransferPermutationMapLoweringPatterns(reads);
     if (failed(applyPatternsGreedily(getOperation(), std::move(reads))))

@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
   int n = threads > 0 ? threads.getValue()
                       : std::max(1u, std::thread::hardware_concurrency());
   MachineLimits limits =
-      measureMachineLimits(size_t(bandwidthMiB) << 20, n, 3);
+      measureMachineLimits(size_t(bandwidthMiB) << 20, n, 10);
   std::vector<int> threadCounts = {1};
   if (n > 1)
     threadCounts.push_back(n);
