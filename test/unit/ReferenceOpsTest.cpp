@@ -34,6 +34,22 @@ TEST(ReferenceOps, LinearIsXTimesWTransposed) {
   EXPECT_THAT(linear({1, 2}, {1, 0, 0, 1, 3, -1}), ElementsAre(1, 2, 1));
 }
 
+TEST(ReferenceOps, Int8ActivationsRoundHalfToEvenOnTheRowScale) {
+  // max|x| = 2, so code = round(x * 63.5): 31.75 -> 32, -127,
+  // 63.5 -> 64 (the even neighbour), -31.75 -> -32; value = code * 2 / 127.
+  std::vector<float> y = roundToInt8Activations({0.5f, -2, 1, -0.5f});
+  EXPECT_THAT(y, Pointwise(FloatNear(kTol), {32 * 2 / 127.0f, -2.0f,
+                                             64 * 2 / 127.0f,
+                                             -32 * 2 / 127.0f}));
+  // max|x| = 127, so code = x: the ties 1.5 and 2.5 both round to 2.
+  std::vector<float> ties = roundToInt8Activations({1.5f, 2.5f, 127});
+  EXPECT_THAT(ties, ElementsAre(2.0f, 2.0f, 127.0f));
+}
+
+TEST(ReferenceOps, Int8ActivationsOfAZeroRowAreZero) {
+  EXPECT_THAT(roundToInt8Activations({0, 0, 0}), ElementsAre(0, 0, 0));
+}
+
 TEST(ReferenceOps, RopeAtPositionZeroIsTheIdentity) {
   std::vector<float> head = {0.5f, -1.25f, 3, 7, -2, 0.125f};
   std::vector<float> rotated = head;

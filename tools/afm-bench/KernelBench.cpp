@@ -81,6 +81,7 @@ static llvm::Expected<KernelResult> timeOn(void *function,
 
 llvm::Expected<std::vector<KernelResult>>
 afm_bench::runKernel(MLIRContext &context, const KernelSpec &spec,
+                     const afm::TargetDescription &target,
                      size_t footprintBytes, double minSeconds,
                      llvm::ArrayRef<HostThreads *> hosts) {
   KernelSource source = buildKernelSource(spec);
@@ -93,7 +94,7 @@ afm_bench::runKernel(MLIRContext &context, const KernelSpec &spec,
   afm::CodegenSettings settings;
   settings.int8Activations = spec.int8Activations;
   if (llvm::Error error =
-          library.compileAndLoad(*module, afm::getHostTarget(),
+          library.compileAndLoad(*module, target,
                                  afm::GraphThreads::Host, settings))
     return std::move(error);
   void *function = library.lookup("main");

@@ -13,6 +13,8 @@
 
 #include "KernelSources.h"
 
+#include "afm/Target/TargetDescription.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
@@ -41,8 +43,8 @@ struct KernelResult {
 /// for at least `minSeconds`. One result per host, in order.
 llvm::Expected<std::vector<KernelResult>>
 runKernel(mlir::MLIRContext &context, const KernelSpec &spec,
-          size_t footprintBytes, double minSeconds,
-          llvm::ArrayRef<HostThreads *> hosts);
+          const mlir::afm::TargetDescription &target, size_t footprintBytes,
+          double minSeconds, llvm::ArrayRef<HostThreads *> hosts);
 
 } // namespace afm_bench
 

@@ -17,6 +17,7 @@
 
 #include "afm/CodeGen/ObjectEmitter.h"
 #include "afm/InitAll.h"
+#include "afm/Target/TargetDescription.h"
 
 #include "mlir/IR/DialectRegistry.h"
 
@@ -27,6 +28,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <thread>
 #include <unistd.h>
@@ -40,6 +42,13 @@ static cl::opt<bool> json("json", cl::desc("Print JSON instead of a table"),
 static cl::opt<std::string>
     plot("plot", cl::desc("Also write a roofline of the kernels (SVG)"),
          cl::value_desc("file.svg"), cl::cat(category));
+static cl::opt<std::string> targetName(
+    "target",
+    cl::desc("Compile the kernels for this target (afm-compile "
+             "--list-targets) instead of the host's; it must run on this "
+             "machine, e.g. x86-64-v3 to measure the AVX2 kernels on an "
+             "AVX-512 host (default: host)"),
+    cl::init("host"), cl::cat(category));
 static cl::opt<int> threads("bench-threads",
                             cl::desc("Threads N for the all-threads limits, "
                                      "kernels and models (default: the "
@@ -92,7 +101,8 @@ static size_t lastLevelCacheBytes() {
 
 /// Compiles and times the selected kernels on each of `hosts`.
 static llvm::Expected<std::vector<KernelResult>>
-runKernels(size_t footprint, llvm::ArrayRef<HostThreads *> hosts) {
+runKernels(const mlir::afm::TargetDescription &target, size_t footprint,
+           llvm::ArrayRef<HostThreads *> hosts) {
   mlir::DialectRegistry registry;
   mlir::afm::registerDialects(registry);
   mlir::afm::registerLLVMIRTranslations(registry);
@@ -104,13 +114,39 @@ runKernels(size_t footprint, llvm::ArrayRef<HostThreads *> hosts) {
           return llvm::StringRef(spec.name).contains(part);
         }))
       continue;
-    auto timed = runKernel(context, spec, footprint, seconds, hosts);
+    auto timed = runKernel(context, spec, target, footprint, seconds, hosts);
     if (!timed)
       return llvm::createStringError(spec.name + ": " +
                                      llvm::toString(timed.takeError()));
     llvm::append_range(results, *timed);
   }
   return results;
+}
+
+/// The target the kernels are compiled for: `name` with this process's
+/// triple, when this machine has every feature it needs (afm-bench runs
+/// the kernels here).
+static llvm::Expected<mlir::afm::TargetDescription>
+kernelTarget(llvm::StringRef name) {
+  auto target = mlir::afm::lookupTarget(name);
+  if (!target)
+    return target.takeError();
+  mlir::afm::TargetDescription host = mlir::afm::getHostTarget();
+  if (target->isAArch64() != host.isAArch64())
+    return llvm::createStringError(
+        "--target " + name.str() +
+        ": afm-bench runs the kernels on this machine, which is of another "
+        "architecture");
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  llvm::SmallVector<llvm::StringRef> wanted;
+  llvm::StringRef(target->features).split(wanted, ',', -1, false);
+  for (llvm::StringRef feature : wanted)
+    if (feature.consume_front("+") && !features.lookup(feature))
+      return llvm::createStringError("--target " + name.str() +
+                                     ": this machine lacks '" + feature.str() +
+                                     "', so the kernels could not run here");
+  target->triple = host.triple;
+  return target;
 }
 
 static int fail(llvm::Error error) {
@@ -140,6 +176,9 @@ int main(int argc, char **argv) {
       "GB/s counts the weight bytes read (embedding: rows and scales;\n"
       "attention: KV codes and scales), GFLOP/s 2 per multiply-add; each\n"
       "is a fraction of the limit on the same number of threads.\n");
+  auto target = kernelTarget(targetName);
+  if (!target)
+    return fail(target.takeError());
   int n = threads > 0 ? threads.getValue()
                       : std::max(1u, std::thread::hardware_concurrency());
   MachineLimits limits =
@@ -164,7 +203,7 @@ int main(int argc, char **argv) {
                            ? size_t(footprintMiB) << 20
                            : std::max<size_t>(4 * lastLevelCacheBytes(),
                                               256u << 20);
-    auto timed = runKernels(footprint, hosts);
+    auto timed = runKernels(*target, footprint, hosts);
     if (!timed)
       return fail(timed.takeError());
     results = std::move(*timed);
