@@ -67,7 +67,10 @@ static Value rowAbsMax(OpBuilder &b, Location loc, Value x) {
       b, loc, ValueRange{partial},
       createFilled(b, loc, {rows}, b.getF32Type(), 0.0),
       mapsOf(2, {{r, i}, {r}}, ctx),
-      {IteratorType::parallel, IteratorType::reduction}, maxOfMagnitude);
+      {IteratorType::parallel, IteratorType::reduction},
+      [](OpBuilder &nb, Location l, ValueRange args) {
+        return arith::MaximumFOp::create(nb, l, args[1], args[0]).getResult();
+      });
 }
 
 /// The int8 code of `value` in a row whose largest magnitude is `amax`:

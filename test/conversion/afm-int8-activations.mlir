@@ -1,0 +1,60 @@
+// RUN: afm-opt %s -split-input-file --afm-lower-to-linalg=int8-activations=true | FileCheck %s
+// RUN: afm-opt %s -split-input-file --afm-lower-to-linalg | FileCheck %s --check-prefix=FLOAT
+
+// A 2-bit linear layer with int8 activations: max|x| per row (split-K: 16
+// running maxima, then their maximum), the row rounded to int8 codes in the
+// kernel's plane order [T, 4, groups, lanes], their sum, one i32 dot
+// product per output over (group, plane, lane, byte) with the plane's shift
+// from the loop index, and y = s * amax / 127 * (2 dot - 3 sum) / 2.
+// Without the option the f32 kernel runs.
+// CHECK-LABEL: func.func @linear_q2
+// CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[CODES:.*]]: tensor<128x16xi8>, %[[SCALES:.*]]: tensor<128xf32>)
+// CHECK: %[[PMAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%{{.*}} : tensor<?x4x16xf32>) outs(%{{.*}} : tensor<?x16xf32>)
+// CHECK: math.absf
+// CHECK: %[[AMAX:.*]] = linalg.generic {{.*}} ins(%[[PMAX]] : tensor<?x16xf32>) outs(%{{.*}} : tensor<?xf32>)
+// CHECK-NOT: math.absf
+// CHECK: arith.maximumf
+// CHECK: %[[XQ:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[AMAX]] : tensor<?x1x16x4xf32>, tensor<?xf32>) outs(%{{.*}} : tensor<?x4x1x16xi8>)
+// CHECK: math.roundeven
+// CHECK: arith.fptosi %{{.*}} : f32 to i8
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[XQ]] : tensor<?x4x1x16xi8>) outs(%{{.*}} : tensor<?xi32>)
+// CHECK: %[[XQ5:.*]] = tensor.expand_shape %[[XQ]]
+// CHECK: %[[W:.*]] = tensor.expand_shape %[[CODES]] {{\[}}[0], [1, 2, 3]] output_shape [128, 1, 4, 4]
+// CHECK: %[[DOT:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]} ins(%[[XQ5]], %[[W]] : tensor<?x4x1x4x4xi8>, tensor<128x1x4x4xi8>) outs(%{{.*}} : tensor<?x128xi32>)
+// CHECK: linalg.index 3
+// CHECK: arith.shrui
+// CHECK: arith.andi %{{.*}}, %c3_i8
+// CHECK: arith.extui %{{.*}} : i8 to i32
+// CHECK: arith.extsi %{{.*}} : i8 to i32
+// CHECK: arith.muli
+// CHECK: linalg.generic {{.*}} ins(%[[DOT]], %[[SUM]], %[[AMAX]], %[[SCALES]] : tensor<?x128xi32>, tensor<?xi32>, tensor<?xf32>, tensor<128xf32>)
+// CHECK: arith.subi
+// CHECK: arith.sitofp
+// CHECK-NOT: tensor<128x64xf32>
+// FLOAT-LABEL: func.func @linear_q2
+// FLOAT-NOT: math.roundeven
+// FLOAT: arith.uitofp
+func.func @linear_q2(%x: tensor<?x64xf32>, %codes: tensor<128x16xi8>, %scales: tensor<128xf32>) -> tensor<?x128xf32> {
+  %w = afm.bound_weight %codes, %scales : tensor<128x16xi8>, tensor<128xf32> -> !afm.q2<128x64, per_channel>
+  %y = afm.linear %x, %w : tensor<?x64xf32>, !afm.q2<128x64, per_channel> -> tensor<?x128xf32>
+  return %y : tensor<?x128xf32>
+}
+
+// -----
+
+// A model imported with "linear_activations": "int8" asks for it in its
+// afm.model attribute; 40 rows (a long prompt) round x to int8 and back,
+// then multiply the decoded weights in f32.
+// CHECK-LABEL: func.func @prompt
+// FLOAT-LABEL: func.func @prompt
+// FLOAT: math.roundeven
+// FLOAT: arith.fptosi %{{.*}} : f32 to i8
+// FLOAT: arith.sitofp %{{.*}} : i8 to f32
+// FLOAT: linalg.matmul
+module attributes {afm.model = {linear_activations = "int8"}} {
+  func.func @prompt(%x: tensor<40x64xf32>, %codes: tensor<128x16xi8>, %scales: tensor<1xf32>) -> tensor<40x128xf32> {
+    %w = afm.bound_weight %codes, %scales : tensor<128x16xi8>, tensor<1xf32> -> !afm.q2<128x64, per_tensor>
+    %y = afm.linear %x, %w : tensor<40x64xf32>, !afm.q2<128x64, per_tensor> -> tensor<40x128xf32>
+    return %y : tensor<40x128xf32>
+  }
+}
