@@ -3,6 +3,7 @@
 #include "passes/Int8DotProducts.h"
 
 #include "passes/Accumulators.h"
+#include "passes/Prefetch.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -23,11 +24,6 @@ using namespace mlir::afm;
 /// Bytes summed into one i32 lane by every dot-product instruction.
 static constexpr int64_t kBytesPerLane = 4;
 
-/// How far ahead of the current tile the streamed operand is prefetched.
-/// The loop has one load of it per dozen or so instructions, so the
-/// reorder window alone keeps too few cache lines in flight to cover the
-/// DRAM latency at full bandwidth.
-static constexpr int64_t kPrefetchBytes = 8192;
 
 /// `value` as the i8 operand of an extension to i32 of kind `ExtOp`.
 template <typename ExtOp>
@@ -357,33 +353,6 @@ static BlockArgument sourceArgument(Value value, Block *body) {
   }
 }
 
-/// Prefetches the bytes `kPrefetchBytes` beyond the tile `view` reads, in
-/// its source's leading dimension (the weight rows), clamped to the last
-/// row.
-static void prefetchAhead(OpBuilder &b, Location loc, Value view) {
-  auto subview = view.getDefiningOp<memref::SubViewOp>();
-  if (!subview)
-    return;
-  MemRefType source = subview.getSourceType();
-  if (!source.hasStaticShape() || source.getRank() < 1)
-    return;
-  int64_t rowBytes = source.getElementTypeBitWidth() / 8;
-  for (int64_t size : source.getShape().drop_front())
-    rowBytes *= size;
-  if (rowBytes <= 0)
-    return;
-  int64_t rows = (kPrefetchBytes + rowBytes - 1) / rowBytes;
-  SmallVector<Value> indices = getValueOrCreateConstantIndexOp(
-      b, loc, subview.getMixedOffsets());
-  Value ahead = arith::AddIOp::create(
-      b, loc, indices.front(), arith::ConstantIndexOp::create(b, loc, rows));
-  indices.front() = arith::MinUIOp::create(
-      b, loc, ahead,
-      arith::ConstantIndexOp::create(b, loc, source.getDimSize(0) - 1));
-  memref::PrefetchOp::create(b, loc, subview.getSource(), indices,
-                             /*isWrite=*/false, /*localityHint=*/3,
-                             /*isDataCache=*/true);
-}
 
 LogicalResult afm::vectorizeInt8DotTile(RewriterBase &rewriter,
                                         linalg::GenericOp tile,

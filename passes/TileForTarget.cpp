@@ -10,6 +10,7 @@
 #include "passes/Accumulators.h"
 #include "passes/GEMMTiles.h"
 #include "passes/Int8DotProducts.h"
+#include "passes/Prefetch.h"
 #include "passes/Passes.h"
 
 #include "afm/Target/TargetDescription.h"
@@ -39,6 +40,9 @@ struct TilePlan {
   SmallVector<int64_t> tiles;
   bool contraction = false;
   bool int8Dot = false;
+  /// Split-K partial sums: every reduction tiled by 1 under an innermost
+  /// parallel output dimension (a GEMV's inner loop).
+  bool splitK = false;
   /// The tile loops' order (dimensions, outermost first); empty: the op's.
   SmallVector<int64_t> interchange;
 };
@@ -77,6 +81,24 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
   }
   plan.tiles.assign(ranges.size(), 1);
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<unsigned> outDims;
+  for (AffineExpr e : outMap.getResults())
+    if (auto dim = dyn_cast<AffineDimExpr>(e))
+      outDims.push_back(dim.getPosition());
+  // A contraction whose innermost loop is a lane of every operand (x and W
+  // split into [groups, lanes], summed over the groups) is split-K partial
+  // sums, not a matmul: element-wise FMAs below.
+  auto isLaneOfEveryOperand = [&](unsigned dim) {
+    return llvm::all_of(op->getOpOperands(), [&](OpOperand &operand) {
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      return map.getNumResults() > 0 &&
+             map.getResults().back() == getAffineDimExpr(dim, op.getContext());
+    });
+  };
+  if (plan.contraction && !outDims.empty() &&
+      outDims.back() == ranges.size() - 1 && isLaneOfEveryOperand(outDims.back()))
+    plan.contraction = false;
   for (auto [i, iterator] : llvm::enumerate(iterators))
     if (iterator == utils::IteratorType::reduction)
       plan.tiles[i] =
@@ -84,11 +106,6 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
 
   // The output's innermost dimension is the vector dimension; for a
   // contraction the one before it holds the register rows.
-  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  SmallVector<unsigned> outDims;
-  for (AffineExpr e : outMap.getResults())
-    if (auto dim = dyn_cast<AffineDimExpr>(e))
-      outDims.push_back(dim.getPosition());
   if (!outDims.empty()) {
     unsigned inner = outDims.back();
     int64_t nr = plan.contraction ? 2 * lanes : lanes;
@@ -107,6 +124,7 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
   // one vector FMA into an accumulator that stays in registers.
   bool splitK = !plan.contraction && !outDims.empty() &&
                 outDims.back() == ranges.size() - 1;
+  plan.splitK = splitK;
   if (splitK) {
     for (auto [i, iterator] : llvm::enumerate(iterators))
       if (iterator == utils::IteratorType::reduction)
@@ -178,6 +196,26 @@ static void vectorizeTile(RewriterBase &rewriter, Operation *tile,
 }
 
 
+/// The input a split-K kernel streams from memory: the largest, when it
+/// holds at least kStreamedBytes (the weights of a GEMV, not its
+/// activations).
+static std::optional<unsigned> streamedInput(linalg::LinalgOp op) {
+  constexpr int64_t kStreamedBytes = 1 << 20;
+  std::optional<unsigned> largest;
+  int64_t largestBytes = kStreamedBytes - 1;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    if (!type || !type.hasStaticShape())
+      continue;
+    int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    if (bytes > largestBytes) {
+      largestBytes = bytes;
+      largest = input->getOperandNumber();
+    }
+  }
+  return largest;
+}
+
 /// Tiles `op` with the plan planTiles chooses and vectorizes the tile.
 static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
                              const TargetDescription &target,
@@ -186,6 +224,7 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   auto tileable = dyn_cast<TilingInterface>(op.getOperation());
   if (!plan || !op.hasPureBufferSemantics() || !tileable)
     return;
+  std::optional<unsigned> streamed = streamedInput(op);
   rewriter.setInsertionPoint(op);
   scf::SCFTilingOptions options;
   options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), plan->tiles));
@@ -198,6 +237,13 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
                    plan->interchange);
   rewriter.eraseOp(op);
   Operation *tile = tiled->tiledOps.front();
+  if (plan->splitK && streamed) {
+    rewriter.setInsertionPoint(tile);
+    prefetchAhead(rewriter, tile->getLoc(),
+                  cast<linalg::LinalgOp>(tile)
+                      .getDpsInputOperand(*streamed)
+                      ->get());
+  }
   if (plan->int8Dot &&
       succeeded(vectorizeInt8DotTile(rewriter, cast<linalg::GenericOp>(tile),
                                      target))) {

@@ -321,6 +321,55 @@ static Value astcBlockMatmul(OpBuilder &b, Location loc, Value x,
       });
 }
 
+/// `acc + x W^T` for one row of x and a float W [N, K] in split-K form:
+/// each output keeps 16 partial sums over contiguous columns, so the inner
+/// loop streams W's rows as whole vectors (and prefetches them, as a
+/// split-K tile), and the horizontal sum happens once per output. Null
+/// when x has more rows (a contraction reuses W across them) or K does
+/// not split into 16-wide groups.
+static Value gemvSplitK(OpBuilder &b, Location loc, Value x, Value weight,
+                        Type elementType, Value acc) {
+  constexpr int64_t kLanes = 16;
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto wType = cast<RankedTensorType>(weight.getType());
+  if (xType.getDimSize(0) != 1 || !wType.hasStaticShape() ||
+      wType.getDimSize(1) % kLanes != 0 || wType.getDimSize(1) < 4 * kLanes)
+    return {};
+  MLIRContext *ctx = b.getContext();
+  int64_t n = wType.getDimSize(0), k = wType.getDimSize(1);
+  int64_t groups = k / kLanes;
+  Value xs = splitColumns(b, loc, x, {groups, kLanes});
+  Value ws = tensor::ExpandShapeOp::create(
+      b, loc,
+      RankedTensorType::get({n, groups, kLanes}, wType.getElementType()),
+      weight, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  AffineExpr t, o, g, lane;
+  bindDims(ctx, t, o, g, lane);
+  Value partial = buildGeneric(
+      b, loc, ValueRange{xs, ws}, zerosLike(b, loc, x, {n, kLanes}),
+      mapsOf(4, {{t, g, lane}, {o, g, lane}, {t, o, lane}}, ctx),
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
+       IteratorType::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        return multiplyAdd(nb, l, args[0],
+                           castFloat(nb, l, args[1], nb.getF32Type()),
+                           args[2]);
+      });
+  Value sums = sumInnermost(b, loc, partial);
+  SmallVector<Value> inputs = {sums};
+  if (acc)
+    inputs.push_back(acc);
+  return mapElementwise(b, loc, inputs, elementType,
+                        [&](OpBuilder &nb, Location l, ValueRange args) {
+                          Value y = args[0];
+                          if (acc)
+                            y = arith::AddFOp::create(
+                                nb, l,
+                                castFloat(nb, l, args[1], nb.getF32Type()), y);
+                          return castFloat(nb, l, y, elementType);
+                        });
+}
+
 static BoundWeightOp getBound(Value weight) {
   return weight.getDefiningOp<BoundWeightOp>();
 }
@@ -361,6 +410,8 @@ Value afm::buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
                              bound.getParts(), elementType, acc);
   }
   if (isa<RankedTensorType>(weight.getType())) {
+    if (Value y = gemvSplitK(b, loc, x, weight, elementType, acc))
+      return y;
     Value init = acc;
     if (!init) {
       OpFoldResult rows = getSizes(b, loc, x)[0];

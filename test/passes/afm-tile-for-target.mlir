@@ -5,6 +5,7 @@
 // RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=apple-m2 annotate-only=true" | FileCheck %s --check-prefix=M2
 // RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=x86-64-v3" | FileCheck %s --check-prefix=VEC
 // RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=apple-m2" | FileCheck %s --check-prefix=VEC-M2
+// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=x86-64-v4" | FileCheck %s --check-prefix=SPLITK
 
 #A = affine_map<(m, n, k) -> (m, k)>
 #B = affine_map<(m, n, k) -> (n, k)>
@@ -107,6 +108,36 @@ func.func @split_k(%x: memref<1x4x16x64xf32>, %w: memref<256x16x64xf32>, %out: m
     %level = arith.subf %b, %half : f32
     %p = arith.mulf %a, %level : f32
     %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#X = affine_map<(t, n, g, l) -> (t, g, l)>
+#W = affine_map<(t, n, g, l) -> (n, g, l)>
+#P = affine_map<(t, n, g, l) -> (t, n, l)>
+
+// A one-row GEMV in split-K form (afm.linear over f32 weights for a decode
+// step): a contraction over the groups whose innermost loop is a lane of
+// every operand. It is tiled as partial sums (one vector FMA per step, no
+// vector.contract), and the weights (1 MiB or more) are prefetched ahead.
+// SPLITK-LABEL: func.func @gemv_split_k
+// SPLITK-NOT: vector.contract
+// SPLITK: scf.for
+// SPLITK: memref.prefetch %{{.*}}, read, locality<3>, data : memref<1024x16x16xf32>
+// SPLITK: arith.mulf {{.*}} : vector<1x1x1x16xf32>
+// SPLITK-NOT: vector.contract
+func.func @gemv_split_k(%x: memref<1x16x16xf32>, %w: memref<1024x16x16xf32>,
+                        %p: memref<1x1024x16xf32>) {
+  linalg.generic {indexing_maps = [#X, #W, #P],
+                  iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<1x16x16xf32>, memref<1024x16x16xf32>)
+      outs(%p : memref<1x1024x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
     linalg.yield %s : f32
   }
   return
