@@ -3,7 +3,6 @@
 #include "passes/Int8DotProducts.h"
 
 #include "passes/Accumulators.h"
-#include "passes/Prefetch.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -340,20 +339,6 @@ private:
 };
 } // namespace
 
-/// The block argument of `body` that `value` is computed from through its
-/// first varying operands (the packed bytes behind the unsigned codes).
-static BlockArgument sourceArgument(Value value, Block *body) {
-  while (true) {
-    if (auto arg = dyn_cast<BlockArgument>(value))
-      return arg.getOwner() == body ? arg : BlockArgument();
-    Operation *def = value.getDefiningOp();
-    if (!def || def->getBlock() != body || def->getNumOperands() == 0)
-      return {};
-    value = def->getOperand(0);
-  }
-}
-
-
 LogicalResult afm::vectorizeInt8DotTile(RewriterBase &rewriter,
                                         linalg::GenericOp tile,
                                         const TargetDescription &target) {
@@ -416,9 +401,6 @@ LogicalResult afm::vectorizeInt8DotTile(RewriterBase &rewriter,
   for (Operation &op : body->without_terminator())
     if (!inChain(op))
       vectors.convert(op);
-  if (BlockArgument packed = sourceArgument(dot->unsignedBytes, body))
-    prefetchAhead(rewriter, loc,
-                  tile.getDpsInputOperand(packed.getArgNumber())->get());
 
   // The output tile: the lanes, or one element that sums them (a vector
   // of one, so that finishInt8DotLoops can keep it in a register and move

@@ -237,7 +237,8 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
                    plan->interchange);
   rewriter.eraseOp(op);
   Operation *tile = tiled->tiledOps.front();
-  if (plan->splitK && streamed) {
+  // GEMV-like tiles stream their weights: prefetch them ahead.
+  if ((plan->splitK || plan->int8Dot) && streamed) {
     rewriter.setInsertionPoint(tile);
     prefetchAhead(rewriter, tile->getLoc(),
                   cast<linalg::LinalgOp>(tile)

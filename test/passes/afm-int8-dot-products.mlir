@@ -9,6 +9,8 @@
 // RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=x86-64-v3" | FileCheck %s --check-prefix=AVX2
 // RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=apple-m2" | FileCheck %s --check-prefix=SDOT
 // RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=aarch64-generic" | FileCheck %s --check-prefix=GENERIC
+// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=x86-64-v4-vnni" | grep -c memref.prefetch | FileCheck %s --check-prefix=ONE-PREFETCH
+// ONE-PREFETCH: {{^}}1{{$}}
 
 #X = affine_map<(t, o, g, j, i, m) -> (t, j, g, i, m)>
 #W = affine_map<(t, o, g, j, i, m) -> (o, g, i, m)>
@@ -102,10 +104,12 @@ func.func @full_bytes(%x: memref<1x8x16x4xi8>, %w: memref<8x8x16x4xi8>,
 
 // The kernel's real form: the lanes are summed too (one i32 per output).
 // The lanes stay a vector accumulator across the group loop, and the
-// horizontal sum happens once per output, after it.
+// horizontal sum happens once per output, after it. The weights (2 MiB)
+// are prefetched ahead, once per group of code bytes (the four unrolled
+// planes read the same bytes): one prefetch in the whole file.
 // VNNI-LABEL: func.func @lanes_summed
 // VNNI: scf.for {{.*}} iter_args({{.*}}) -> ({{.*}}vector<16xi32>)
-// VNNI: memref.prefetch
+// VNNI: memref.prefetch %{{.*}} : memref<4096x8x16x4xi8>
 // VNNI-COUNT-4: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
 // VNNI-NOT: vector.reduction
 // VNNI: scf.yield
@@ -115,13 +119,13 @@ func.func @full_bytes(%x: memref<1x8x16x4xi8>, %w: memref<8x8x16x4xi8>,
 // AVX2-COUNT-8: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"
 // AVX2: scf.yield
 // AVX2: vector.reduction <add>
-func.func @lanes_summed(%x: memref<1x4x8x16x4xi8>, %w: memref<8x8x16x4xi8>,
-                        %y: memref<1x8xi32>) {
+func.func @lanes_summed(%x: memref<1x4x8x16x4xi8>, %w: memref<4096x8x16x4xi8>,
+                        %y: memref<1x4096xi32>) {
   linalg.generic {indexing_maps = [#X, #W, #Y],
                   iterator_types = ["parallel", "parallel", "reduction",
                                     "reduction", "reduction", "reduction"]}
-      ins(%x, %w : memref<1x4x8x16x4xi8>, memref<8x8x16x4xi8>)
-      outs(%y : memref<1x8xi32>) {
+      ins(%x, %w : memref<1x4x8x16x4xi8>, memref<4096x8x16x4xi8>)
+      outs(%y : memref<1x4096xi32>) {
   ^bb0(%xq: i8, %byte: i8, %acc: i32):
     %j = linalg.index 3 : index
     %plane = arith.index_cast %j : index to i8
