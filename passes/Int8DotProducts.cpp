@@ -96,9 +96,8 @@ std::optional<Int8DotBody> afm::matchInt8DotProduct(linalg::LinalgOp op) {
 }
 
 namespace {
-/// One dot-product instruction: `lanes` i32 lanes of four bytes each.
+/// One dot-product instruction over i32 lanes of four bytes each.
 struct DotInstruction {
-  int64_t lanes = 0;
   /// Builds `acc + dot(u, s)` for byte vectors `u`, `s` of 4 * lanes.
   std::function<Value(OpBuilder &, Location, Value acc, Value u, Value s)>
       build;
@@ -117,7 +116,6 @@ static std::optional<DotInstruction>
 selectDotInstruction(const TargetDescription &target, int64_t lanes,
                      bool unsignedBelow128) {
   DotInstruction dot;
-  dot.lanes = lanes;
   auto i32s = [](OpBuilder &b, int64_t n) {
     return VectorType::get({n}, b.getI32Type());
   };
@@ -194,6 +192,14 @@ namespace {
 enum class OperandShape { Contiguous, Scalar, Unsupported };
 } // namespace
 
+/// One group of all `rank` dimensions: a collapse to 1-D.
+static SmallVector<ReassociationIndices> allDimensions(int64_t rank) {
+  SmallVector<ReassociationIndices> all(1);
+  for (int64_t i = 0; i < rank; ++i)
+    all.front().push_back(i);
+  return all;
+}
+
 /// The shape of `operand`'s tile (a static memref) under `map`: contiguous
 /// when its dimensions wider than 1 are the loops `vectorDims`, in order,
 /// and collapse to one.
@@ -215,11 +221,8 @@ static OperandShape classify(Value operand, AffineMap map,
     return OperandShape::Scalar;
   if (!llvm::equal(wide, vectorDims))
     return OperandShape::Unsupported;
-  SmallVector<ReassociationIndices> all(1);
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    all.front().push_back(i);
-  if (type.getRank() > 1 &&
-      !memref::CollapseShapeOp::isGuaranteedCollapsible(type, all))
+  if (type.getRank() > 1 && !memref::CollapseShapeOp::isGuaranteedCollapsible(
+                                type, allDimensions(type.getRank())))
     return OperandShape::Unsupported;
   return OperandShape::Contiguous;
 }
@@ -229,10 +232,8 @@ static Value flatten(OpBuilder &b, Location loc, Value memref) {
   auto type = cast<MemRefType>(memref.getType());
   if (type.getRank() == 1)
     return memref;
-  SmallVector<ReassociationIndices> all(1);
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    all.front().push_back(i);
-  return memref::CollapseShapeOp::create(b, loc, memref, all);
+  return memref::CollapseShapeOp::create(b, loc, memref,
+                                         allDimensions(type.getRank()));
 }
 
 /// The 1-D vector of the `elements` values of contiguous `operand`.

@@ -222,6 +222,24 @@ static Value q4Matmul(OpBuilder &b, Location loc, Value x, Q4WeightType type,
   return y;
 }
 
+/// `acc + sums` element-wise as `elementType` (`acc` may be null): the
+/// last step of the split-K kernels, once per output.
+static Value addAccumulator(OpBuilder &b, Location loc, Value sums, Value acc,
+                            Type elementType) {
+  SmallVector<Value> inputs = {sums};
+  if (acc)
+    inputs.push_back(acc);
+  return mapElementwise(b, loc, inputs, elementType,
+                        [&](OpBuilder &nb, Location l, ValueRange args) {
+                          Value y = args[0];
+                          if (acc)
+                            y = arith::AddFOp::create(
+                                nb, l,
+                                castFloat(nb, l, args[1], nb.getF32Type()), y);
+                          return castFloat(nb, l, y, elementType);
+                        });
+}
+
 //===----------------------------------------------------------------------===//
 // ASTC, CPU form: y = acc + sum_k x[k] * scale[b] * q[n, k] (offsets apart)
 //===----------------------------------------------------------------------===//
@@ -299,26 +317,7 @@ static Value astcBlockMatmul(OpBuilder &b, Location loc, Value x,
   int64_t n = type.getRows();
   Value sums = firstColumns(b, loc, sumInnermost(b, loc, rows), n);
   // The accumulator (the min-shift term) is added once per output.
-  AffineExpr i, j;
-  bindDims(ctx, i, j);
-  SmallVector<Value> inputs = {sums};
-  if (acc)
-    inputs.push_back(acc);
-  SmallVector<SmallVector<AffineExpr>> indexing(inputs.size() + 1, {i, j});
-  Value init = tensor::EmptyOp::create(
-      b, loc,
-      SmallVector<OpFoldResult>{getSizes(b, loc, x)[0], b.getIndexAttr(n)},
-      elementType);
-  return buildGeneric(
-      b, loc, inputs, init, mapsOf(2, indexing, ctx),
-      {IteratorType::parallel, IteratorType::parallel},
-      [&](OpBuilder &nbld, Location l, ValueRange args) {
-        Value y = args[0];
-        if (acc)
-          y = arith::AddFOp::create(
-              nbld, l, castFloat(nbld, l, args[1], nbld.getF32Type()), y);
-        return castFloat(nbld, l, y, elementType);
-      });
+  return addAccumulator(b, loc, sums, acc, elementType);
 }
 
 /// `acc + x W^T` for one row of x and a float W [N, K] in split-K form:
@@ -355,19 +354,8 @@ static Value gemvSplitK(OpBuilder &b, Location loc, Value x, Value weight,
                            castFloat(nb, l, args[1], nb.getF32Type()),
                            args[2]);
       });
-  Value sums = sumInnermost(b, loc, partial);
-  SmallVector<Value> inputs = {sums};
-  if (acc)
-    inputs.push_back(acc);
-  return mapElementwise(b, loc, inputs, elementType,
-                        [&](OpBuilder &nb, Location l, ValueRange args) {
-                          Value y = args[0];
-                          if (acc)
-                            y = arith::AddFOp::create(
-                                nb, l,
-                                castFloat(nb, l, args[1], nb.getF32Type()), y);
-                          return castFloat(nb, l, y, elementType);
-                        });
+  return addAccumulator(b, loc, sumInnermost(b, loc, partial), acc,
+                        elementType);
 }
 
 static BoundWeightOp getBound(Value weight) {
