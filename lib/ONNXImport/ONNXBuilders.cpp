@@ -10,6 +10,8 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Matchers.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 using namespace mlir;
 using namespace mlir::afm;
 using namespace mlir::afm::onnx_import;
@@ -112,9 +114,77 @@ onnx_import::broadcastOperands(ONNXNode &node) {
                          lhsType.clone(*shape));
 }
 
+/// Element-wise ops on constants up to this many elements fold at import.
+static constexpr int64_t kMaxFoldedBodyElements = 4096;
+
+/// `body` evaluated on constant operands by its ops' own folders (arith,
+/// math): a Loop's trip count or a Range's length computed from bound
+/// inputs becomes a constant. Null when an operand is not a small
+/// constant or an op does not fold.
+static DenseElementsAttr foldBody(ONNXNode &node, ValueRange operands,
+                                  Type resultElementType,
+                                  ElementwiseBody body) {
+  if (llvm::any_of(operands, [](Value operand) {
+        return !matchPattern(operand, m_Constant());
+      }))
+    return nullptr;
+  // The scalar body, built once into a block of its own.
+  Block scratch;
+  for (Value operand : operands)
+    scratch.addArgument(getElementTypeOrSelf(operand.getType()), node.loc);
+  OpBuilder b(node.builder.getContext());
+  b.setInsertionPointToEnd(&scratch);
+  Value result = body(b, node.loc, scratch.getArguments());
+  auto clear = llvm::make_scope_exit([&] {
+    scratch.dropAllDefinedValueUses();
+    scratch.clear();
+  });
+  return foldElementwise(
+      node, operands, resultElementType,
+      [&](llvm::ArrayRef<Attribute> args) -> Attribute {
+        llvm::DenseMap<Value, Attribute> known;
+        for (auto [arg, attr] : llvm::zip(scratch.getArguments(), args))
+          known[arg] = attr;
+        for (Operation &op : scratch) {
+          llvm::SmallVector<Attribute> operandAttrs;
+          for (Value operand : op.getOperands()) {
+            Attribute attr = known.lookup(operand);
+            if (!attr)
+              return nullptr;
+            operandAttrs.push_back(attr);
+          }
+          llvm::SmallVector<OpFoldResult> folded;
+          if (failed(op.fold(operandAttrs, folded)) ||
+              folded.size() != op.getNumResults())
+            return nullptr;
+          for (auto [opResult, fold] : llvm::zip(op.getResults(), folded)) {
+            Attribute attr = dyn_cast<Attribute>(fold);
+            if (!attr)
+              attr = known.lookup(cast<Value>(fold));
+            if (!attr)
+              return nullptr;
+            known[opResult] = attr;
+          }
+        }
+        // Only plain numbers (no poison) become elements.
+        Attribute value = known.lookup(result);
+        auto typed = dyn_cast_if_present<TypedAttr>(value);
+        if (!typed || typed.getType() != resultElementType ||
+            !isa<IntegerAttr, FloatAttr>(typed))
+          return nullptr;
+        return typed;
+      },
+      kMaxFoldedBodyElements);
+}
+
 FailureOr<Value> onnx_import::broadcastElementwise(
     ONNXNode &node, ValueRange operands, Type resultElementType,
     ElementwiseBody body, llvm::ArrayRef<int64_t> alsoBroadcastTo) {
+  if (alsoBroadcastTo.empty())
+    if (DenseElementsAttr folded =
+            foldBody(node, operands, resultElementType, body))
+      return arith::ConstantOp::create(node.builder, node.loc, folded)
+          .getResult();
   llvm::SmallVector<llvm::ArrayRef<int64_t>> shapes;
   for (Value operand : operands)
     shapes.push_back(cast<RankedTensorType>(operand.getType()).getShape());

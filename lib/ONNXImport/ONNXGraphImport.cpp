@@ -159,6 +159,14 @@ private:
   FailureOr<llvm::SmallVector<Value>>
   importSubgraph(const onnx::GraphProto &graph, Block &block,
                  ValueTable &enclosing) override;
+  FailureOr<llvm::SmallVector<Value>>
+  importInline(const onnx::GraphProto &graph, llvm::ArrayRef<Binding> inputs,
+               ValueTable &enclosing) override;
+  /// Imports a subgraph's initializers and nodes into `scope` (whose
+  /// inputs are defined) at the builder's insertion point; returns its
+  /// outputs.
+  FailureOr<llvm::SmallVector<Value>>
+  importGraphBody(const onnx::GraphProto &graph, ValueTable &scope);
 
   MLIRContext *context;
   std::string modelPath;
@@ -265,6 +273,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   // Reshape to the same shape returns its input), and erasing that left
   // the input's name dangling (found by the ONNX import fuzzer).
   llvm::SmallSetVector<Operation *, 4> folded;
+  llvm::SmallVector<std::string> inputs(node.input().begin(),
+                                        node.input().end());
   for (auto [output, value] : llvm::zip(node.output(), *results)) {
     if (output.empty())
       continue;
@@ -273,8 +283,11 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     if (matchPattern(value, m_Constant(&constant))) {
       table.defineConstant(output, constant, view.loc, isUnsigned);
       folded.insert(value.getDefiningOp());
-    } else if (!table.definesLocally(output)) {
-      table.define(output, value);
+    } else {
+      if (!table.definesLocally(output))
+        table.define(output, value);
+      // A node wanting this value as a constant wants these inputs bound.
+      table.noteComputedFrom(output, inputs);
     }
   }
   for (Operation *op : folded)
@@ -291,11 +304,38 @@ GraphImporter::importSubgraph(const onnx::GraphProto &graph, Block &block,
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(&block);
   ValueTable scope(builder, &enclosing);
-  Location loc = getLoc(graph.name());
   if (static_cast<unsigned>(graph.input_size()) != block.getNumArguments())
-    return emitError(loc) << "ONNX subgraph '" << graph.name() << "' has "
-                          << graph.input_size() << " inputs; expected "
-                          << block.getNumArguments();
+    return emitError(getLoc(graph.name()))
+           << "ONNX subgraph '" << graph.name() << "' has "
+           << graph.input_size() << " inputs; expected "
+           << block.getNumArguments();
+  for (auto [input, arg] : llvm::zip(graph.input(), block.getArguments()))
+    scope.define(input.name(), arg);
+  return importGraphBody(graph, scope);
+}
+
+FailureOr<llvm::SmallVector<Value>>
+GraphImporter::importInline(const onnx::GraphProto &graph,
+                            llvm::ArrayRef<Binding> inputs,
+                            ValueTable &enclosing) {
+  ValueTable scope(builder, &enclosing);
+  if (static_cast<size_t>(graph.input_size()) != inputs.size())
+    return emitError(getLoc(graph.name()))
+           << "ONNX subgraph '" << graph.name() << "' has "
+           << graph.input_size() << " inputs; expected " << inputs.size();
+  for (auto [input, binding] : llvm::zip(graph.input(), inputs)) {
+    if (binding.constant)
+      scope.defineConstant(input.name(), binding.constant,
+                           getLoc(input.name()), binding.isUnsigned);
+    else
+      scope.define(input.name(), binding.value, binding.isUnsigned);
+  }
+  return importGraphBody(graph, scope);
+}
+
+FailureOr<llvm::SmallVector<Value>>
+GraphImporter::importGraphBody(const onnx::GraphProto &graph,
+                               ValueTable &scope) {
   llvm::StringRef modelDir = llvm::sys::path::parent_path(modelPath);
   for (const onnx::TensorProto &tensor : graph.initializer()) {
     auto attr = convertTensor(context, tensor, modelDir);
@@ -305,8 +345,6 @@ GraphImporter::importSubgraph(const onnx::GraphProto &graph, Block &block,
     scope.defineConstant(tensor.name(), *attr, getLoc(tensor.name()),
                          isUnsignedDataType(tensor.data_type()));
   }
-  for (auto [input, arg] : llvm::zip(graph.input(), block.getArguments()))
-    scope.define(input.name(), arg);
   for (const auto &[index, node] : llvm::enumerate(graph.node()))
     if (failed(importNode(node, index, scope)))
       return failure();

@@ -111,11 +111,24 @@ public:
     define(name, value, isUnsigned);
     graphInputs.insert(name);
   }
+  /// Notes that a node wanted `name` as a constant: the graph inputs it
+  /// is computed from (through the nodes recorded by `noteComputedFrom`)
+  /// would make it one once bound.
   void noteConstantWanted(llvm::StringRef name) {
-    if (graphInputs.contains(name))
+    if (graphInputs.contains(name)) {
       constantsWanted.insert(name);
-    else if (parent && !definesLocally(name))
+    } else if (auto it = producers.find(name); it != producers.end()) {
+      if (wantedComputations.insert(name).second)
+        for (const std::string &input : it->getValue())
+          noteConstantWanted(input);
+    } else if (parent && !definesLocally(name)) {
       parent->noteConstantWanted(name);
+    }
+  }
+  /// Records that the value `name` is computed from `inputs`.
+  void noteComputedFrom(llvm::StringRef name,
+                        llvm::ArrayRef<std::string> inputs) {
+    producers[name].assign(inputs.begin(), inputs.end());
   }
   /// Whether some name (here or in an enclosing scope) has `value`.
   bool holds(Value value) const {
@@ -141,6 +154,8 @@ private:
   llvm::StringSet<> unsignedNames;
   llvm::StringSet<> graphInputs;
   llvm::StringSet<> constantsWanted;
+  llvm::StringMap<std::vector<std::string>> producers;
+  llvm::StringSet<> wantedComputations;
 };
 
 /// Imports a subgraph attribute (ParallelTracks' tracks, ...) into a
@@ -152,6 +167,20 @@ public:
   virtual FailureOr<llvm::SmallVector<Value>>
   importSubgraph(const onnx::GraphProto &graph, Block &block,
                  ValueTable &enclosing) = 0;
+
+  /// One input of an inlined subgraph: a value, or a constant (so that
+  /// the subgraph's computations on it fold at import).
+  struct Binding {
+    Value value;
+    DenseElementsAttr constant;
+    bool isUnsigned = false;
+  };
+  /// Imports `graph`'s nodes at the builder's insertion point with its
+  /// inputs bound to `inputs` (a Loop's unrolled iteration); returns its
+  /// outputs.
+  virtual FailureOr<llvm::SmallVector<Value>>
+  importInline(const onnx::GraphProto &graph, llvm::ArrayRef<Binding> inputs,
+               ValueTable &enclosing) = 0;
 };
 
 /// One node as its lowering sees it: operands, attributes, a builder at
@@ -227,6 +256,7 @@ const llvm::StringMap<NodeLowering> &getONNXToTOSALowerings();
 void registerShapeLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerReductionLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerContractionLowerings(llvm::StringMap<NodeLowering> &lowerings);
+void registerControlFlowLowerings(llvm::StringMap<NodeLowering> &lowerings);
 
 //===- ONNXMicrosoftOps.cpp -----------------------------------------------===//
 

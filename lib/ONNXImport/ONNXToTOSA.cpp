@@ -64,6 +64,57 @@ static Results lowerIntegerBinary(ONNXNode &node) {
   return llvm::SmallVector<Value>{*result};
 }
 
+/// Float arithmetic on small constants folds at import too: a Loop's
+/// trip count is computed in float from Range-like bounds. Null when the
+/// node does not have `arity` inputs, all small float constants (the
+/// lowering then reports what is wrong).
+static Value foldFloat(
+    ONNXNode &node, int arity,
+    llvm::function_ref<APFloat(llvm::ArrayRef<APFloat>)> fn) {
+  if (node.proto.input_size() != arity)
+    return {};
+  llvm::SmallVector<Value> operands;
+  for (int index = 0; index < arity; ++index) {
+    if (!node.hasInput(index) ||
+        !node.table.lookupConstant(node.proto.input(index)))
+      return {};
+    operands.push_back(node.table.lookup(node.proto.input(index)));
+  }
+  Type elementType =
+      cast<RankedTensorType>(operands[0].getType()).getElementType();
+  DenseElementsAttr folded = foldElementwise(
+      node, operands, elementType,
+      [&](llvm::ArrayRef<Attribute> args) -> Attribute {
+        llvm::SmallVector<APFloat> values;
+        for (Attribute arg : args) {
+          auto value = dyn_cast<FloatAttr>(arg);
+          if (!value || value.getType() != elementType)
+            return nullptr;
+          values.push_back(value.getValue());
+        }
+        return FloatAttr::get(elementType, fn(values));
+      },
+      /*maxElements=*/4096);
+  if (!folded)
+    return {};
+  return arith::ConstantOp::create(node.builder, node.loc, folded);
+}
+
+/// Add, Sub, Mul and Div of float constants (true division, as ONNX
+/// specifies; the compiled form multiplies by the reciprocal).
+template <typename OpTy> static Value foldFloatBinary(ONNXNode &node) {
+  return foldFloat(node, 2, [](llvm::ArrayRef<APFloat> args) {
+    if constexpr (std::is_same_v<OpTy, tosa::AddOp>)
+      return args[0] + args[1];
+    else if constexpr (std::is_same_v<OpTy, tosa::SubOp>)
+      return args[0] - args[1];
+    else if constexpr (std::is_same_v<OpTy, tosa::MulOp>)
+      return args[0] * args[1];
+    else
+      return args[0] / args[1];
+  });
+}
+
 static bool hasIntegerInput(ONNXNode &node) {
   auto input = node.getInput(0);
   return succeeded(input) &&
@@ -77,6 +128,8 @@ template <typename OpTy> static Results lowerBinary(ONNXNode &node) {
     else
       return lowerIntegerBinary<arith::SubIOp>(node);
   }
+  if (Value folded = foldFloatBinary<OpTy>(node))
+    return llvm::SmallVector<Value>{folded};
   auto operands = broadcastOperands(node);
   if (failed(operands))
     return failure();
@@ -88,6 +141,8 @@ template <typename OpTy> static Results lowerBinary(ONNXNode &node) {
 static Results lowerMul(ONNXNode &node) {
   if (hasIntegerInput(node))
     return lowerIntegerBinary<arith::MulIOp>(node);
+  if (Value folded = foldFloatBinary<tosa::MulOp>(node))
+    return llvm::SmallVector<Value>{folded};
   auto operands = broadcastOperands(node);
   if (failed(operands))
     return failure();
@@ -101,6 +156,8 @@ static Results lowerDiv(ONNXNode &node) {
   if (hasIntegerInput(node))
     return node.isUnsignedInput(0) ? lowerIntegerBinary<arith::DivUIOp>(node)
                                    : lowerIntegerBinary<arith::DivSIOp>(node);
+  if (Value folded = foldFloatBinary<void>(node))
+    return llvm::SmallVector<Value>{folded};
   auto operands = broadcastOperands(node);
   if (failed(operands))
     return failure();
@@ -118,10 +175,33 @@ template <typename OpTy> static Results lowerUnary(ONNXNode &node) {
       OpTy::create(node.builder, node.loc, input->getType(), *input)};
 }
 
+/// Ceil and Floor, folding on constants.
+template <typename OpTy> static Results lowerRounding(ONNXNode &node) {
+  auto input = node.getFloatInput(0);
+  if (failed(input))
+    return failure();
+  if (Value folded = foldFloat(node, 1, [](llvm::ArrayRef<APFloat> args) {
+        APFloat value = args[0];
+        value.roundToIntegral(std::is_same_v<OpTy, tosa::CeilOp>
+                                  ? APFloat::rmTowardPositive
+                                  : APFloat::rmTowardNegative);
+        return value;
+      }))
+    return llvm::SmallVector<Value>{folded};
+  return llvm::SmallVector<Value>{
+      OpTy::create(node.builder, node.loc, input->getType(), *input)};
+}
+
 static Results lowerRelu(ONNXNode &node) {
   auto input = node.getFloatInput(0);
   if (failed(input))
     return failure();
+  if (Value folded = foldFloat(node, 1, [](llvm::ArrayRef<APFloat> args) {
+        return args[0].isNegative() && !args[0].isNaN()
+                   ? APFloat::getZero(args[0].getSemantics())
+                   : args[0];
+      }))
+    return llvm::SmallVector<Value>{folded};
   // An upper bound of +inf keeps relu(inf) = inf.
   Type elementType = input->getType().getElementType();
   return llvm::SmallVector<Value>{tosa::ClampOp::create(
@@ -311,8 +391,8 @@ mlir::afm::onnx_import::getONNXToTOSALowerings() {
       {"Reciprocal", lowerUnary<tosa::ReciprocalOp>},
       {"Erf", lowerUnary<tosa::ErfOp>},
       {"Log", lowerUnary<tosa::LogOp>},
-      {"Ceil", lowerUnary<tosa::CeilOp>},
-      {"Floor", lowerUnary<tosa::FloorOp>},
+      {"Ceil", lowerRounding<tosa::CeilOp>},
+      {"Floor", lowerRounding<tosa::FloorOp>},
       {"Abs", lowerUnary<tosa::AbsOp>},
       {"Identity", lowerIdentity},
       {"Pow", lowerPow},
@@ -325,6 +405,7 @@ mlir::afm::onnx_import::getONNXToTOSALowerings() {
     registerShapeLowerings(lowerings);
     registerReductionLowerings(lowerings);
     registerContractionLowerings(lowerings);
+    registerControlFlowLowerings(lowerings);
     return true;
   }();
   (void)registered;
