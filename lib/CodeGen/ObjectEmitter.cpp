@@ -81,6 +81,8 @@ afm::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
         "translation to LLVM IR failed (is everything in the LLVM dialect?)");
   llvmModule->setTargetTriple(machine.getTargetTriple());
   llvmModule->setDataLayout(machine.createDataLayout());
+  if (llvm::Error error = linkStringRoutines(*llvmModule))
+    return std::move(error);
   // Pin CPU and features on every function so O3 vectorizes for them.
   for (llvm::Function &f : *llvmModule) {
     if (f.isDeclaration())

@@ -239,10 +239,13 @@ DenseElementsAttr onnx_import::foldElementwise(
   llvm::SmallVector<int64_t> shape(rank, 1);
   for (llvm::ArrayRef<int64_t> operandShape : shapes)
     for (auto [index, dim] : llvm::enumerate(operandShape)) {
+      // 1 broadcasts to anything, including 0.
       int64_t &out = shape[rank - operandShape.size() + index];
-      if (dim != 1 && out != 1 && dim != out)
+      if (dim == 1)
+        continue;
+      if (out != 1 && dim != out)
         return nullptr;
-      out = std::max(out, dim);
+      out = dim;
     }
   auto type = RankedTensorType::get(shape, resultElementType);
   if (type.getNumElements() > maxElements)

@@ -70,6 +70,12 @@ Value castScalar(OpBuilder &b, Location loc, Value value, Type to,
 Value castTensor(ONNXNode &node, Value value, Type elementType,
                  bool fromUnsigned, bool toBool = false);
 
+/// Cast or CastLike involving STRING tensors (ONNXStrings.cpp): parses
+/// strings into `elementType` floats, prints FLOAT as strings, or passes
+/// strings through; marks a STRING result as one.
+Results castStrings(ONNXNode &node, TypedValue<RankedTensorType> input,
+                    bool fromString, bool toString, Type elementType);
+
 /// Builds the element at the output position `indices` (one index per
 /// output dimension) of an index-computing op.
 using IndexBody = llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>;

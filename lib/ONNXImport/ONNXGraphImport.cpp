@@ -197,6 +197,16 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   for (const std::string &input : node.input())
     if (!input.empty() && !table.contains(input))
       return view.emitError() << "input '" << input << "' is not defined";
+  // STRING tensors are bytes (kStringBytes per element) that only these
+  // ops read as strings; any other op would compute on the bytes.
+  bool readsStrings = lowerings == &getONNXToTOSALowerings() &&
+                      llvm::is_contained({"Cast", "CastLike", "Identity"},
+                                         node.op_type());
+  for (const std::string &input : node.input())
+    if (!input.empty() && table.isString(input) && !readsStrings)
+      return view.emitError()
+             << "input '" << input << "' is a STRING tensor; only Cast, "
+             << "CastLike and Identity take strings here";
   // ONNX graphs are in SSA form: a second definition of a name would be
   // silently ignored, and its users would read the first.
   llvm::StringSet<> outputs;
@@ -218,6 +228,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
       return view.emitError() << llvm::toString(attr.takeError());
     table.defineConstant(node.output(0), *attr, view.loc,
                          isUnsignedDataType(value->t().data_type()));
+    if (value->t().data_type() == onnx::TensorProto::STRING)
+      table.markString(node.output(0));
     return success();
   }
 
@@ -279,6 +291,9 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     if (output.empty())
       continue;
     bool isUnsigned = table.isUnsigned(output);
+    if (node.op_type() == "Identity" && node.input_size() == 1 &&
+        table.isString(node.input(0)))
+      table.markString(output);
     DenseElementsAttr constant;
     if (matchPattern(value, m_Constant(&constant))) {
       table.defineConstant(output, constant, view.loc, isUnsigned);
@@ -344,6 +359,8 @@ GraphImporter::importGraphBody(const onnx::GraphProto &graph,
              << "ONNX initializer: " << llvm::toString(attr.takeError());
     scope.defineConstant(tensor.name(), *attr, getLoc(tensor.name()),
                          isUnsignedDataType(tensor.data_type()));
+    if (tensor.data_type() == onnx::TensorProto::STRING)
+      scope.markString(tensor.name());
   }
   for (const auto &[index, node] : llvm::enumerate(graph.node()))
     if (failed(importNode(node, index, scope)))
@@ -375,6 +392,8 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph) {
     }
     table.defineConstant(tensor.name(), *attr, getLoc(tensor.name()),
                          isUnsignedDataType(tensor.data_type()));
+    if (tensor.data_type() == onnx::TensorProto::STRING)
+      table.markString(tensor.name());
   }
 
   // Before IR 4 initializers were listed among the inputs too; those are
@@ -392,6 +411,8 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph) {
     }
     bool isUnsigned =
         isUnsignedDataType(input.type().tensor_type().elem_type());
+    if (input.type().tensor_type().elem_type() == onnx::TensorProto::STRING)
+      table.markString(input.name());
     if (DenseElementsAttr bound = options.boundInputs.lookup(input.name())) {
       if (bound.getType() != *type) {
         emitError(getLoc(input.name()))

@@ -45,6 +45,13 @@ Type getElementType(MLIRContext *context, int32_t dataType);
 /// of the same width.
 bool isUnsignedDataType(int32_t dataType);
 
+/// A STRING tensor of shape S is an i8 tensor of shape [S..., 16]: each
+/// element's UTF-8 bytes, NUL-padded, so at most 15 of them. Only Cast,
+/// CastLike and Identity take strings (the importer tracks which values
+/// are strings); numbers are parsed and printed by the routines of
+/// lib/CodeGen/StringRoutines.cpp.
+constexpr int64_t kStringBytes = 16;
+
 /// Bytes per element in ONNX raw data and in the compiled code's buffers.
 int64_t getStorageBytes(Type elementType);
 
@@ -88,6 +95,13 @@ public:
     constants[name] = {value, loc};
     if (isUnsigned)
       unsignedNames.insert(name);
+  }
+  /// Marks `name` as a STRING tensor (see kStringBytes).
+  void markString(llvm::StringRef name) { stringNames.insert(name); }
+  bool isString(llvm::StringRef name) const {
+    return stringNames.contains(name) ||
+           (!values.count(name) && !constants.count(name) && parent &&
+            parent->isString(name));
   }
   /// Whether the ONNX type of `name` is an unsigned integer type.
   bool isUnsigned(llvm::StringRef name) const {
@@ -152,6 +166,7 @@ private:
   llvm::StringMap<Value> values;
   llvm::StringMap<std::pair<DenseElementsAttr, LocationAttr>> constants;
   llvm::StringSet<> unsignedNames;
+  llvm::StringSet<> stringNames;
   llvm::StringSet<> graphInputs;
   llvm::StringSet<> constantsWanted;
   llvm::StringMap<std::vector<std::string>> producers;

@@ -136,10 +136,52 @@ readExternalData(const onnx::TensorProto &tensor, llvm::StringRef modelDir) {
   return bytes.substr(offset, length.value_or(bytes.size() - offset)).str();
 }
 
+using onnx_import::getElementCount;
+using onnx_import::kStringBytes;
+
+/// A STRING tensor's elements as [S..., kStringBytes] NUL-padded bytes.
+static llvm::Expected<DenseElementsAttr>
+convertStringTensor(MLIRContext *context, const onnx::TensorProto &tensor) {
+  llvm::SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  for (int64_t dim : shape)
+    if (dim < 0)
+      return createStringError(
+          formatv("tensor '{0}' has a negative dimension", tensor.name()));
+  std::optional<int64_t> count = getElementCount(shape);
+  if (!count || *count != tensor.string_data_size())
+    return createStringError(
+        formatv("tensor '{0}' holds {1} strings; its shape needs {2}",
+                tensor.name(), tensor.string_data_size(),
+                count ? std::to_string(*count) : "more than fit in 64 bits"));
+  llvm::SmallVector<char> bytes;
+  bytes.reserve(*count * kStringBytes);
+  for (const auto &[index, element] : llvm::enumerate(tensor.string_data())) {
+    if (static_cast<int64_t>(element.size()) >= kStringBytes ||
+        element.find('\0') != std::string::npos)
+      return createStringError(formatv(
+          "tensor '{0}': string {1} is {2} bytes{3}; STRING elements are at "
+          "most {4} bytes without NULs here",
+          tensor.name(), index, element.size(),
+          element.find('\0') != std::string::npos ? " with a NUL" : "",
+          kStringBytes - 1));
+    bytes.append(element.begin(), element.end());
+    bytes.append(kStringBytes - element.size(), 0);
+  }
+  shape.push_back(kStringBytes);
+  return DenseElementsAttr::getFromRawBuffer(
+      RankedTensorType::get(shape, IntegerType::get(context, 8)), bytes);
+}
+
 llvm::Expected<DenseElementsAttr>
 onnx_import::convertTensor(MLIRContext *context,
                            const onnx::TensorProto &tensor,
                            llvm::StringRef modelDir) {
+  if (tensor.data_type() == onnx::TensorProto::STRING) {
+    if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
+      return createStringError(formatv(
+          "tensor '{0}': STRING data cannot be external", tensor.name()));
+    return convertStringTensor(context, tensor);
+  }
   Type elementType = getElementType(context, tensor.data_type());
   if (!elementType)
     return createStringError(
@@ -235,7 +277,9 @@ onnx_import::convertValueType(MLIRContext *context,
   if (!info.type().has_tensor_type())
     return createStringError(formatv("'{0}' is not a tensor", info.name()));
   const onnx::TypeProto::Tensor &tensorType = info.type().tensor_type();
-  Type elementType = getElementType(context, tensorType.elem_type());
+  bool isString = tensorType.elem_type() == onnx::TensorProto::STRING;
+  Type elementType = isString ? IntegerType::get(context, 8)
+                              : getElementType(context, tensorType.elem_type());
   if (!elementType)
     return createStringError(
         formatv("'{0}' has element type {1}, which the importer does not "
@@ -254,6 +298,8 @@ onnx_import::convertValueType(MLIRContext *context,
                               : std::string()));
     shape.push_back(dim.dim_value());
   }
+  if (isString)
+    shape.push_back(kStringBytes);
   if (!getElementCount(shape))
     return createStringError(formatv(
         "'{0}' has more elements than fit in 64 bits", info.name()));

@@ -351,24 +351,29 @@ static Results lowerCast(ONNXNode &node) {
   if (failed(input))
     return failure();
   Type elementType;
-  bool toUnsigned, toBool = false;
+  bool toUnsigned, toBool = false, toString;
+  bool fromString = node.table.isString(node.proto.input(0));
   if (node.proto.op_type() == "CastLike") {
     auto like = node.getInput(1);
     if (failed(like))
       return failure();
     elementType = like->getType().getElementType();
     toUnsigned = node.isUnsignedInput(1);
+    toString = node.table.isString(node.proto.input(1));
   } else {
     const onnx::AttributeProto *to = node.getAttribute("to");
     if (!to)
       return node.emitError() << "missing attribute 'to'";
+    toString = to->i() == onnx::TensorProto::STRING;
     elementType = getElementType(node.builder.getContext(), to->i());
-    if (!elementType)
+    if (!elementType && !toString)
       return node.emitError() << "casting to " << getDataTypeName(to->i())
                               << " is not supported";
     toUnsigned = isUnsignedDataType(to->i());
     toBool = to->i() == onnx::TensorProto::BOOL;
   }
+  if (fromString || toString)
+    return castStrings(node, *input, fromString, toString, elementType);
   Value result =
       castTensor(node, *input, elementType, node.isUnsignedInput(0), toBool);
   if (toUnsigned && node.proto.output_size() > 0)

@@ -47,6 +47,11 @@ translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
 /// streaming mode; does nothing otherwise.
 void addSMEABIRoutines(llvm::Module &module);
 
+/// Links the routines that parse and print numbers for ONNX STRING casts
+/// (`afm_rt_string_to_f32`, ...; lib/CodeGen/StringRoutines.cpp) into
+/// `module` when it declares one; does nothing otherwise.
+llvm::Error linkStringRoutines(llvm::Module &module);
+
 /// Object file bytes of `module`.
 llvm::Expected<std::string> emitObject(llvm::Module &module,
                                        llvm::TargetMachine &machine);
