@@ -15,6 +15,7 @@
 
 #include "afm/Target/TargetDescription.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -51,6 +52,17 @@ struct TilePlan {
 /// The most elements a non-contraction tile may have before its
 /// reductions are tiled too.
 static constexpr int64_t kMaxTileElements = 1024;
+
+/// The bit width of the narrowest integer multiplication in `op`'s body,
+/// 32 when there is none (or none narrower).
+static int64_t narrowestIntegerProduct(linalg::LinalgOp op) {
+  int64_t width = 32;
+  op->walk([&](arith::MulIOp mul) {
+    if (auto type = dyn_cast<IntegerType>(mul.getType()))
+      width = std::min<int64_t>(width, std::max(8u, type.getWidth()));
+  });
+  return width;
+}
 
 static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
                                          const TargetDescription &target) {
@@ -105,10 +117,14 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
           plan.contraction ? divisorAtMost(ranges[i], lanes) : ranges[i];
 
   // The output's innermost dimension is the vector dimension; for a
-  // contraction the one before it holds the register rows.
+  // contraction the one before it holds the register rows. Integer
+  // products narrower than f32 (the ASTC kernel's i16 block sums) fill a
+  // register with more lanes.
   if (!outDims.empty()) {
     unsigned inner = outDims.back();
     int64_t nr = plan.contraction ? 2 * lanes : lanes;
+    if (!plan.contraction)
+      nr *= 32 / narrowestIntegerProduct(op);
     plan.tiles[inner] = divisorAtMost(ranges[inner], nr);
     if (plan.contraction && outDims.size() >= 2) {
       unsigned rows = outDims[outDims.size() - 2];

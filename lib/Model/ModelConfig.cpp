@@ -508,10 +508,10 @@ Error mlir::afm::validateModelConfig(const ModelConfig &config,
                     "quality-recovery adapters need compressed linear "
                     "weights (linear_weight_format q2 or astc)");
   if (config.int8Activations &&
-      config.linearWeightFormat != LinearWeightFormat::Q2)
+      config.linearWeightFormat == LinearWeightFormat::F32)
     return keyError(origin, "linear_activations",
-                    "int8 activations need 2-bit linear weights "
-                    "(linear_weight_format q2)");
+                    "int8 activations need compressed linear weights "
+                    "(linear_weight_format q2 or astc)");
   if (config.int8Activations && config.loraRank > 0)
     return keyError(origin, "linear_activations",
                     "int8 activations and quality-recovery adapters "

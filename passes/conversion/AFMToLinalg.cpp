@@ -32,6 +32,18 @@ static bool isPlainWeight(Value weight) {
   return isa<RankedTensorType>(weight.getType());
 }
 
+/// `x` as a linear layer over `weight` multiplies it: rounded to int8 when
+/// the weight is the materialized `afm.dequantize` of a compressed one
+/// (the unfused form), as the fused kernels round it.
+static Value activationsFor(OpBuilder &b, Location loc, Value x, Value weight,
+                            const LinearLowering &how) {
+  auto dequantize = weight.getDefiningOp<DequantizeOp>();
+  if (how.int8Activations && dequantize &&
+      isa<Q2WeightType, ASTCWeightType>(dequantize.getWeight().getType()))
+    return buildInt8RoundTrip(b, loc, x);
+  return x;
+}
+
 /// Replaces `op` by `result`, cast to the op's result type when the
 /// lowering computed a more static (or less static) shape.
 static LogicalResult replaceWithCast(ConversionPatternRewriter &rewriter,
@@ -269,6 +281,9 @@ struct LowerMatmulLike : OpConversionPattern<OpTy> {
                            !op.getWeight().template getDefiningOp<ASTCDecodeOp>()
                        ? adaptor.getWeight()
                        : op.getWeight();
+    // (The LM head keeps f32 activations.)
+    if constexpr (std::is_same_v<OpTy, LinearOp>)
+      x = activationsFor(rewriter, loc, x, op.getWeight(), how);
     Value result = buildLinear(rewriter, loc, x, weight,
                                op.getType().getElementType(), acc, how);
     if (!result)
@@ -339,14 +354,26 @@ struct LowerASTCOffsets : OpConversionPattern<ASTCOffsetsOp> {
 };
 
 struct LowerMinShift : OpConversionPattern<MinShiftOp> {
-  using OpConversionPattern::OpConversionPattern;
+  LowerMinShift(MLIRContext *ctx, LinearLowering how)
+      : OpConversionPattern(ctx), how(how) {}
+  LinearLowering how;
 
   LogicalResult
   matchAndRewrite(MinShiftOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value result = buildMinShift(rewriter, loc, adaptor.getInput(),
-                                 adaptor.getOffsets(),
+    // The block sums of the activations the ASTC kernel multiplies: with
+    // int8 activations, the rounded ones.
+    Value input = adaptor.getInput();
+    if (how.int8Activations)
+      input = buildInt8RoundTrip(rewriter, loc, input);
+    // The offsets of a bound ASTC weight are its stored f16 biases: read
+    // them as they are rather than as a converted f32 copy.
+    Value offsets = adaptor.getOffsets();
+    if (auto astc = op.getOffsets().getDefiningOp<ASTCOffsetsOp>())
+      if (auto bound = astc.getWeight().getDefiningOp<BoundWeightOp>())
+        offsets = bound.getParts()[2];
+    Value result = buildMinShift(rewriter, loc, input, offsets,
                                  op.getType().getDimSize(1), op.getBlock()[0],
                                  op.getBlock()[1]);
     result = LowerDequantize::castTo(rewriter, loc, result,
@@ -405,11 +432,12 @@ struct LowerSwiGLU : OpConversionPattern<SwiGLUOp> {
     auto pick = [](Value original, Value converted) {
       return isPlainWeight(original) ? converted : original;
     };
-    Value gate = buildLinear(rewriter, loc, x,
-                             pick(op.getGate(), adaptor.getGate()), f32, {},
-                             how);
-    Value up = buildLinear(rewriter, loc, x, pick(op.getUp(), adaptor.getUp()),
-                           f32, {}, how);
+    Value gate = buildLinear(
+        rewriter, loc, activationsFor(rewriter, loc, x, op.getGate(), how),
+        pick(op.getGate(), adaptor.getGate()), f32, {}, how);
+    Value up = buildLinear(
+        rewriter, loc, activationsFor(rewriter, loc, x, op.getUp(), how),
+        pick(op.getUp(), adaptor.getUp()), f32, {}, how);
     if (!gate || !up)
       return failure();
     Value hidden = mapElementwise(
@@ -424,9 +452,10 @@ struct LowerSwiGLU : OpConversionPattern<SwiGLUOp> {
           return castFloat(b, l, arith::MulFOp::create(b, l, silu, args[1]),
                            elementType);
         });
-    Value result = buildLinear(rewriter, loc, hidden,
-                               pick(op.getDown(), adaptor.getDown()),
-                               elementType, {}, how);
+    Value result = buildLinear(
+        rewriter, loc,
+        activationsFor(rewriter, loc, hidden, op.getDown(), how),
+        pick(op.getDown(), adaptor.getDown()), elementType, {}, how);
     if (!result)
       return failure();
     return replaceWithCast(rewriter, op, result);
@@ -469,8 +498,8 @@ struct AFMLowerToLinalgPass
 void afm::populateAFMToLinalgPatterns(RewritePatternSet &patterns,
                                       const LinearLowering &how) {
   patterns.add<LowerEmbedding, LowerRMSNorm, LowerRoPE, LowerLoRA,
-               LowerDequantize, LowerASTCDecode, LowerASTCOffsets,
-               LowerMinShift>(patterns.getContext());
+               LowerDequantize, LowerASTCDecode, LowerASTCOffsets>(
+      patterns.getContext());
   patterns.add<LowerMatmulLike<LinearOp>, LowerMatmulLike<LMHeadOp>,
-               LowerSwiGLU>(patterns.getContext(), how);
+               LowerSwiGLU, LowerMinShift>(patterns.getContext(), how);
 }

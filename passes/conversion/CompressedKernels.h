@@ -22,10 +22,11 @@ namespace mlir::afm {
 
 /// How linear layers over compressed weights compute.
 struct LinearLowering {
-  /// 2-bit layers quantize each row of their input to int8 (symmetric,
-  /// max|x| / 127, round half to even) and multiply in integers
-  /// (Q2Int8Matmul.cpp); over many rows, the rounded activations go to the
-  /// f32 GEMM, so every row sees the same numerics.
+  /// 2-bit and ASTC layers quantize each row of their input to int8
+  /// (symmetric, max|x| / 127, round half to even) and multiply in
+  /// integers (Q2Int8Matmul.cpp, astcInt8BlockMatmul); over many rows, the
+  /// rounded activations go to the f32 GEMM, so every row sees the same
+  /// numerics.
   bool int8Activations = false;
 };
 
@@ -46,6 +47,23 @@ bool supportsQ2Int8Matmul(Q2WeightType type);
 /// the rows of `x` quantized to int8 and integer products.
 Value buildQ2Int8Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
                         ValueRange parts, Type elementType, Value acc);
+
+/// `amax[t] = max_k |x[t, k]|` (f32 `[T]`), the scale of row t's int8
+/// activations is amax / 127.
+Value buildRowAbsMax(OpBuilder &b, Location loc, Value x);
+
+/// The int8 code of the scalar `value` in a row whose largest magnitude
+/// is `amax`: round-half-even(value * 127 / amax), 0 for an all-zero row.
+Value buildInt8Code(OpBuilder &b, Location loc, Value value, Value amax);
+
+/// The last step of an int8 kernel, once per output `[rows, n]`: `body`
+/// computes y (f32) from `inputs` (indexed over (row, col) by `indexing`),
+/// then `acc` (when not null) is added and y cast to `elementType`.
+Value buildOutputStep(
+    OpBuilder &b, Location loc, OpFoldResult rows, int64_t n,
+    SmallVector<Value> inputs, SmallVector<SmallVector<AffineExpr>> indexing,
+    Value acc, Type elementType,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
 /// `x [T, K]` with each row quantized to int8 as `buildQ2Int8Matmul` does
 /// and scaled back: the activations the integer kernel multiplies.

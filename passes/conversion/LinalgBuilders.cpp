@@ -91,6 +91,13 @@ Value afm::buildGeneric(
   return generic.getResult(0);
 }
 
+int64_t afm::lanesDividing(int64_t n, int64_t most) {
+  int64_t lanes = most;
+  while (lanes > 1 && n % lanes != 0)
+    lanes /= 2;
+  return lanes;
+}
+
 Value afm::padColumns(OpBuilder &b, Location loc, Value x, int64_t cols) {
   auto type = cast<RankedTensorType>(x.getType());
   int64_t k = type.getDimSize(1);

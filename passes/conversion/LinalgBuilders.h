@@ -58,6 +58,10 @@ SmallVector<AffineMap> mapsOf(unsigned dims,
                               ArrayRef<SmallVector<AffineExpr>> results,
                               MLIRContext *ctx);
 
+/// The largest power of two up to `most` that divides `n`: the lanes of a
+/// split-K kernel over `n` contiguous columns.
+int64_t lanesDividing(int64_t n, int64_t most);
+
 /// `x [T, K]` with zero columns appended up to `cols`.
 Value padColumns(OpBuilder &b, Location loc, Value x, int64_t cols);
 

@@ -39,12 +39,10 @@ static Value f32Const(OpBuilder &b, Location loc, double value) {
 /// contiguous columns, then the maximum of those. (A plain reduction over
 /// K vectorizes into one sequential chain of NaN-propagating scalar
 /// maxima, which cost more than the whole 2-bit GEMV of a 64-row layer.)
-static Value rowAbsMax(OpBuilder &b, Location loc, Value x) {
+Value afm::buildRowAbsMax(OpBuilder &b, Location loc, Value x) {
   MLIRContext *ctx = b.getContext();
   int64_t k = cast<RankedTensorType>(x.getType()).getDimSize(1);
-  int64_t lanes = 16;
-  while (lanes > 1 && k % lanes != 0)
-    lanes /= 2;
+  int64_t lanes = lanesDividing(k, 16);
   OpFoldResult rows = getSizes(b, loc, x)[0];
   auto maxOfMagnitude = [](OpBuilder &nb, Location l, ValueRange args) {
     Value magnitude = math::AbsFOp::create(
@@ -76,8 +74,8 @@ static Value rowAbsMax(OpBuilder &b, Location loc, Value x) {
 /// The int8 code of `value` in a row whose largest magnitude is `amax`:
 /// round-half-even(value * (127 / amax)), 0 for an all-zero row. The
 /// reference evaluator (`quantizeActivationsInt8`) computes the same.
-static Value quantizeToInt8(OpBuilder &b, Location loc, Value value,
-                            Value amax) {
+Value afm::buildInt8Code(OpBuilder &b, Location loc, Value value,
+                         Value amax) {
   Value zero = f32Const(b, loc, 0.0);
   Value positive =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, amax, zero);
@@ -95,7 +93,7 @@ Value afm::buildInt8RoundTrip(OpBuilder &b, Location loc, Value x) {
   AffineExpr t, k;
   bindDims(ctx, t, k);
   Type elementType = cast<RankedTensorType>(x.getType()).getElementType();
-  Value amax = rowAbsMax(b, loc, x);
+  Value amax = buildRowAbsMax(b, loc, x);
   Value init = tensor::EmptyOp::create(b, loc, getSizes(b, loc, x),
                                        elementType);
   return buildGeneric(
@@ -103,7 +101,7 @@ Value afm::buildInt8RoundTrip(OpBuilder &b, Location loc, Value x) {
       mapsOf(2, {{t, k}, {t}, {t, k}}, ctx),
       {IteratorType::parallel, IteratorType::parallel},
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value code = quantizeToInt8(nb, l, args[0], args[1]);
+        Value code = buildInt8Code(nb, l, args[0], args[1]);
         Value step = arith::DivFOp::create(nb, l, args[1],
                                            f32Const(nb, l, 127.0));
         Value value = arith::MulFOp::create(
@@ -128,13 +126,11 @@ Value afm::buildQ2Int8Matmul(OpBuilder &b, Location loc, Value x,
   // a group of `lanes` code bytes (64: one 512-bit vector), here grouped
   // four bytes to an i32 lane, so the inner loop is element-wise over
   // contiguous bytes.
-  int64_t lanes = 64;
-  while (kBytes % lanes != 0)
-    lanes /= 2;
+  int64_t lanes = lanesDividing(kBytes, 64);
   int64_t groups = kBytes / lanes, words = lanes / 4;
   OpFoldResult rows = getSizes(b, loc, x)[0];
 
-  Value amax = rowAbsMax(b, loc, x);
+  Value amax = buildRowAbsMax(b, loc, x);
   // xq as [T, 4, groups, lanes]: code plane j of a group's bytes is one
   // contiguous vector of activations, in the order the kernel reads.
   Value xs = splitColumns(b, loc, padColumns(b, loc, x, kBytes * 4),
@@ -152,7 +148,7 @@ Value afm::buildQ2Int8Matmul(OpBuilder &b, Location loc, Value x,
       mapsOf(4, {{d0, d2, d3, d1}, {d0}, {d0, d1, d2, d3}}, ctx),
       SmallVector<IteratorType>(4, IteratorType::parallel),
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        return quantizeToInt8(nb, l, args[0], args[1]);
+        return buildInt8Code(nb, l, args[0], args[1]);
       });
   Value rowSum = buildGeneric(
       b, loc, ValueRange{xq},
@@ -216,9 +212,33 @@ Value afm::buildQ2Int8Matmul(OpBuilder &b, Location loc, Value x,
   AffineExpr scaleIndex = type.getGranularity() == ScaleGranularity::PerTensor
                               ? getAffineConstantExpr(0, ctx)
                               : c;
-  SmallVector<Value> inputs = {dot, rowSum, amax, parts[1]};
-  SmallVector<SmallVector<AffineExpr>> indexing = {
-      {r, c}, {r}, {r}, {scaleIndex}};
+  return buildOutputStep(
+      b, loc, rows, n, {dot, rowSum, amax, parts[1]},
+      {{r, c}, {r}, {r}, {scaleIndex}}, acc, elementType,
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        Value twice = arith::ShLIOp::create(
+            nb, l, args[0], arith::ConstantIntOp::create(nb, l, i32, 1));
+        Value offset = arith::MulIOp::create(
+            nb, l, args[1], arith::ConstantIntOp::create(nb, l, i32, 3));
+        Value exact = arith::SIToFPOp::create(
+            nb, l, nb.getF32Type(),
+            arith::SubIOp::create(nb, l, twice, offset));
+        Value step = arith::MulFOp::create(nb, l, args[2],
+                                           f32Const(nb, l, 0.5 / 127.0));
+        return arith::MulFOp::create(
+            nb, l, exact, arith::MulFOp::create(nb, l, step, args[3]));
+      });
+}
+
+Value afm::buildOutputStep(
+    OpBuilder &b, Location loc, OpFoldResult rows, int64_t n,
+    SmallVector<Value> inputs, SmallVector<SmallVector<AffineExpr>> indexing,
+    Value acc, Type elementType,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  MLIRContext *ctx = b.getContext();
+  size_t computed = inputs.size();
+  AffineExpr r, c;
+  bindDims(ctx, r, c);
   if (acc) {
     inputs.push_back(acc);
     indexing.push_back({r, c});
@@ -231,20 +251,10 @@ Value afm::buildQ2Int8Matmul(OpBuilder &b, Location loc, Value x,
       b, loc, inputs, init, mapsOf(2, indexing, ctx),
       {IteratorType::parallel, IteratorType::parallel},
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value twice = arith::ShLIOp::create(
-            nb, l, args[0], arith::ConstantIntOp::create(nb, l, i32, 1));
-        Value offset = arith::MulIOp::create(
-            nb, l, args[1], arith::ConstantIntOp::create(nb, l, i32, 3));
-        Value exact = arith::SIToFPOp::create(
-            nb, l, nb.getF32Type(),
-            arith::SubIOp::create(nb, l, twice, offset));
-        Value step = arith::MulFOp::create(nb, l, args[2],
-                                           f32Const(nb, l, 0.5 / 127.0));
-        Value y = arith::MulFOp::create(
-            nb, l, exact, arith::MulFOp::create(nb, l, step, args[3]));
+        Value y = body(nb, l, args.take_front(computed));
         if (acc)
           y = arith::AddFOp::create(
-              nb, l, castFloat(nb, l, args[4], nb.getF32Type()), y);
+              nb, l, castFloat(nb, l, args[computed], nb.getF32Type()), y);
         return castFloat(nb, l, y, elementType);
       });
 }

@@ -110,9 +110,10 @@ func.func @linear_q2(%x: tensor<?x64xf32>, %codes: tensor<128x16xi8>, %scales: t
 // -----
 
 // The fused ASTC form (afm-fuse-min-shift's output) on the CPU form: the
-// min-shift term sums x over each 6-column block (x padded 64 -> 66) and
-// multiplies by the block offsets (the stored biases without their padding
-// block columns 11..15). The block kernel is split-K: x padded to the 16
+// min-shift term sums x over each 6-column block (x padded 64 -> 96, the
+// 16 stored block columns) and multiplies by the stored f16 biases (zero
+// in the padding block columns 11..15) once per block row, not per row;
+// the rows of a block row share the sum. The block kernel is split-K: x padded to the 16
 // stored block columns and transposed once to [T, pair, nibble, group,
 // lane]; one partial sum per output and lane over codes [Nb, 6, 3, Kb]
 // (one uniform shift per nibble, the f16 scale of each lane's block);
@@ -120,11 +121,11 @@ func.func @linear_q2(%x: tensor<?x64xf32>, %codes: tensor<128x16xi8>, %scales: t
 // nor D + m is ever a [32, 64] tensor.
 // CHECK-LABEL: func.func @linear_astc_fused
 // CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[CODES:.*]]: tensor<6x6x3x16xi8>, %[[S:.*]]: tensor<6x16xf16>, %[[BIAS:.*]]: tensor<6x16xf16>)
-// CHECK: %[[B:.*]] = tensor.extract_slice %[[BIAS]][0, 0] [6, 11] [1, 1] : tensor<6x16xf16> to tensor<6x11xf16>
-// CHECK: %[[M:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<6x11xf16>) outs(%{{.*}} : tensor<6x11xf32>)
-// CHECK: tensor.pad %[[X]] low[0, 0] high[0, 2]
-// CHECK: %[[BS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<?x11x6xf32>) outs(%{{.*}} : tensor<?x11xf32>)
-// CHECK: %[[SHIFT:.*]] = linalg.generic {{.*}} ins(%[[BS]], %[[M]] : tensor<?x11xf32>, tensor<6x11xf32>) outs(%{{.*}} : tensor<?x6x6xf32>)
+// CHECK: tensor.pad %[[X]] low[0, 0] high[0, 32]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<?x16x6xf32>) outs(%{{.*}} : tensor<?x16xf32>)
+// CHECK: %[[BIASES:.*]] = tensor.expand_shape %[[BIAS]] {{\[}}[0], [1, 2]] output_shape [6, 16, 1] : tensor<6x16xf16> into tensor<6x16x1xf16>
+// CHECK: %[[PM:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[BIASES]] : tensor<?x16x1xf32>, tensor<6x16x1xf16>) outs(%{{.*}} : tensor<?x6x1xf32>)
+// CHECK: %[[SHIFT:.*]] = linalg.generic {{.*}} ins(%[[PM]] : tensor<?x6x1xf32>) outs(%{{.*}} : tensor<?x6x6xf32>)
 // CHECK: %[[ACC:.*]] = tensor.extract_slice %{{.*}}[0, 0] [%{{.*}}, 32] [1, 1] : tensor<?x36xf32> to tensor<?x32xf32>
 // CHECK: tensor.pad %[[X]] low[0, 0] high[0, 32]
 // CHECK: %[[XT:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<?x1x16x3x2xf32>) outs(%{{.*}} : tensor<?x3x2x1x16xf32>)

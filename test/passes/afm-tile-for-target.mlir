@@ -142,3 +142,35 @@ func.func @gemv_split_k(%x: memref<1x16x16xf32>, %w: memref<1024x16x16xf32>,
   }
   return
 }
+
+// -----
+
+#C = affine_map<(t, n, g, l) -> (n, g, l)>
+#A = affine_map<(t, n, g, l) -> (t, g, l)>
+#S = affine_map<(t, n, g, l) -> (n, g, l)>
+#O = affine_map<(t, n, g, l) -> (t, n, l)>
+
+// Split-K partial sums whose products are i16 (the ASTC kernel on int8
+// activations: 4-bit codes times int8 activations, block sums in i16):
+// a register holds twice the f32 lanes, so the lane tile is 32 on
+// AVX-512, and the integer ops are vector<32xi16>.
+// SPLITK-LABEL: func.func @split_k_i16_products
+// SPLITK: arith.muli {{.*}} : vector<1x1x1x32xi16>
+// SPLITK: arith.sitofp {{.*}} : vector<1x1x1x32xi16> to vector<1x1x1x32xf32>
+func.func @split_k_i16_products(%codes: memref<64x4x64xi8>, %x: memref<1x4x64xi16>,
+                                %s: memref<64x4x64xf16>, %p: memref<1x64x64xf32>) {
+  linalg.generic {indexing_maps = [#C, #A, #S, #O],
+                  iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%codes, %x, %s : memref<64x4x64xi8>, memref<1x4x64xi16>, memref<64x4x64xf16>)
+      outs(%p : memref<1x64x64xf32>) {
+  ^bb0(%c: i8, %a: i16, %scale: f16, %acc: f32):
+    %q = arith.extui %c : i8 to i16
+    %d = arith.muli %q, %a : i16
+    %f = arith.sitofp %d : i16 to f32
+    %w = arith.extf %scale : f16 to f32
+    %m = arith.mulf %f, %w : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -19,6 +19,8 @@ std::vector<KernelSpec> afm_bench::defaultKernels() {
     kernels.push_back({"2-bit GEMV (int8 activations)", F::Q2, 1, n, k, 0, 0,
                        /*int8Activations=*/true});
     kernels.push_back({"ASTC GEMV (CPU transcode)", F::ASTC, 1, n, k});
+    kernels.push_back({"ASTC GEMV (int8 activations)", F::ASTC, 1, n, k, 0,
+                       0, /*int8Activations=*/true});
   }
   kernels.push_back({"f32 GEMM (tosa.matmul)", F::F32Matmul, 512, 4096, 4096});
   kernels.push_back({"f32 GEMM (afm.linear)", F::F32, 512, 4096, 4096});
