@@ -733,10 +733,13 @@ Value afm::buildMinShift(OpBuilder &b, Location loc, Value x, Value offsets,
   // offsets (the stored f16 biases, zero in their padding columns; other
   // offsets are padded the same way). For one row (a decode step) it is
   // split-K like the ASTC kernel: 16 partial sums per block row over
-  // contiguous columns. Several rows keep one sum per block row: the
-  // split-K form for several rows gave prefill logits off by 1e-2 in
-  // test/e2e/astc-int8-activations.test, which isolated tests of the same
-  // shapes do not reproduce (under investigation, see issue 7's note).
+  // contiguous columns. Several rows (a prompt, where the weights are
+  // reused across rows and this term is cheap) keep one sum per block row
+  // in column order: with int8 activations a different summation order
+  // moves a later layer's input by an ulp, which can flip one rounded
+  // activation (by amax / 127) and move the logits by about 1e-2 against
+  // the reference evaluator (seen in astc-int8-activations.test's prefill
+  // with split-K sums here).
   int64_t lanes =
       cast<RankedTensorType>(x.getType()).getDimSize(0) == 1 ? 16 : 1;
   int64_t cols = ceilDiv(offsetsType.getDimSize(1), lanes) * lanes;
