@@ -48,11 +48,17 @@ static void fuse(LinearOp op) {
                              (type.getCols() + c - 1) / c},
                             f32),
       w);
-  Value shift = MinShiftOp::create(b, loc, resultType, op.getInput(), m,
-                                   b.getDenseI64ArrayAttr({r, c}));
+  auto minShift = MinShiftOp::create(b, loc, resultType, op.getInput(), m,
+                                     b.getDenseI64ArrayAttr({r, c}));
+  Value shift = minShift;
   if (Value acc = op.getAcc())
     shift = arith::AddFOp::create(b, loc, acc, shift);
   auto fused = LinearOp::create(b, loc, resultType, op.getInput(), d, shift);
+  // A layer asking for int8 activations asks it of both parts.
+  if (Attribute int8 = op->getAttr(kInt8ActivationsAttrName)) {
+    fused->setAttr(kInt8ActivationsAttrName, int8);
+    minShift->setAttr(kInt8ActivationsAttrName, int8);
+  }
   op.replaceAllUsesWith(fused.getResult());
   op.erase();
 }

@@ -29,21 +29,33 @@ flattenTokens(ONNXNode &node, TypedValue<RankedTensorType> x) {
   return {reshape(node, x, {tokens, features}), shape};
 }
 
-/// y = x @ W^T for a compressed weight assembled from `parts`.
+/// y = x @ W^T for a compressed weight assembled from `parts`; attribute
+/// `activations` "int8" multiplies with int8 activations
+/// (docs/model-config.md), "f32" (the default) does not.
 static Results linearOverParts(ONNXNode &node, Type weightType,
                                llvm::ArrayRef<Value> parts, int64_t rows) {
   auto x = node.getFloatInput(0);
   if (failed(x))
     return failure();
+  bool int8Activations = false;
+  if (const onnx::AttributeProto *attr = node.getAttribute("activations")) {
+    if (attr->s() != "f32" && attr->s() != "int8")
+      return node.emitError() << "activations '" << attr->s()
+                              << "' must be \"f32\" or \"int8\"";
+    int8Activations = attr->s() == "int8";
+  }
   if (x->getType().getRank() < 1)
     return node.emitError() << "X must have rank >= 1";
   auto [tokens, shape] = flattenTokens(node, *x);
   Value weight =
       BoundWeightOp::create(node.builder, node.loc, weightType, parts);
   auto tokensType = cast<RankedTensorType>(tokens.getType());
-  Value y = LinearOp::create(
+  auto linear = LinearOp::create(
       node.builder, node.loc,
       tokensType.clone({tokensType.getDimSize(0), rows}), tokens, weight);
+  if (int8Activations)
+    linear->setAttr(kInt8ActivationsAttrName, node.builder.getUnitAttr());
+  Value y = linear;
   shape.back() = rows;
   return llvm::SmallVector<Value>{reshape(node, y, shape)};
 }

@@ -281,11 +281,15 @@ struct LowerMatmulLike : OpConversionPattern<OpTy> {
                            !op.getWeight().template getDefiningOp<ASTCDecodeOp>()
                        ? adaptor.getWeight()
                        : op.getWeight();
-    // (The LM head keeps f32 activations.)
+    // A layer may ask for int8 activations itself. (The LM head keeps f32
+    // activations.)
+    LinearLowering layer = how;
+    if (op->hasAttr(kInt8ActivationsAttrName))
+      layer.int8Activations = true;
     if constexpr (std::is_same_v<OpTy, LinearOp>)
-      x = activationsFor(rewriter, loc, x, op.getWeight(), how);
+      x = activationsFor(rewriter, loc, x, op.getWeight(), layer);
     Value result = buildLinear(rewriter, loc, x, weight,
-                               op.getType().getElementType(), acc, how);
+                               op.getType().getElementType(), acc, layer);
     if (!result)
       return failure();
     return replaceWithCast(rewriter, op, result);
@@ -365,7 +369,7 @@ struct LowerMinShift : OpConversionPattern<MinShiftOp> {
     // The block sums of the activations the ASTC kernel multiplies: with
     // int8 activations, the rounded ones.
     Value input = adaptor.getInput();
-    if (how.int8Activations)
+    if (how.int8Activations || op->hasAttr(kInt8ActivationsAttrName))
       input = buildInt8RoundTrip(rewriter, loc, input);
     // The offsets of a bound ASTC weight are its stored f16 biases: read
     // them as they are rather than as a converted f32 copy.

@@ -49,6 +49,13 @@ struct WeightPart {
   RankedTensorType type;
 };
 
+/// A unit attribute on `afm.linear` (and the `afm.min_shift` fused into
+/// it): multiply with int8 activations, as `linear_activations: "int8"`
+/// asks for a whole model (the `activations` attribute of the ONNX afm
+/// domain's Linear2Bit and LinearASTC sets it per layer).
+inline constexpr llvm::StringLiteral kInt8ActivationsAttrName =
+    "afm.int8_activations";
+
 /// The CPU form of an ASTC weight pads its block columns to a multiple of
 /// this, so that kernels split K into vector-wide groups of whole block
 /// columns (`lib/Compress/ASTCTranscode.h` pads the same way).
