@@ -400,7 +400,15 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph) {
   // constants, not arguments.
   llvm::SmallVector<Type> argTypes;
   llvm::SmallVector<const onnx::ValueInfoProto *> args;
+  llvm::StringSet<> inputNames;
   for (const onnx::ValueInfoProto &input : graph.input()) {
+    // A second declaration would silently retype the first (its users,
+    // and what the importer knows of it: unsigned, STRING).
+    if (!inputNames.insert(input.name()).second) {
+      emitError(getLoc(input.name()))
+          << "ONNX graph input '" << input.name() << "' is declared twice";
+      return nullptr;
+    }
     if (table.lookupConstant(input.name()))
       continue;
     auto type = convertValueType(context, input);
