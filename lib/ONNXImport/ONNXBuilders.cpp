@@ -117,13 +117,9 @@ onnx_import::broadcastOperands(ONNXNode &node) {
 /// Element-wise ops on constants up to this many elements fold at import.
 static constexpr int64_t kMaxFoldedBodyElements = 4096;
 
-/// `body` evaluated on constant operands by its ops' own folders (arith,
-/// math): a Loop's trip count or a Range's length computed from bound
-/// inputs becomes a constant. Null when an operand is not a small
-/// constant or an op does not fold.
-static DenseElementsAttr foldBody(ONNXNode &node, ValueRange operands,
-                                  Type resultElementType,
-                                  ElementwiseBody body) {
+DenseElementsAttr onnx_import::foldBody(ONNXNode &node, ValueRange operands,
+                                       Type resultElementType,
+                                       ElementwiseBody body) {
   if (llvm::any_of(operands, [](Value operand) {
         return !matchPattern(operand, m_Constant());
       }))

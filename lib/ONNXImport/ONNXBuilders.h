@@ -60,6 +60,14 @@ foldElementwise(ONNXNode &node, ValueRange operands, Type resultElementType,
                 llvm::function_ref<Attribute(llvm::ArrayRef<Attribute>)> fn,
                 int64_t maxElements = 1 << 16);
 
+/// `body` (as broadcastElementwise takes it) evaluated on constant
+/// operands by its ops' own folders (arith, math): a Loop's trip count or a
+/// Range's length computed from bound inputs becomes a constant.
+/// broadcastElementwise folds this way by itself. Null when an operand is
+/// not a small constant or an op does not fold.
+DenseElementsAttr foldBody(ONNXNode &node, ValueRange operands,
+                           Type resultElementType, ElementwiseBody body);
+
 /// Converts a scalar between element types with ONNX Cast semantics:
 /// float to integer truncates toward zero, integers extend by the
 /// signedness of their ONNX type; to a bool (a byte) is `!= 0`.

@@ -64,13 +64,12 @@ static Results lowerIntegerBinary(ONNXNode &node) {
   return llvm::SmallVector<Value>{*result};
 }
 
-/// Float arithmetic on small constants folds at import too: a Loop's
-/// trip count is computed in float from Range-like bounds. Null when the
-/// node does not have `arity` inputs, all small float constants (the
-/// lowering then reports what is wrong).
-static Value foldFloat(
-    ONNXNode &node, int arity,
-    llvm::function_ref<APFloat(llvm::ArrayRef<APFloat>)> fn) {
+/// Float ops lowered to TOSA fold on small constants too, by the folders
+/// of the arith/math op `body` builds (foldBody): a Loop's trip count is
+/// computed in float from Range-like bounds. Null when the node does not
+/// have `arity` inputs, all constants (the lowering then reports what is
+/// wrong).
+static Value foldFloat(ONNXNode &node, int arity, ElementwiseBody body) {
   if (node.proto.input_size() != arity)
     return {};
   llvm::SmallVector<Value> operands;
@@ -82,19 +81,12 @@ static Value foldFloat(
   }
   Type elementType =
       cast<RankedTensorType>(operands[0].getType()).getElementType();
-  DenseElementsAttr folded = foldElementwise(
-      node, operands, elementType,
-      [&](llvm::ArrayRef<Attribute> args) -> Attribute {
-        llvm::SmallVector<APFloat> values;
-        for (Attribute arg : args) {
-          auto value = dyn_cast<FloatAttr>(arg);
-          if (!value || value.getType() != elementType)
-            return nullptr;
-          values.push_back(value.getValue());
-        }
-        return FloatAttr::get(elementType, fn(values));
-      },
-      /*maxElements=*/4096);
+  if (!isa<FloatType>(elementType) ||
+      llvm::any_of(operands, [&](Value operand) {
+        return getElementTypeOrSelf(operand.getType()) != elementType;
+      }))
+    return {};
+  DenseElementsAttr folded = foldBody(node, operands, elementType, body);
   if (!folded)
     return {};
   return arith::ConstantOp::create(node.builder, node.loc, folded);
@@ -103,16 +95,17 @@ static Value foldFloat(
 /// Add, Sub, Mul and Div of float constants (true division, as ONNX
 /// specifies; the compiled form multiplies by the reciprocal).
 template <typename OpTy> static Value foldFloatBinary(ONNXNode &node) {
-  return foldFloat(node, 2, [](llvm::ArrayRef<APFloat> args) {
-    if constexpr (std::is_same_v<OpTy, tosa::AddOp>)
-      return args[0] + args[1];
-    else if constexpr (std::is_same_v<OpTy, tosa::SubOp>)
-      return args[0] - args[1];
-    else if constexpr (std::is_same_v<OpTy, tosa::MulOp>)
-      return args[0] * args[1];
-    else
-      return args[0] / args[1];
-  });
+  return foldFloat(node, 2,
+                   [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                     if constexpr (std::is_same_v<OpTy, tosa::AddOp>)
+                       return arith::AddFOp::create(b, loc, args[0], args[1]);
+                     else if constexpr (std::is_same_v<OpTy, tosa::SubOp>)
+                       return arith::SubFOp::create(b, loc, args[0], args[1]);
+                     else if constexpr (std::is_same_v<OpTy, tosa::MulOp>)
+                       return arith::MulFOp::create(b, loc, args[0], args[1]);
+                     else
+                       return arith::DivFOp::create(b, loc, args[0], args[1]);
+                   });
 }
 
 static bool hasIntegerInput(ONNXNode &node) {
@@ -180,13 +173,13 @@ template <typename OpTy> static Results lowerRounding(ONNXNode &node) {
   auto input = node.getFloatInput(0);
   if (failed(input))
     return failure();
-  if (Value folded = foldFloat(node, 1, [](llvm::ArrayRef<APFloat> args) {
-        APFloat value = args[0];
-        value.roundToIntegral(std::is_same_v<OpTy, tosa::CeilOp>
-                                  ? APFloat::rmTowardPositive
-                                  : APFloat::rmTowardNegative);
-        return value;
-      }))
+  if (Value folded =
+          foldFloat(node, 1, [](OpBuilder &b, Location loc, ValueRange args) {
+            if constexpr (std::is_same_v<OpTy, tosa::CeilOp>)
+              return math::CeilOp::create(b, loc, args[0]).getResult();
+            else
+              return math::FloorOp::create(b, loc, args[0]).getResult();
+          }))
     return llvm::SmallVector<Value>{folded};
   return llvm::SmallVector<Value>{
       OpTy::create(node.builder, node.loc, input->getType(), *input)};
@@ -196,11 +189,13 @@ static Results lowerRelu(ONNXNode &node) {
   auto input = node.getFloatInput(0);
   if (failed(input))
     return failure();
-  if (Value folded = foldFloat(node, 1, [](llvm::ArrayRef<APFloat> args) {
-        return args[0].isNegative() && !args[0].isNaN()
-                   ? APFloat::getZero(args[0].getSemantics())
-                   : args[0];
-      }))
+  if (Value folded =
+          foldFloat(node, 1, [](OpBuilder &b, Location loc, ValueRange args) {
+            Value zero = arith::ConstantOp::create(
+                b, loc, b.getFloatAttr(args[0].getType(), 0.0));
+            return arith::MaximumFOp::create(b, loc, args[0], zero)
+                .getResult();
+          }))
     return llvm::SmallVector<Value>{folded};
   // An upper bound of +inf keeps relu(inf) = inf.
   Type elementType = input->getType().getElementType();
