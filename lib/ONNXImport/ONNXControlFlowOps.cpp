@@ -123,12 +123,13 @@ static Results lowerLoop(ONNXNode &node) {
     if (iteration == kMaxUnrolledIterations)
       return node.emitError() << "runs more than " << kMaxUnrolledIterations
                               << " iterations, the most unrolled at import";
-    // A bool is a byte holding 0 or 1.
+    // A bool is a byte holding 0 or 1 (unsigned, as BOOL inputs are); a
+    // loop-carried value keeps the signedness of its initial value.
     llvm::SmallVector<SubgraphImporter::Binding> inputs = {
         {{}, scalar(IntegerType::get(context, 64), iteration)},
-        {{}, scalar(IntegerType::get(context, 8), 1)}};
-    for (Value value : values) {
-      SubgraphImporter::Binding binding{value, {}};
+        {{}, scalar(IntegerType::get(context, 8), 1), /*isUnsigned=*/true}};
+    for (auto [i, value] : llvm::enumerate(values)) {
+      SubgraphImporter::Binding binding{value, {}, node.isUnsignedInput(2 + i)};
       matchPattern(value, m_Constant(&binding.constant));
       inputs.push_back(binding);
     }
