@@ -163,7 +163,7 @@ LogicalResult Binder::collectWeights(func::FuncOp func) {
       return op.emitOpError("weights of type ")
                  << type
                  << " cannot be bound: only static tensors, 2-bit, 4-bit and "
-                    "ASTC weights with an even block width are",
+                    "ASTC weights in 6x6 blocks are",
              WalkResult::interrupt();
     auto [it, inserted] = layout.weights.try_emplace(op.getName());
     if (!inserted) {

@@ -101,6 +101,10 @@ struct DotInstruction {
   /// Builds `acc + dot(u, s)` for byte vectors `u`, `s` of 4 * lanes.
   std::function<Value(OpBuilder &, Location, Value acc, Value u, Value s)>
       build;
+  /// The same with `acc` in the instruction's accumulator, where it has
+  /// one (a short chain, not a loop-carried sum); else null.
+  std::function<Value(OpBuilder &, Location, Value acc, Value u, Value s)>
+      accumulate;
 };
 } // namespace
 
@@ -140,6 +144,10 @@ selectDotInstruction(const TargetDescription &target, int64_t lanes,
           b, loc, DenseElementsAttr::get(i32s(b, lanes), b.getI32IntegerAttr(0)));
       Value sum = callIntrinsic(b, loc, i32s(b, lanes), name, {zero, u, s});
       return arith::AddIOp::create(b, loc, acc, sum).getResult();
+    };
+    dot.accumulate = [=](OpBuilder &b, Location loc, Value acc, Value u,
+                         Value s) {
+      return callIntrinsic(b, loc, i32s(b, lanes), name, {acc, u, s});
     };
     return dot;
   }
@@ -184,6 +192,29 @@ selectDotInstruction(const TargetDescription &target, int64_t lanes,
   }
   }
   return std::nullopt;
+}
+
+bool afm::hasTargetInt8Dot(const TargetDescription &target, int64_t lanes,
+                           bool unsignedBelow128) {
+  return selectDotInstruction(target, lanes, unsignedBelow128).has_value();
+}
+
+Value afm::buildTargetInt8Dot(OpBuilder &b, Location loc,
+                              const TargetDescription &target, Value acc,
+                              Value u, Value s, bool unsignedBelow128) {
+  auto type = dyn_cast<VectorType>(acc.getType());
+  if (!type || type.getRank() != 1 || type.isScalable())
+    return {};
+  int64_t lanes = type.getNumElements();
+  std::optional<DotInstruction> instruction =
+      selectDotInstruction(target, lanes, unsignedBelow128);
+  if (!instruction)
+    return {};
+  auto bytes = VectorType::get({kBytesPerLane * lanes}, b.getI8Type());
+  auto build = instruction->accumulate ? instruction->accumulate
+                                       : instruction->build;
+  return build(b, loc, acc, vector::BitCastOp::create(b, loc, bytes, u),
+               vector::BitCastOp::create(b, loc, bytes, s));
 }
 
 namespace {

@@ -61,6 +61,19 @@ LogicalResult vectorizeInt8DotTile(RewriterBase &rewriter,
 void finishInt8DotLoops(RewriterBase &rewriter,
                         ArrayRef<LoopLikeOpInterface> loops);
 
+/// Whether the target has a dot-product instruction for `lanes` i32 lanes
+/// (with unsigned bytes below 128 when `unsignedBelow128`).
+bool hasTargetInt8Dot(const TargetDescription &target, int64_t lanes,
+                      bool unsignedBelow128);
+
+/// `acc + dot(u, s)` per i32 lane of the vectors `acc`, `u` and `s` (u8
+/// and s8 bytes packed four to a lane) with the target's dot-product
+/// instruction (accumulating into `acc` itself where it can), or null when it has none for this many lanes (or needs
+/// `u` below 128 and `unsignedBelow128` is false).
+Value buildTargetInt8Dot(OpBuilder &b, Location loc,
+                         const TargetDescription &target, Value acc, Value u,
+                         Value s, bool unsignedBelow128);
+
 } // namespace mlir::afm
 
 #endif // AFM_PASSES_INT8DOTPRODUCTS_H

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -44,12 +45,19 @@ static bool isCapturable(Value value) {
 /// Ops the task recomputes instead of capturing their results. Constants,
 /// poison paddings and constant globals stay visible as such to LLVM in the
 /// task (a captured shift table turns immediate shifts into variable ones).
+/// Pure ops that make vectors (a tile's index vectors: vector.step,
+/// broadcasts, transposes) are recomputed too: a task cannot take vectors
+/// as arguments.
 static bool isRematerializable(Operation *op) {
-  return op && op->getNumRegions() == 0 &&
-         (isa<arith::ConstantOp, ub::PoisonOp, memref::GetGlobalOp>(op) ||
-          isa<memref::SubViewOp, memref::ViewOp, memref::ReinterpretCastOp,
-              memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(
-              op));
+  if (!op || op->getNumRegions() != 0)
+    return false;
+  if (isa<arith::ConstantOp, ub::PoisonOp, memref::GetGlobalOp>(op) ||
+      isa<memref::SubViewOp, memref::ViewOp, memref::ReinterpretCastOp,
+          memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(op))
+    return true;
+  return isPure(op) && llvm::all_of(op->getResultTypes(), [](Type type) {
+           return isa<VectorType>(type);
+         });
 }
 
 namespace {

@@ -384,6 +384,31 @@ def AFMLowerParallelCallsPass
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
+def AFMLowerDotBytesPass : Pass<"afm-lower-dot-bytes"> {
+  let summary = "Lower afm.dot_bytes to the target's int8 dot-product instructions";
+  let description = [{
+    Each 1-D vector of `afm.dot_bytes` (n-D ones row by row) becomes the
+    target's instruction over u8 x s8 bytes summed four to an i32 lane:
+    `vpdpbusd` (AVX-512 VNNI), `vpmaddubsw` + `vpmaddwd` (AVX2) or `sdot`
+    (Arm dotprod); the last two only when the unsigned bytes are masked
+    below 128, where their saturating or signed products are exact. Vectors
+    wider than the instruction are split into register-wide pieces.
+    Scalars, and vectors no instruction covers, become shifts, masks,
+    multiplies and adds with the same wrapping result.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"host\"",
+           "Target name (as afm-compile --target)">,
+    Option<"targetOS", "target-os", "std::string", /*default=*/"\"\"",
+           "Retarget to another OS: linux or macos">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::LLVM::LLVMDialect",
+    "mlir::vector::VectorDialect",
+  ];
+}
+
 def AFMLowerVectorPass : Pass<"afm-lower-vector"> {
   let summary = "Lower n-D vector ops to the 1-D forms the LLVM conversion expects";
   let description = [{
@@ -425,7 +450,8 @@ def AFMCheckLoweredPass : Pass<"afm-check-lowered", "mlir::ModuleOp"> {
     over a weight format that is not supported yet) in place, so that each
     lowering stays small. This pass turns any afm op still present before
     bufferization into an error at its location, naming the op, instead of
-    a confusing failure later in the pipeline.
+    a confusing failure later in the pipeline. (`afm.dot_bytes`, a scalar
+    op of kernel bodies lowered after vectorization, stays.)
   }];
 }
 

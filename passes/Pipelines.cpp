@@ -173,6 +173,10 @@ void afm::buildAFMTensorToLLVMPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(arm_sme::createEnableArmStreamingPass(
         arm_sme::ArmStreamingMode::StreamingLocally, arm_sme::ArmZaMode::NewZA,
         /*ifRequiredByOps=*/true));
+  AFMLowerDotBytesPassOptions dots;
+  dots.target = options.target;
+  dots.targetOS = options.targetOS;
+  pm.addPass(createAFMLowerDotBytesPass(dots));
   pm.addPass(createSCFToControlFlowPass());
   if (sme)
     pm.addNestedPass<func::FuncOp>(createConvertArmSMEToLLVMPass());

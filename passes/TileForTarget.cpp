@@ -14,6 +14,7 @@
 #include "passes/Passes.h"
 
 #include "afm/Target/TargetDescription.h"
+#include "dialects/afm/IR/AFMDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -118,7 +119,7 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
 
   // The output's innermost dimension is the vector dimension; for a
   // contraction the one before it holds the register rows. Integer
-  // products narrower than f32 (the ASTC kernel's i16 block sums) fill a
+  // products narrower than f32 (i16 block sums) fill a
   // register with more lanes.
   if (!outDims.empty()) {
     unsigned inner = outDims.back();
@@ -145,6 +146,21 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
     for (auto [i, iterator] : llvm::enumerate(iterators))
       if (iterator == utils::IteratorType::reduction)
         plan.tiles[i] = 1;
+    // Loops the kernel asks to span one register tile (rows sharing their
+    // activation vectors): whole, and every parallel loop outside the
+    // reductions, so that the tile's accumulators are loop-invariant in
+    // them and stay in registers.
+    if (auto whole =
+            op->getAttrOfType<DenseI64ArrayAttr>(kWholeTileDimsAttrName)) {
+      for (int64_t dim : whole.asArrayRef())
+        if (dim >= 0 && dim < static_cast<int64_t>(ranges.size()))
+          plan.tiles[dim] = ranges[dim];
+      for (auto kind : {utils::IteratorType::parallel,
+                        utils::IteratorType::reduction})
+        for (auto [dim, iterator] : llvm::enumerate(iterators))
+          if (iterator == kind)
+            plan.interchange.push_back(dim);
+    }
   } else if (!plan.contraction) {
     auto elements = [&] {
       int64_t product = 1;
@@ -241,6 +257,7 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   if (!plan || !op.hasPureBufferSemantics() || !tileable)
     return;
   std::optional<unsigned> streamed = streamedInput(op);
+  bool wholeTile = op->hasAttr(kWholeTileDimsAttrName);
   rewriter.setInsertionPoint(op);
   scf::SCFTilingOptions options;
   options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), plan->tiles));
@@ -270,6 +287,15 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   // Contractions become vector.contract (lowered to FMAs later); the rest
   // element-wise vector ops and multi-reductions.
   vectorizeTile(rewriter, tile, plan->contraction);
+  // A whole-tile split-K kernel's reductions are its innermost loops: its
+  // accumulators become their iter_args (upstream's hoisting refuses a
+  // buffer with views elsewhere, as the partial sums have).
+  if (plan->splitK && wholeTile && !tiled->loops.empty()) {
+    for (LoopLikeOpInterface loop : llvm::reverse(tiled->loops))
+      moveLoopInvariantCode(loop);
+    if (auto reduction = dyn_cast<scf::ForOp>(tiled->loops.back().getOperation()))
+      hoistAccumulators(rewriter, reduction);
+  }
 }
 
 /// Makes `op` read its `input`-th operand from an f32 copy laid out in the

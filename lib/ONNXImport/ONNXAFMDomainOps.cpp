@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TOSABuilder.h"
+#include "afm/Compress/ASTCTranscode.h"
 
 #include "dialects/afm/IR/AFMOps.h"
 
@@ -106,7 +107,9 @@ static Results lowerLinearASTC(ONNXNode &node) {
   if (n <= 0)
     return node.emitError() << "attribute 'N' (the output features) must be "
                             << "positive";
-  // The layout of getBoundWeightParts, checked before the type is built.
+  // The interchange layout, checked before the type is built; the kernels
+  // read the codes repacked by row pairs (getBoundWeightParts), which the
+  // compiler does here, at import: weights are constants.
   int64_t nb = (n + 5) / 6, kb = getASTCStoredBlockColumns(k, 6);
   auto expected = RankedTensorType::get({nb, 6, 3, kb},
                                         IntegerType::get(node.loc.getContext(),
@@ -114,6 +117,26 @@ static Results lowerLinearASTC(ONNXNode &node) {
   if (codes->getType() != expected)
     return node.emitError() << "codes must be " << expected << " for N = " << n
                             << ", K = " << k << "; got " << codes->getType();
+  DenseElementsAttr codeData = node.getConstantInput(1);
+  if (!codeData)
+    return node.emitError()
+           << "codes must be a constant (an initializer): the compiler "
+              "repacks them for its kernels at import";
+  std::vector<uint8_t> planes;
+  for (const APInt &byte : codeData.getValues<APInt>())
+    planes.push_back(static_cast<uint8_t>(byte.getZExtValue()));
+  ASTCKernelCodes packed = packASTCKernelCodes(planes.data(), nb, kb);
+  auto constant = [&](Type element, auto values) -> Value {
+    auto type = RankedTensorType::get({nb, 3, kb}, element);
+    SmallVector<APInt> words;
+    for (auto value : values)
+      words.emplace_back(element.getIntOrFloatBitWidth(), value);
+    return tosa::ConstOp::create(node.builder, node.loc, type,
+                                 DenseElementsAttr::get(type, words));
+  };
+  Value rowPairCodes = constant(node.builder.getI32Type(), packed.codes);
+  Value tailCodes =
+      constant(node.builder.getIntegerType(16), packed.tailCodes);
   auto blockType = RankedTensorType::get({nb, kb}, node.builder.getF16Type());
   if (scales->getType() != blockType || biases->getType() != blockType)
     return node.emitError() << "scales and biases must be " << blockType;
@@ -126,7 +149,8 @@ static Results lowerLinearASTC(ONNXNode &node) {
                               << "' is not 'linear_segment' or 'min'";
   }
   auto type = ASTCWeightType::get(node.builder.getContext(), n, k, 6, 6, offset);
-  return linearOverParts(node, type, {*codes, *scales, *biases}, n);
+  return linearOverParts(node, type,
+                         {rowPairCodes, tailCodes, *scales, *biases}, n);
 }
 
 /// MoE(X[..., d], router[E, d], gate[E, F, d], up[E, F, d], down[E, d, F])

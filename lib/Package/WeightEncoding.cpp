@@ -160,7 +160,10 @@ static_assert(kTranscodedBlockColumnAlign == size_t(kASTCBlockColumnAlign));
 /// The CPU form of ASTC blocks whose decoded weights are `decoded`.
 static void transcode(EncodedWeight &e, const std::vector<float> &decoded) {
   ASTCTranscoded t = transcodeAffine4(decoded.data(), e.rows, e.cols);
-  e.parts["codes"] = t.codes;
+  ASTCKernelCodes k =
+      packASTCKernelCodes(t.codes.data(), t.blockRows, t.storedBlockCols);
+  e.parts["codes"] = bytesOf(k.codes);
+  e.parts["tail_codes"] = bytesOf(k.tailCodes);
   e.parts["scales"] = bytesOf(t.scales);
   e.parts["biases"] = bytesOf(t.biases);
   e.values = dequantizeTranscoded(t);

@@ -376,7 +376,7 @@ struct LowerMinShift : OpConversionPattern<MinShiftOp> {
     Value offsets = adaptor.getOffsets();
     if (auto astc = op.getOffsets().getDefiningOp<ASTCOffsetsOp>())
       if (auto bound = astc.getWeight().getDefiningOp<BoundWeightOp>())
-        offsets = bound.getParts()[2];
+        offsets = bound.getParts()[kASTCBiasesPart];
     Value result = buildMinShift(rewriter, loc, input, offsets,
                                  op.getType().getDimSize(1), op.getBlock()[0],
                                  op.getBlock()[1]);
@@ -478,6 +478,8 @@ struct AFMLowerToLinalgPass
     target.addIllegalOp<RMSNormOp, RoPEOp, LoRAOp, EmbeddingOp, LinearOp,
                         LMHeadOp, SwiGLUOp, DequantizeOp, ASTCDecodeOp,
                         ASTCOffsetsOp, MinShiftOp>();
+    // The int8 kernels' scalar dot products (lowered after vectorization).
+    target.addLegalOp<DotBytesOp>();
     RewritePatternSet patterns(ctx);
     LinearLowering how;
     how.int8Activations = int8Activations;

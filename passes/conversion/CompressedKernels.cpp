@@ -240,78 +240,193 @@ static Value addAccumulator(OpBuilder &b, Location loc, Value sums, Value acc,
 
 //===----------------------------------------------------------------------===//
 // ASTC, CPU form: y = acc + sum_k x[k] * scale[b] * q[n, k] (offsets apart)
+//
+// Both kernels read the codes by row pairs (getBoundWeightParts): a lane
+// of `codes` holds columns 0..3 of rows 2i (low nibbles) and 2i + 1 of a
+// block, a lane of `tail_codes` columns 4 and 5. Their iteration space is
+// (t, block row, row pair i, row h of the pair, group g, lane): `lanes`
+// consecutive blocks are the vector lanes (split-K partial sums, one per
+// block of a group, summed once per output), and the six rows of a block
+// row are one register tile (kWholeTileDimsAttrName), so they share the
+// activation and scale vectors, and each code vector is loaded once for
+// the two rows whose nibbles it holds.
 //===----------------------------------------------------------------------===//
+
+namespace {
+/// The bound parts of a 6x6 ASTC weight as the kernels index them.
+struct ASTCRowPairs {
+  int64_t blockRows, storedBlockCols, groups, lanes;
+  /// [Nb, 3, groups, lanes] i32 and i16.
+  Value codes, tailCodes;
+  /// [Nb, groups, lanes] f16.
+  Value scales;
+};
+} // namespace
+
+static ASTCRowPairs rowPairsOf(OpBuilder &b, Location loc, ASTCWeightType type,
+                               ValueRange parts) {
+  ASTCRowPairs v;
+  auto codesType = cast<RankedTensorType>(parts[kASTCCodesPart].getType());
+  v.blockRows = codesType.getDimSize(0);
+  v.storedBlockCols = codesType.getDimSize(2);
+  // Stored block columns are a multiple of kASTCBlockColumnAlign (16).
+  v.lanes = lanesDividing(v.storedBlockCols, 16);
+  v.groups = v.storedBlockCols / v.lanes;
+  auto grouped = [&](Value part) {
+    auto partType = cast<RankedTensorType>(part.getType());
+    SmallVector<int64_t> shape(partType.getShape().drop_back());
+    shape.append({v.groups, v.lanes});
+    ReassociationIndices last = {partType.getRank() - 1, partType.getRank()};
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d + 1 < partType.getRank(); ++d)
+      groups.push_back({d});
+    groups.push_back(last);
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, partType.getElementType()), part,
+        groups);
+  };
+  v.codes = grouped(parts[kASTCCodesPart]);
+  v.tailCodes = grouped(parts[kASTCTailCodesPart]);
+  v.scales = grouped(parts[kASTCScalesPart]);
+  return v;
+}
+
+/// The kernels' loops: (t, block row, row pair, row of the pair, group,
+/// lane), and the maps of the codes (both), the scales and the output.
+static SmallVector<AffineMap> rowPairMaps(MLIRContext *ctx,
+                                          ArrayRef<AffineMap> activations) {
+  AffineExpr t, bn, i, h, g, lane;
+  bindDims(ctx, t, bn, i, h, g, lane);
+  SmallVector<SmallVector<AffineExpr>> exprs = {{bn, i, g, lane},
+                                                {bn, i, g, lane}};
+  SmallVector<AffineMap> maps = mapsOf(6, exprs, ctx);
+  maps.append(activations.begin(), activations.end());
+  maps.append(mapsOf(6, {{bn, g, lane}, {t, bn, i, h, lane}}, ctx));
+  return maps;
+}
+
+/// The row-pair kernel over `activations` (each [T, groups, lanes]):
+/// `body(codes, tail codes, activations, shift)` gives one block's sum for
+/// one row (shift 0 or 4 selects the row's nibbles), which the kernel
+/// multiplies by the block's scale into the row's partial sums; then
+/// `[T, N]`, the partial sums of each output added.
+static Value rowPairKernel(
+    OpBuilder &b, Location loc, Value x, ASTCWeightType type,
+    const ASTCRowPairs &v, ValueRange activations,
+    function_ref<Value(OpBuilder &, Location, Value, Value, ValueRange,
+                       Value)>
+        body) {
+  MLIRContext *ctx = b.getContext();
+  constexpr int64_t pairs = kASTCCPUBlockDim / 2;
+  AffineExpr t, g, lane;
+  t = getAffineDimExpr(0, ctx);
+  g = getAffineDimExpr(4, ctx);
+  lane = getAffineDimExpr(5, ctx);
+  SmallVector<AffineMap> activationMaps(
+      activations.size(), AffineMap::get(6, 0, {t, g, lane}, ctx));
+  SmallVector<Value> inputs = {v.codes, v.tailCodes};
+  inputs.append(activations.begin(), activations.end());
+  inputs.push_back(v.scales);
+  int64_t count = activations.size();
+  Value init = zerosLike(b, loc, x, {v.blockRows, pairs, 2, v.lanes});
+  auto kernel = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
+      rowPairMaps(ctx, activationMaps),
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+       IteratorType::parallel, IteratorType::reduction,
+       IteratorType::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Type i32 = nb.getI32Type();
+        Value row = arith::IndexCastOp::create(
+            nb, l, i32, linalg::IndexOp::create(nb, l, 3));
+        Value shift = arith::ShLIOp::create(
+            nb, l, row, arith::ConstantIntOp::create(nb, l, i32, 2));
+        Value sum = body(nb, l, args[0], args[1],
+                         args.slice(2, count), shift);
+        Value scale =
+            castFloat(nb, l, args[2 + count], nb.getF32Type());
+        linalg::YieldOp::create(
+            nb, l, multiplyAdd(nb, l, sum, scale, args.back()));
+      });
+  kernel->setAttr(kWholeTileDimsAttrName, b.getDenseI64ArrayAttr({2, 3}));
+  Value partial = kernel.getResult(0);
+  // [T, Nb, 3, 2, lanes] -> [T, Nb * 6, lanes] -> [T, N].
+  auto partialType = cast<RankedTensorType>(partial.getType());
+  Value rows = tensor::CollapseShapeOp::create(
+      b, loc,
+      RankedTensorType::get({partialType.getDimSize(0),
+                             v.blockRows * kASTCCPUBlockDim, v.lanes},
+                            b.getF32Type()),
+      partial, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4}});
+  return firstColumns(b, loc, sumInnermost(b, loc, rows), type.getRows());
+}
+
+/// `(word >> shift) & mask` in i32, `word` zero-extended first.
+static Value nibbles(OpBuilder &b, Location loc, Value word, Value shift,
+                     int64_t mask) {
+  Type i32 = b.getI32Type();
+  if (word.getType() != i32)
+    word = arith::ExtUIOp::create(b, loc, i32, word);
+  return arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, word, shift),
+      arith::ConstantIntOp::create(b, loc, i32, mask));
+}
+
+/// `x` split into block columns of six, as [T, groups, lanes, 6].
+static Value blockColumns(OpBuilder &b, Location loc, Value x,
+                          const ASTCRowPairs &v) {
+  return splitColumns(
+      b, loc, padColumns(b, loc, x, v.storedBlockCols * kASTCCPUBlockDim),
+      {v.groups, v.lanes, kASTCCPUBlockDim});
+}
+
+/// Column `m` of every block of `xs` ([T, groups, lanes, 6]):
+/// [T, groups, lanes].
+static Value blockColumn(OpBuilder &b, Location loc, Value xs, int64_t m) {
+  auto type = cast<RankedTensorType>(xs.getType());
+  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)),
+      sizes = getSizes(b, loc, xs), strides(4, b.getIndexAttr(1));
+  offsets[3] = b.getIndexAttr(m);
+  sizes[3] = b.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(
+      b, loc,
+      RankedTensorType::get(type.getShape().drop_back(),
+                            type.getElementType()),
+      xs, offsets, sizes, strides);
+}
 
 static Value astcBlockMatmul(OpBuilder &b, Location loc, Value x,
                              ASTCWeightType type, ValueRange parts,
                              Type elementType, Value acc) {
-  MLIRContext *ctx = b.getContext();
-  int64_t r = type.getBlockRows(), c = type.getBlockCols();
-  int64_t nb = ceilDiv(type.getRows(), r);
-  // Block columns as stored: padded to kASTCBlockColumnAlign (zero scales).
-  int64_t kb = cast<RankedTensorType>(parts[1].getType()).getDimSize(1);
-  // Split-K as in q2Matmul: each output keeps `lanes` partial sums, one per
-  // block column of a group of `lanes` consecutive blocks. The codes are
-  // plane-interleaved ([Nb, R, C/2, Kb]), so one column pair of a group is
-  // `lanes` contiguous bytes, read with a uniform shift per nibble, and the
-  // per-block scale is one contiguous vector too.
-  int64_t lanes = lanesDividing(kb, 64);
-  int64_t groups = kb / lanes, pairs = c / 2;
-  Value xs = splitColumns(b, loc, padColumns(b, loc, x, kb * c),
-                          {groups, lanes, pairs, 2});
-  // x as [T, C/2, 2, groups, lanes], in the order the kernel reads.
-  SmallVector<OpFoldResult> xtShape = {
-      getSizes(b, loc, x)[0], b.getIndexAttr(pairs), b.getIndexAttr(2),
-      b.getIndexAttr(groups), b.getIndexAttr(lanes)};
-  AffineExpr d0, d1, d2, d3, d4;
-  bindDims(ctx, d0, d1, d2, d3, d4);
-  Value xt = buildGeneric(
-      b, loc, ValueRange{xs},
-      tensor::EmptyOp::create(b, loc, xtShape, b.getF32Type()),
-      mapsOf(5, {{d0, d3, d4, d1, d2}, {d0, d1, d2, d3, d4}}, ctx),
-      SmallVector<IteratorType>(5, IteratorType::parallel),
-      [&](OpBuilder &nbld, Location l, ValueRange args) {
-        return castFloat(nbld, l, args[0], nbld.getF32Type());
+  ASTCRowPairs v = rowPairsOf(b, loc, type, parts);
+  Value xs = blockColumns(b, loc, x, v);
+  // One contiguous f32 vector of activations per block column.
+  SmallVector<Value> columns;
+  for (int64_t m = 0; m < kASTCCPUBlockDim; ++m)
+    columns.push_back(mapElementwise(
+        b, loc, ValueRange{blockColumn(b, loc, xs, m)}, b.getF32Type(),
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          return castFloat(nb, l, args[0], nb.getF32Type());
+        }));
+  Value sums = rowPairKernel(
+      b, loc, x, type, v, columns,
+      [&](OpBuilder &nb, Location l, Value codes, Value tail, ValueRange xm,
+          Value shift) {
+        // sum_m q_m * x_m in f32; the block's scale multiplies it once.
+        Type i32 = nb.getI32Type();
+        Value sum;
+        for (int64_t m = 0; m < kASTCCPUBlockDim; ++m) {
+          Value byteShift = arith::AddIOp::create(
+              nb, l, shift,
+              arith::ConstantIntOp::create(nb, l, i32, 8 * (m % 4)));
+          Value q = arith::UIToFPOp::create(
+              nb, l, nb.getF32Type(),
+              nibbles(nb, l, m < 4 ? codes : tail, byteShift, 0xf));
+          sum = sum ? multiplyAdd(nb, l, xm[m], q, sum)
+                    : arith::MulFOp::create(nb, l, xm[m], q).getResult();
+        }
+        return sum;
       });
-  Value codes = tensor::ExpandShapeOp::create(
-      b, loc,
-      RankedTensorType::get({nb, r, pairs, groups, lanes}, b.getI8Type()),
-      parts[0], SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
-  Value scales = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({nb, groups, lanes}, b.getF16Type()),
-      parts[1], SmallVector<ReassociationIndices>{{0}, {1, 2}});
-  // The column pair and nibble loops come before the group loop: one
-  // uniform shift per vector op, as in q2Matmul.
-  AffineExpr t, bn, br, p, h, g, lane;
-  bindDims(ctx, t, bn, br, p, h, g, lane);
-  Value partial = buildGeneric(
-      b, loc, ValueRange{xt, codes, scales, codeShifts(b, loc, 4)},
-      zerosLike(b, loc, x, {nb, r, lanes}),
-      mapsOf(7,
-             {{t, p, h, g, lane},
-              {bn, br, p, g, lane},
-              {bn, g, lane},
-              {h},
-              {t, bn, br, lane}},
-             ctx),
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction, IteratorType::reduction,
-       IteratorType::reduction, IteratorType::parallel},
-      [&](OpBuilder &nbld, Location l, ValueRange args) {
-        Value q = codeAtShift(nbld, l, args[1], args[3], 4, false);
-        Value scale = castFloat(nbld, l, args[2], nbld.getF32Type());
-        Value w = arith::MulFOp::create(nbld, l, q, scale);
-        return multiplyAdd(nbld, l, args[0], w, args[4]);
-      });
-  // [T, Nb * R, lanes] -> [T, Nb * R]: the horizontal sum once per output.
-  auto partialType = cast<RankedTensorType>(partial.getType());
-  Value rows = tensor::CollapseShapeOp::create(
-      b, loc,
-      RankedTensorType::get({partialType.getDimSize(0), nb * r, lanes},
-                            b.getF32Type()),
-      partial, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
-  int64_t n = type.getRows();
-  Value sums = firstColumns(b, loc, sumInnermost(b, loc, rows), n);
   // The accumulator (the min-shift term) is added once per output.
   return addAccumulator(b, loc, sums, acc, elementType);
 }
@@ -320,138 +435,78 @@ static Value astcBlockMatmul(OpBuilder &b, Location loc, Value x,
 /// max|x[t]| / 127),
 ///
 ///   y[t, n] = a[t] * sum_kb scale[b] * D[t, n, kb] + acc[t, n]
-///   D[t, n, kb] = sum_{c < C} q[n, kb * C + c] * xq[t, kb * C + c]
+///   D[t, n, kb] = sum_{c < 6} q[n, kb * 6 + c] * xq[t, kb * 6 + c]
 ///
-/// D is exact in i16 (|D| <= 6 * 15 * 127), so each block's scale
-/// multiplies once per block and row instead of once per weight, and the
-/// row's scale once per output. The layout is astcBlockMatmul's: `lanes`
-/// consecutive blocks are the vector lanes, so one step reads the three
-/// column-pair bytes of `lanes` blocks, multiplies their six nibbles with
-/// six activation vectors in i16 and adds the block sums, converted once,
-/// times the block scales into `lanes` f32 partial sums.
+/// D is exact in i32, two afm.dot_bytes (four byte products per lane, one
+/// vpdpbusd each on AVX-512 VNNI): the row's nibbles of columns 0..3 with
+/// xq's four bytes of the block, those of columns 4 and 5 with its last
+/// two. So each block's scale multiplies once per block and row instead of
+/// once per weight, and the row's scale once per output.
 static Value astcInt8BlockMatmul(OpBuilder &b, Location loc, Value x,
                                  ASTCWeightType type, ValueRange parts,
                                  Type elementType, Value acc) {
   MLIRContext *ctx = b.getContext();
-  Type i8 = b.getI8Type(), i16 = b.getIntegerType(16);
-  int64_t r = type.getBlockRows(), c = type.getBlockCols();
-  int64_t nb = ceilDiv(type.getRows(), r);
-  int64_t kb = cast<RankedTensorType>(parts[1].getType()).getDimSize(1);
-  int64_t lanes = lanesDividing(kb, 64);
-  int64_t groups = kb / lanes, pairs = c / 2;
-  OpFoldResult rows = getSizes(b, loc, x)[0];
-
-  // xq as [T, C/2, 2, groups, lanes], in the order the kernel reads, held
-  // as i16: the products are i16, and a load is cheaper than a widening
-  // load in the inner loop.
+  Type i32 = b.getI32Type();
+  ASTCRowPairs v = rowPairsOf(b, loc, type, parts);
   Value amax = buildRowAbsMax(b, loc, x);
-  Value xs = splitColumns(b, loc, padColumns(b, loc, x, kb * c),
-                          {groups, lanes, pairs, 2});
-  AffineExpr d0, d1, d2, d3, d4;
-  bindDims(ctx, d0, d1, d2, d3, d4);
-  Value xq = buildGeneric(
-      b, loc, ValueRange{xs, amax},
-      tensor::EmptyOp::create(
-          b, loc,
-          SmallVector<OpFoldResult>{rows, b.getIndexAttr(pairs),
-                                    b.getIndexAttr(2), b.getIndexAttr(groups),
-                                    b.getIndexAttr(lanes)},
-          i16),
-      mapsOf(5, {{d0, d3, d4, d1, d2}, {d0}, {d0, d1, d2, d3, d4}}, ctx),
-      SmallVector<IteratorType>(5, IteratorType::parallel),
-      [&](OpBuilder &nbld, Location l, ValueRange args) {
-        return arith::ExtSIOp::create(
-            nbld, l, i16, buildInt8Code(nbld, l, args[0], args[1]));
-      });
-  Value codes = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({nb, r, pairs, groups, lanes}, i8),
-      parts[0], SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
-  Value scales = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({nb, groups, lanes}, b.getF16Type()),
-      parts[1], SmallVector<ReassociationIndices>{{0}, {1, 2}});
-
-  // One iteration per (row, group of blocks); the column pairs and
-  // nibbles are unrolled in the body: codes and activations come in as one
-  // operand (a slice) per pair and nibble.
-  auto slice = [&](Value source, ArrayRef<int64_t> fixed) {
-    auto type = cast<RankedTensorType>(source.getType());
-    SmallVector<OpFoldResult> offsets, sizes = getSizes(b, loc, source),
-                                       strides(type.getRank(),
-                                               b.getIndexAttr(1));
-    SmallVector<int64_t> shape;
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      bool isFixed = d >= 1 && d <= static_cast<int64_t>(fixed.size()) &&
-                     fixed[d - 1] >= 0;
-      offsets.push_back(b.getIndexAttr(isFixed ? fixed[d - 1] : 0));
-      if (isFixed)
-        sizes[d] = b.getIndexAttr(1);
-      else
-        shape.push_back(type.getDimSize(d));
-    }
-    return tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get(shape, type.getElementType()), source,
-        offsets, sizes, strides);
-  };
-  AffineExpr t, bn, br, g, lane;
-  bindDims(ctx, t, bn, br, g, lane);
-  SmallVector<Value> inputs;
-  SmallVector<SmallVector<AffineExpr>> indexing;
-  for (int64_t p = 0; p < pairs; ++p) {
-    // codes[:, :, p] and xq[:, p, h].
-    inputs.push_back(slice(codes, {-1, p}));
-    indexing.push_back({bn, br, g, lane});
-  }
-  for (int64_t p = 0; p < pairs; ++p)
-    for (int64_t h = 0; h < 2; ++h) {
-      inputs.push_back(slice(xq, {p, h}));
-      indexing.push_back({t, g, lane});
-    }
-  inputs.push_back(scales);
-  indexing.push_back({bn, g, lane});
-  indexing.push_back({t, bn, br, lane});
-  Value partial = buildGeneric(
-      b, loc, inputs, zerosLike(b, loc, x, {nb, r, lanes}),
-      mapsOf(5, indexing, ctx),
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction, IteratorType::parallel},
-      [&](OpBuilder &nbld, Location l, ValueRange args) {
-        auto constant = [&](Type type, int64_t value) {
-          return arith::ConstantIntOp::create(nbld, l, type, value);
-        };
-        Value dot;
-        for (int64_t p = 0; p < pairs; ++p) {
-          Value byte = args[p];
-          Value nibbles[2] = {
-              arith::AndIOp::create(nbld, l, byte, constant(i8, 15)),
-              arith::ShRUIOp::create(nbld, l, byte, constant(i8, 4))};
-          for (int64_t h = 0; h < 2; ++h) {
-            Value product = arith::MulIOp::create(
-                nbld, l, arith::ExtUIOp::create(nbld, l, i16, nibbles[h]),
-                args[pairs + 2 * p + h]);
-            dot = dot ? arith::AddIOp::create(nbld, l, dot, product)
-                            .getResult()
-                      : product;
+  Value xs = blockColumns(b, loc, x, v);
+  // xq packed into i32 lanes as the codes are: columns 0..3 of a block in
+  // one lane, columns 4 and 5 (and two zero bytes) in another.
+  AffineExpr t, g, lane;
+  bindDims(ctx, t, g, lane);
+  auto packed = [&](int64_t first, int64_t count) {
+    SmallVector<Value> inputs;
+    for (int64_t m = first; m < first + count; ++m)
+      inputs.push_back(blockColumn(b, loc, xs, m));
+    inputs.push_back(amax);
+    SmallVector<SmallVector<AffineExpr>> maps(count, {t, g, lane});
+    maps.push_back({t});
+    maps.push_back({t, g, lane});
+    return buildGeneric(
+        b, loc, inputs,
+        tensor::EmptyOp::create(
+            b, loc,
+            SmallVector<OpFoldResult>{getSizes(b, loc, x)[0],
+                                      b.getIndexAttr(v.groups),
+                                      b.getIndexAttr(v.lanes)},
+            i32),
+        mapsOf(3, maps, ctx), SmallVector<IteratorType>(3, IteratorType::parallel),
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value word;
+          for (int64_t m = 0; m < count; ++m) {
+            Value byte = arith::ExtUIOp::create(
+                nb, l, i32, buildInt8Code(nb, l, args[m], args[count]));
+            if (m > 0)
+              byte = arith::ShLIOp::create(
+                  nb, l, byte, arith::ConstantIntOp::create(nb, l, i32, 8 * m));
+            word = word ? arith::OrIOp::create(nb, l, word, byte).getResult()
+                        : byte;
           }
-        }
-        Value scale = castFloat(nbld, l, args[3 * pairs], nbld.getF32Type());
-        Value blockSum =
-            arith::SIToFPOp::create(nbld, l, nbld.getF32Type(), dot);
-        return multiplyAdd(nbld, l, blockSum, scale, args.back());
+          return word;
+        });
+  };
+  Value head = packed(0, 4), tail = packed(4, 2);
+  Value sums = rowPairKernel(
+      b, loc, x, type, v, ValueRange{head, tail},
+      [&](OpBuilder &nb, Location l, Value codes, Value tailCodes,
+          ValueRange xq, Value shift) {
+        Value zero = arith::ConstantIntOp::create(nb, l, i32, 0);
+        Value dot = DotBytesOp::create(nb, l, i32, zero,
+                                       nibbles(nb, l, codes, shift, 0x0f0f0f0f),
+                                       xq[0]);
+        dot = DotBytesOp::create(nb, l, i32, dot,
+                                 nibbles(nb, l, tailCodes, shift, 0x0f0f),
+                                 xq[1]);
+        return arith::SIToFPOp::create(nb, l, nb.getF32Type(), dot)
+            .getResult();
       });
-  auto partialType = cast<RankedTensorType>(partial.getType());
-  Value merged = tensor::CollapseShapeOp::create(
-      b, loc,
-      RankedTensorType::get({partialType.getDimSize(0), nb * r, lanes},
-                            b.getF32Type()),
-      partial, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
-  Value sums = firstColumns(b, loc, sumInnermost(b, loc, merged),
-                            type.getRows());
   // y = sums * amax / 127 (+ acc), once per output.
   AffineExpr row, col;
   bindDims(ctx, row, col);
   return buildOutputStep(
-      b, loc, rows, type.getRows(), {sums, amax}, {{row, col}, {row}}, acc,
-      elementType, [&](OpBuilder &nbld, Location l, ValueRange args) -> Value {
+      b, loc, getSizes(b, loc, x)[0], type.getRows(), {sums, amax},
+      {{row, col}, {row}}, acc, elementType,
+      [&](OpBuilder &nbld, Location l, ValueRange args) -> Value {
         Value step = arith::DivFOp::create(
             nbld, l, args[1],
             arith::ConstantOp::create(nbld, l, nbld.getF32FloatAttr(127.0)));
@@ -685,21 +740,44 @@ Value afm::buildDequantized(OpBuilder &b, Location loc, Value weight,
         }
         if (auto q4 = dyn_cast<Q4WeightType>(weight.getType()))
           return q4Value(nb, l, parts, n, k, q4.getGroup());
-        auto astc = cast<ASTCWeightType>(weight.getType());
-        int64_t r = astc.getBlockRows(), c = astc.getBlockCols();
-        Value bn = divIndex(nb, l, n, r), br = remIndex(nb, l, n, r);
-        Value bk = divIndex(nb, l, k, c), j = remIndex(nb, l, k, c);
-        Value byte = tensor::ExtractOp::create(
-            nb, l, parts[0], ValueRange{bn, br, divIndex(nb, l, j, 2), bk});
-        Value q = extractCode(nb, l, byte, remIndex(nb, l, j, 2), 4, false);
+        // Row pair (br / 2), nibble br % 2 of byte j % 4 of the codes
+        // (columns 0..3) or the tail codes (4, 5).
+        constexpr int64_t dim = kASTCCPUBlockDim;
+        Value bn = divIndex(nb, l, n, dim), br = remIndex(nb, l, n, dim);
+        Value bk = divIndex(nb, l, k, dim), j = remIndex(nb, l, k, dim);
+        SmallVector<Value, 3> lane = {bn, divIndex(nb, l, br, 2), bk};
+        Value head = tensor::ExtractOp::create(nb, l, parts[kASTCCodesPart],
+                                               lane);
+        Value tail = arith::ExtUIOp::create(
+            nb, l, nb.getI32Type(),
+            tensor::ExtractOp::create(nb, l, parts[kASTCTailCodesPart], lane));
+        Value inTail = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::uge,
+                                             j, indexConst(nb, l, 4));
+        Value word = arith::SelectOp::create(nb, l, inTail, tail, head);
+        // shift = 8 * (j % 4) + 4 * (br % 2)
+        Value shift = arith::AddIOp::create(
+            nb, l,
+            arith::MulIOp::create(nb, l, remIndex(nb, l, j, 4),
+                                  indexConst(nb, l, 8)),
+            arith::MulIOp::create(nb, l, remIndex(nb, l, br, 2),
+                                  indexConst(nb, l, 4)));
+        Value q = arith::UIToFPOp::create(
+            nb, l, f32,
+            nibbles(nb, l, word,
+                    arith::IndexCastOp::create(nb, l, nb.getI32Type(), shift),
+                    0xf));
         Value scale = castFloat(
-            nb, l, tensor::ExtractOp::create(nb, l, parts[1], ValueRange{bn, bk}),
+            nb, l,
+            tensor::ExtractOp::create(nb, l, parts[kASTCScalesPart],
+                                      ValueRange{bn, bk}),
             f32);
         Value value = arith::MulFOp::create(nb, l, q, scale);
         if (!withOffsets)
           return value;
         Value bias = castFloat(
-            nb, l, tensor::ExtractOp::create(nb, l, parts[2], ValueRange{bn, bk}),
+            nb, l,
+            tensor::ExtractOp::create(nb, l, parts[kASTCBiasesPart],
+                                      ValueRange{bn, bk}),
             f32);
         return arith::AddFOp::create(nb, l, value, bias);
       });
@@ -714,7 +792,7 @@ Value afm::buildASTCOffsets(OpBuilder &b, Location loc, Value weight) {
   auto type = cast<ASTCWeightType>(weight.getType());
   int64_t nb = ceilDiv(type.getRows(), type.getBlockRows());
   int64_t kb = ceilDiv(type.getCols(), type.getBlockCols());
-  Value biases = bound.getParts()[2];
+  Value biases = bound.getParts()[kASTCBiasesPart];
   if (cast<RankedTensorType>(biases.getType()).getDimSize(1) != kb)
     biases = leadingSlice(b, loc, biases,
                           {b.getIndexAttr(nb), b.getIndexAttr(kb)});

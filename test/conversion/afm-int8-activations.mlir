@@ -62,28 +62,31 @@ module attributes {afm.model = {linear_activations = "int8"}} {
 // -----
 
 // The fused ASTC form with int8 activations: the block kernel rounds x to
-// int8 (held as i16) in its [T, pair, nibble, group, lane] order, and per
-// (row, group of 16 blocks) multiplies the six nibbles of each block with
-// six activation slices in i16, converts the block sum once and multiplies
-// it by the block's f16 scale; amax / 127 multiplies each output once.
-// The min-shift term sums the same rounded activations.
+// int8 packed as the codes are, columns 0..3 of each block in one i32 lane
+// and columns 4, 5 in another, and per (row, group of 16 blocks) sums each
+// block's six byte products exactly with two afm.dot_bytes (the row's
+// nibbles of the codes and of the tail codes), converts the block sum once
+// and multiplies it by the block's f16 scale; amax / 127 multiplies each
+// output once. The min-shift term sums the same rounded activations.
 // CHECK-LABEL: func.func @linear_astc
-// CHECK-SAME: (%[[X:.*]]: tensor<1x64xf32>, %[[CODES:.*]]: tensor<6x6x3x16xi8>, %[[S:.*]]: tensor<6x16xf16>, %[[BIAS:.*]]: tensor<6x16xf16>)
+// CHECK-SAME: (%[[X:.*]]: tensor<1x64xf32>, %[[CODES:.*]]: tensor<6x3x16xi32>, %[[TAIL:.*]]: tensor<6x3x16xi16>, %[[S:.*]]: tensor<6x16xf16>, %[[BIAS:.*]]: tensor<6x16xf16>)
 // CHECK: math.roundeven
 // CHECK: %[[PM:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x6x16xf32>)
-// CHECK: %[[XQ:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x3x2x1x16xi16>)
-// CHECK: arith.extsi %{{.*}} : i8 to i16
-// CHECK: %[[C0:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0, 0] [6, 6, 1, 1, 16] [1, 1, 1, 1, 1] : tensor<6x6x3x1x16xi8> to tensor<6x6x1x16xi8>
-// CHECK: %[[P:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[C0]], {{.*}} : tensor<6x6x1x16xi8>, tensor<6x6x1x16xi8>, tensor<6x6x1x16xi8>, tensor<1x1x16xi16>, tensor<1x1x16xi16>, tensor<1x1x16xi16>, tensor<1x1x16xi16>, tensor<1x1x16xi16>, tensor<1x1x16xi16>, tensor<6x1x16xf16>) outs(%{{.*}} : tensor<1x6x6x16xf32>)
-// CHECK-COUNT-6: arith.muli %{{.*}} : i16
+// CHECK: %[[HEAD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x16xi32>)
+// CHECK-COUNT-4: math.roundeven
+// CHECK: %[[XTAIL:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x16xi32>)
+// CHECK-COUNT-2: math.roundeven
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%{{.*}}, %{{.*}}, %[[HEAD]], %[[XTAIL]], %{{.*}} : tensor<6x3x1x16xi32>, tensor<6x3x1x16xi16>, tensor<1x1x16xi32>, tensor<1x1x16xi32>, tensor<6x1x16xf16>) outs(%{{.*}} : tensor<1x6x3x2x16xf32>) attrs =  {afm.whole_tile_dims = array<i64: 2, 3>}
+// CHECK: %[[D:.*]] = afm.dot_bytes %{{.*}}, %{{.*}}, %{{.*}} : i32
+// CHECK: afm.dot_bytes %[[D]], %{{.*}}, %{{.*}} : i32
+// CHECK: arith.sitofp %{{.*}} : i32 to f32
 // CHECK: arith.extf %{{.*}} : f16 to f32
-// CHECK: arith.sitofp %{{.*}} : i16 to f32
-// CHECK-NOT: tensor<32x64xf32>
+// CHECK-NOT: linalg.generic {{.*}} outs(%{{.*}} : tensor<32x64xf32>)
 // FLOAT-LABEL: func.func @linear_astc
 // FLOAT-NOT: math.roundeven
-// FLOAT-NOT: xi16>
-func.func @linear_astc(%x: tensor<1x64xf32>, %codes: tensor<6x6x3x16xi8>, %s: tensor<6x16xf16>, %bias: tensor<6x16xf16>) -> tensor<1x32xf32> {
-  %w = afm.bound_weight %codes, %s, %bias : tensor<6x6x3x16xi8>, tensor<6x16xf16>, tensor<6x16xf16> -> !afm.astc<32x64, block = 6x6, offset = linear_segment>
+// FLOAT-NOT: afm.dot_bytes
+func.func @linear_astc(%x: tensor<1x64xf32>, %codes: tensor<6x3x16xi32>, %tail: tensor<6x3x16xi16>, %s: tensor<6x16xf16>, %bias: tensor<6x16xf16>) -> tensor<1x32xf32> {
+  %w = afm.bound_weight %codes, %tail, %s, %bias : tensor<6x3x16xi32>, tensor<6x3x16xi16>, tensor<6x16xf16>, tensor<6x16xf16> -> !afm.astc<32x64, block = 6x6, offset = linear_segment>
   %d = afm.astc_decode %w : !afm.astc<32x64, block = 6x6, offset = linear_segment> -> tensor<32x64xf32>
   %m = afm.astc_offsets %w : !afm.astc<32x64, block = 6x6, offset = linear_segment> -> tensor<6x11xf32>
   %acc = afm.min_shift %x, %m {block = array<i64: 6, 6>} : tensor<1x64xf32>, tensor<6x11xf32> -> tensor<1x32xf32>

@@ -114,34 +114,41 @@ func.func @linear_q2(%x: tensor<?x64xf32>, %codes: tensor<128x16xi8>, %scales: t
 // 16 stored block columns) and multiplies by the stored f16 biases (zero
 // in the padding block columns 11..15) once per block row, not per row;
 // the rows of a block row share the sum. The block kernel is split-K: x padded to the 16
-// stored block columns and transposed once to [T, pair, nibble, group,
-// lane]; one partial sum per output and lane over codes [Nb, 6, 3, Kb]
-// (one uniform shift per nibble, the f16 scale of each lane's block);
-// then one horizontal sum per output, plus the min-shift term. Neither D
-// nor D + m is ever a [32, 64] tensor.
+// stored block columns and copied once to one contiguous [T, group, lane]
+// slice per block column; then over (t, block row, row pair, row of the
+// pair, group, lane) one partial sum per output and lane: the row's six
+// nibbles of the codes [Nb, 3, Kb] (columns 0..3) and tail codes (4, 5),
+// shifted by 4 * (row of the pair), times the six columns, times the f16
+// scale of the lane's block; the six rows of a block row are one register
+// tile (afm.whole_tile_dims). Then one horizontal sum per output, plus the
+// min-shift term. The kernel never reads D or D + m as a [32, 64] tensor
+// (the dead lowering of afm.astc_decode goes at the next canonicalization).
 // CHECK-LABEL: func.func @linear_astc_fused
-// CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[CODES:.*]]: tensor<6x6x3x16xi8>, %[[S:.*]]: tensor<6x16xf16>, %[[BIAS:.*]]: tensor<6x16xf16>)
+// CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[CODES:.*]]: tensor<6x3x16xi32>, %[[TAIL:.*]]: tensor<6x3x16xi16>, %[[S:.*]]: tensor<6x16xf16>, %[[BIAS:.*]]: tensor<6x16xf16>)
 // CHECK: tensor.pad %[[X]] low[0, 0] high[0, 32]
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<?x16x6xf32>) outs(%{{.*}} : tensor<?x16xf32>)
 // CHECK: %[[BIASES:.*]] = tensor.expand_shape %[[BIAS]] {{\[}}[0], [1, 2]] output_shape [6, 16, 1] : tensor<6x16xf16> into tensor<6x16x1xf16>
 // CHECK: %[[PM:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[BIASES]] : tensor<?x16x1xf32>, tensor<6x16x1xf16>) outs(%{{.*}} : tensor<?x6x1xf32>)
 // CHECK: %[[SHIFT:.*]] = linalg.generic {{.*}} ins(%[[PM]] : tensor<?x6x1xf32>) outs(%{{.*}} : tensor<?x6x6xf32>)
 // CHECK: %[[ACC:.*]] = tensor.extract_slice %{{.*}}[0, 0] [%{{.*}}, 32] [1, 1] : tensor<?x36xf32> to tensor<?x32xf32>
-// CHECK: tensor.pad %[[X]] low[0, 0] high[0, 32]
-// CHECK: %[[XT:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<?x1x16x3x2xf32>) outs(%{{.*}} : tensor<?x3x2x1x16xf32>)
-// CHECK: %[[C:.*]] = tensor.expand_shape %[[CODES]] {{\[}}[0], [1], [2], [3, 4]] output_shape [6, 6, 3, 1, 16] : tensor<6x6x3x16xi8> into tensor<6x6x3x1x16xi8>
+// CHECK: %[[C:.*]] = tensor.expand_shape %[[CODES]] {{\[}}[0], [1], [2, 3]] output_shape [6, 3, 1, 16] : tensor<6x3x16xi32> into tensor<6x3x1x16xi32>
+// CHECK: %[[T:.*]] = tensor.expand_shape %[[TAIL]] {{\[}}[0], [1], [2, 3]] output_shape [6, 3, 1, 16] : tensor<6x3x16xi16> into tensor<6x3x1x16xi16>
 // CHECK: %[[SC:.*]] = tensor.expand_shape %[[S]] {{\[}}[0], [1, 2]] output_shape [6, 1, 16] : tensor<6x16xf16> into tensor<6x1x16xf16>
-// CHECK: %[[P:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]} ins(%[[XT]], %[[C]], %[[SC]], %{{.*}} : tensor<?x3x2x1x16xf32>, tensor<6x6x3x1x16xi8>, tensor<6x1x16xf16>, tensor<2xi8>) outs(%{{.*}} : tensor<?x6x6x16xf32>)
-// CHECK: arith.shrui
-// CHECK: arith.andi %{{.*}}, %c15_i8
+// CHECK: tensor.pad %[[X]] low[0, 0] high[0, 32]
+// CHECK: %[[X0:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<?x1x16xf32>) outs(%{{.*}} : tensor<?x1x16xf32>)
+// CHECK-COUNT-5: linalg.generic {{.*}} ins(%{{.*}} : tensor<?x1x16xf32>) outs(%{{.*}} : tensor<?x1x16xf32>)
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[C]], %[[T]], %[[X0]], {{.*}}, %[[SC]] : tensor<6x3x1x16xi32>, tensor<6x3x1x16xi16>, tensor<?x1x16xf32>, tensor<?x1x16xf32>, tensor<?x1x16xf32>, tensor<?x1x16xf32>, tensor<?x1x16xf32>, tensor<?x1x16xf32>, tensor<6x1x16xf16>) outs(%{{.*}} : tensor<?x6x3x2x16xf32>) attrs =  {afm.whole_tile_dims = array<i64: 2, 3>}
+// CHECK: %[[ROW:.*]] = linalg.index 3 : index
+// CHECK-COUNT-4: arith.shrui %{{.*}}, %{{.*}} : i32
+// CHECK-COUNT-2: arith.extui %{{.*}} : i16 to i32
 // CHECK: arith.extf %{{.*}} : f16 to f32
-// CHECK: tensor.collapse_shape %[[P]] {{\[}}[0], [1, 2], [3]] : tensor<?x6x6x16xf32> into tensor<?x36x16xf32>
+// CHECK: tensor.collapse_shape %[[P]] {{\[}}[0], [1, 2, 3], [4]] : tensor<?x6x3x2x16xf32> into tensor<?x36x16xf32>
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<?x36x16xf32>) outs(%{{.*}} : tensor<?x36xf32>)
 // CHECK: %[[SUMS:.*]] = tensor.extract_slice %{{.*}}[0, 0] [%{{.*}}, 32] [1, 1] : tensor<?x36xf32> to tensor<?x32xf32>
 // CHECK: linalg.generic {{.*}} ins(%[[SUMS]], %[[ACC]] : tensor<?x32xf32>, tensor<?x32xf32>) outs(%{{.*}} : tensor<?x32xf32>)
-// CHECK-NOT: tensor<32x64xf32>
-func.func @linear_astc_fused(%x: tensor<?x64xf32>, %codes: tensor<6x6x3x16xi8>, %s: tensor<6x16xf16>, %bias: tensor<6x16xf16>) -> tensor<?x32xf32> {
-  %w = afm.bound_weight %codes, %s, %bias : tensor<6x6x3x16xi8>, tensor<6x16xf16>, tensor<6x16xf16> -> !afm.astc<32x64, block = 6x6, offset = linear_segment>
+// CHECK-NOT: linalg.generic {{.*}} outs(%{{.*}} : tensor<32x64xf32>)
+func.func @linear_astc_fused(%x: tensor<?x64xf32>, %codes: tensor<6x3x16xi32>, %tail: tensor<6x3x16xi16>, %s: tensor<6x16xf16>, %bias: tensor<6x16xf16>) -> tensor<?x32xf32> {
+  %w = afm.bound_weight %codes, %tail, %s, %bias : tensor<6x3x16xi32>, tensor<6x3x16xi16>, tensor<6x16xf16>, tensor<6x16xf16> -> !afm.astc<32x64, block = 6x6, offset = linear_segment>
   %d = afm.astc_decode %w : !afm.astc<32x64, block = 6x6, offset = linear_segment> -> tensor<32x64xf32>
   %m = afm.astc_offsets %w : !afm.astc<32x64, block = 6x6, offset = linear_segment> -> tensor<6x11xf32>
   %acc = afm.min_shift %x, %m {block = array<i64: 6, 6>} : tensor<?x64xf32>, tensor<6x11xf32> -> tensor<?x32xf32>

@@ -124,7 +124,7 @@ func.func @train(%tokens: tensor<1xi32>, %count: index, %pos: index) -> tensor<3
 // ASTC blocks of odd width have no CPU form (two 4-bit codes per byte).
 func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index) -> tensor<32xf32>
     attributes {afm.entry = "decode"} {
-  // expected-error @+1 {{'afm.weight' op weights of type '!afm.astc<32x64, block = 5x5, offset = min>' cannot be bound: only static tensors, 2-bit, 4-bit and ASTC weights with an even block width are}}
+  // expected-error @+1 {{'afm.weight' op weights of type '!afm.astc<32x64, block = 5x5, offset = min>' cannot be bound: only static tensors, 2-bit, 4-bit and ASTC weights in 6x6 blocks are}}
   %w = afm.weight "w" : !afm.astc<32x64, block = 5x5, offset = min>
   %z = arith.constant dense<0.0> : tensor<32xf32>
   return %z : tensor<32xf32>
@@ -151,14 +151,14 @@ func.func @prefill(%tokens: tensor<4xi32>, %count: index, %pos: index, %kv: !afm
 // kept as a compressed value through afm.bound_weight. The layout names
 // each part with its role and the weight's format; annotations of passes
 // (here afm-svd-split's) travel with it to the packager.
-// CHECK: afm.weights = [{annotations = {afm.svd_residual = {rank = 4 : i64}}, bytes = 512 : i64, format = !afm.q2<32x64, per_tensor>, name = "w2", offset = 0 : i64, part = "codes", type = tensor<32x16xi8>}, {annotations = {afm.svd_residual = {rank = 4 : i64}}, bytes = 4 : i64, format = !afm.q2<32x64, per_tensor>, name = "w2", offset = 512 : i64, part = "scales", type = tensor<1xf32>}, {bytes = 1728 : i64, format = !afm.astc<32x64, block = 6x6, offset = linear_segment>, name = "wa", offset = 576 : i64, part = "codes", type = tensor<6x6x3x16xi8>}, {bytes = 192 : i64, format = !afm.astc<32x64, block = 6x6, offset = linear_segment>, name = "wa", offset = 2304 : i64, part = "scales", type = tensor<6x16xf16>}, {bytes = 192 : i64, format = !afm.astc<32x64, block = 6x6, offset = linear_segment>, name = "wa", offset = 2496 : i64, part = "biases", type = tensor<6x16xf16>}]
+// CHECK: afm.weights = [{annotations = {afm.svd_residual = {rank = 4 : i64}}, bytes = 512 : i64, format = !afm.q2<32x64, per_tensor>, name = "w2", offset = 0 : i64, part = "codes", type = tensor<32x16xi8>}, {annotations = {afm.svd_residual = {rank = 4 : i64}}, bytes = 4 : i64, format = !afm.q2<32x64, per_tensor>, name = "w2", offset = 512 : i64, part = "scales", type = tensor<1xf32>}, {bytes = 1152 : i64, format = !afm.astc<32x64, block = 6x6, offset = linear_segment>, name = "wa", offset = 576 : i64, part = "codes", type = tensor<6x3x16xi32>}, {bytes = 576 : i64, format = !afm.astc<32x64, block = 6x6, offset = linear_segment>, name = "wa", offset = 1728 : i64, part = "tail_codes", type = tensor<6x3x16xi16>}, {bytes = 192 : i64, format = !afm.astc<32x64, block = 6x6, offset = linear_segment>, name = "wa", offset = 2304 : i64, part = "scales", type = tensor<6x16xf16>}, {bytes = 192 : i64, format = !afm.astc<32x64, block = 6x6, offset = linear_segment>, name = "wa", offset = 2496 : i64, part = "biases", type = tensor<6x16xf16>}]
 // CHECK-LABEL: func.func @afm_decode(
 // CHECK: %[[C:.*]] = memref.view %{{.*}}[%c0{{.*}}][] : memref<2688xi8> to memref<32x16xi8>
 // CHECK: %[[CT:.*]] = bufferization.to_tensor %[[C]]
 // CHECK: %[[S:.*]] = memref.view %{{.*}}[%c512{{.*}}][] : memref<2688xi8> to memref<1xf32>
 // CHECK: %[[ST:.*]] = bufferization.to_tensor %[[S]]
 // CHECK: %[[W:.*]] = afm.bound_weight %[[CT]], %[[ST]] : tensor<32x16xi8>, tensor<1xf32> -> !afm.q2<32x64, per_tensor>
-// CHECK: afm.bound_weight %{{.*}}, %{{.*}}, %{{.*}} : tensor<6x6x3x16xi8>, tensor<6x16xf16>, tensor<6x16xf16> -> !afm.astc<32x64, block = 6x6, offset = linear_segment>
+// CHECK: afm.bound_weight %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<6x3x16xi32>, tensor<6x3x16xi16>, tensor<6x16xf16>, tensor<6x16xf16> -> !afm.astc<32x64, block = 6x6, offset = linear_segment>
 func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index) -> tensor<32xf32>
     attributes {afm.entry = "decode"} {
   %w = afm.weight "w2" : !afm.q2<32x64, per_tensor> {afm.svd_residual = {rank = 4 : i64}}

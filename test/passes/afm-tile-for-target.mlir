@@ -150,8 +150,8 @@ func.func @gemv_split_k(%x: memref<1x16x16xf32>, %w: memref<1024x16x16xf32>,
 #S = affine_map<(t, n, g, l) -> (n, g, l)>
 #O = affine_map<(t, n, g, l) -> (t, n, l)>
 
-// Split-K partial sums whose products are i16 (the ASTC kernel on int8
-// activations: 4-bit codes times int8 activations, block sums in i16):
+// Split-K partial sums whose products are i16 (4-bit codes times int8
+// activations, block sums in i16):
 // a register holds twice the f32 lanes, so the lane tile is 32 on
 // AVX-512, and the integer ops are vector<32xi16>.
 // SPLITK-LABEL: func.func @split_k_i16_products
@@ -167,6 +167,48 @@ func.func @split_k_i16_products(%codes: memref<64x4x64xi8>, %x: memref<1x4x64xi1
     %q = arith.extui %c : i8 to i16
     %d = arith.muli %q, %a : i16
     %f = arith.sitofp %d : i16 to f32
+    %w = arith.extf %scale : f16 to f32
+    %m = arith.mulf %f, %w : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#C = affine_map<(t, n, i, h, g, l) -> (n, i, g, l)>
+#A = affine_map<(t, n, i, h, g, l) -> (t, g, l)>
+#S = affine_map<(t, n, i, h, g, l) -> (n, g, l)>
+#O = affine_map<(t, n, i, h, g, l) -> (t, n, i, h, l)>
+// Loops a kernel asks to tile whole (afm.whole_tile_dims; the ASTC
+// kernels' row pair and row of the pair): one register tile spans them, so
+// the code vector is read once for both rows of a pair and the activation
+// and scale vectors once for all six; the lane tiles are outside the
+// reduction, whose accumulators are its iter_args (in registers).
+// SPLITK-LABEL: func.func @whole_tile_dims
+// SPLITK: scf.for %[[N:.*]] = %{{.*}} to %c64 step %c1
+// SPLITK: scf.for %[[L:.*]] = %{{.*}} to %c32 step %c16
+// SPLITK: %[[SUMS:.*]] = scf.for %[[G:.*]] = %{{.*}} to %c4 step %c1 iter_args(%{{.*}}) -> (vector<1x1x3x2x16xf32>)
+// SPLITK: memref.subview %{{.*}}[%[[N]], %{{.*}}, %[[G]], %[[L]]] [1, 3, 1, 16]
+// SPLITK: afm.dot_bytes {{.*}} : vector<1x1x3x2x1x16xi32>
+// SPLITK: scf.yield
+// SPLITK: vector.transfer_write %[[SUMS]]
+func.func @whole_tile_dims(%codes: memref<64x3x4x32xi32>, %x: memref<1x4x32xi32>,
+                           %s: memref<64x4x32xf16>, %p: memref<1x64x3x2x32xf32>) {
+  linalg.generic {indexing_maps = [#C, #A, #S, #O],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%codes, %x, %s : memref<64x3x4x32xi32>, memref<1x4x32xi32>, memref<64x4x32xf16>)
+      outs(%p : memref<1x64x3x2x32xf32>) attrs = {afm.whole_tile_dims = array<i64: 2, 3>} {
+  ^bb0(%c: i32, %a: i32, %scale: f16, %acc: f32):
+    %h = linalg.index 3 : index
+    %hi = arith.index_cast %h : index to i32
+    %c2 = arith.constant 2 : i32
+    %shift = arith.shli %hi, %c2 : i32
+    %q = arith.shrui %c, %shift : i32
+    %zero = arith.constant 0 : i32
+    %d = afm.dot_bytes %zero, %q, %a : i32
+    %f = arith.sitofp %d : i32 to f32
     %w = arith.extf %scale : f16 to f32
     %m = arith.mulf %f, %w : f32
     %r = arith.addf %acc, %m : f32

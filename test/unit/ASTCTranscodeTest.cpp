@@ -68,6 +68,30 @@ TEST(ASTCTranscode, LayoutIsNb63KbWithLowNibbleForEvenColumns) {
   EXPECT_EQ(dequantizeTranscoded(t), w);
 }
 
+TEST(ASTCTranscode, KernelCodesPairRowsInOneByte) {
+  // 14x20: three block rows (the last two rows real), four block columns
+  // (the last two columns real), stored padded to 16.
+  size_t rows = 14, cols = 20;
+  std::vector<float> w = test::gaussian(rows * cols, 0.02f, 33);
+  ASTCTranscoded t = transcodeAffine4(w.data(), rows, cols);
+  const size_t kb = t.storedBlockCols;
+  ASTCKernelCodes k = packASTCKernelCodes(t.codes.data(), t.blockRows, kb);
+  ASSERT_EQ(k.codes.size(), 3u * 3 * kb);
+  ASSERT_EQ(k.tailCodes.size(), 3u * 3 * kb);
+  for (size_t r = 0; r < 18; ++r)
+    for (size_t c = 0; c < 6 * kb; ++c) {
+      size_t nb = r / 6, pair = r % 6 / 2, j = c % 6;
+      // Written out: lane [nb][pair][kb]; byte j of the codes for columns
+      // 0..3, of the tail codes for 4 and 5; the low nibble the even row.
+      size_t lane = (nb * 3 + pair) * kb + c / 6;
+      uint32_t word = j < 4 ? k.codes[lane] : k.tailCodes[lane];
+      uint32_t byte = (word >> (8 * (j < 4 ? j : j - 4))) & 0xff;
+      uint32_t code = (byte >> (4 * (r % 2))) & 0xf;
+      uint32_t expected = r < rows && c < cols ? transcodedCode(t, r, c) : 0;
+      EXPECT_EQ(code, expected) << r << "," << c;
+    }
+}
+
 TEST(ASTCTranscode, DequantizeIsScaleTimesCodePlusBias) {
   std::vector<float> w = test::gaussian(30 * 24, 0.02f, 31);
   ASTCTranscoded t = transcodeAffine4(w.data(), 30, 24);

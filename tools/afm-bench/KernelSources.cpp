@@ -158,11 +158,11 @@ static KernelSource linearSource(const KernelSpec &s) {
     int64_t nb = (n + 5) / 6,
             kb = mlir::afm::getASTCStoredBlockColumns(k, 6);
     source.mlir = llvm::formatv(
-        "func.func @main(%x: {0}, %codes: tensor<{4}x6x3x{5}xi8>, "
-        "%scales: tensor<{4}x{5}xf16>, %biases: tensor<{4}x{5}xf16>) -> "
-        "{1} {{\n"
-        "  %w = afm.bound_weight %codes, %scales, %biases : "
-        "tensor<{4}x6x3x{5}xi8>, tensor<{4}x{5}xf16>, "
+        "func.func @main(%x: {0}, %codes: tensor<{4}x3x{5}xi32>, "
+        "%tail: tensor<{4}x3x{5}xi16>, %scales: tensor<{4}x{5}xf16>, "
+        "%biases: tensor<{4}x{5}xf16>) -> {1} {{\n"
+        "  %w = afm.bound_weight %codes, %tail, %scales, %biases : "
+        "tensor<{4}x3x{5}xi32>, tensor<{4}x3x{5}xi16>, tensor<{4}x{5}xf16>, "
         "tensor<{4}x{5}xf16> -> !afm.astc<{2}x{3}, block = 6x6, offset "
         "= linear_segment>\n"
         "  %y = afm.linear %x, %w : {0}, !afm.astc<{2}x{3}, block = "
@@ -171,7 +171,8 @@ static KernelSource linearSource(const KernelSpec &s) {
         x, y, n, k, nb, kb);
     uint16_t half = 0x2000; // f16 2^-7
     source.arguments = {
-        {bytes(nb * 6 * kb * 3, 1), Rotation::Weights, randomBytes()},
+        {bytes(nb * 3 * kb, 4), Rotation::Weights, randomBytes()},
+        {bytes(nb * 3 * kb, 2), Rotation::Weights, randomBytes()},
         {bytes(nb * kb, 2), Rotation::Weights, constant(half)},
         {bytes(nb * kb, 2), Rotation::Weights, constant(half)}};
   }

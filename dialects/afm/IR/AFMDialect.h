@@ -56,6 +56,24 @@ struct WeightPart {
 inline constexpr llvm::StringLiteral kInt8ActivationsAttrName =
     "afm.int8_activations";
 
+/// A dense i64 array on a linalg op: loops that afm-tile-for-target
+/// tiles whole, so that one register tile spans them (the ASTC kernels'
+/// six rows of a block row, which share their activation vectors).
+inline constexpr llvm::StringLiteral kWholeTileDimsAttrName =
+    "afm.whole_tile_dims";
+
+/// The block footprint (square) that ASTC weights have a CPU form for.
+inline constexpr int64_t kASTCCPUBlockDim = 6;
+
+/// The buffers of a bound ASTC weight, in operand order
+/// (getBoundWeightParts).
+enum ASTCPart : unsigned {
+  kASTCCodesPart = 0,
+  kASTCTailCodesPart = 1,
+  kASTCScalesPart = 2,
+  kASTCBiasesPart = 3,
+};
+
 /// The CPU form of an ASTC weight pads its block columns to a multiple of
 /// this, so that kernels split K into vector-wide groups of whole block
 /// columns (`lib/Compress/ASTCTranscode.h` pads the same way).
@@ -72,7 +90,7 @@ inline int64_t getASTCStoredBlockColumns(int64_t cols, int64_t blockCols) {
 
 /// The buffers a compressed weight of `type` is bound to, in the operand
 /// order of `afm.bound_weight`; empty for other types and for ASTC block
-/// footprints without a CPU form (odd block widths).
+/// footprints without a CPU form (all but 6x6).
 SmallVector<WeightPart> getBoundWeightParts(Type type);
 
 /// True if dimension sizes `a` and `b` may be equal (either is dynamic).

@@ -213,12 +213,13 @@ def AFM_BoundWeightOp : AFM_Op<"bound_weight", [Pure]> {
     - `!afm.q4<VxD, group = G>`: codes `tensor<V x ceil(D/2) x i8>` (two's
       complement nibbles, low nibble first) and scales
       `tensor<V x D/G x f32>`.
-    - `!afm.astc<NxK, block = RxC>` in the CPU form (ASTC blocks transcoded
-      at compile time, docs/compressed-weights.md): codes
-      `tensor<Nb x R x C/2 x Kb x i8>` (byte `[nb, r, p, kb]` holds
-      columns 2p, low nibble, and 2p + 1 of row r of block (nb, kb),
+    - `!afm.astc<NxK, block = 6x6>` in the CPU form (ASTC blocks transcoded
+      at compile time, docs/compressed-weights.md), by row pairs: codes
+      `tensor<Nb x 3 x Kb x i32>` and tail codes `tensor<Nb x 3 x Kb x i16>`
+      (byte m of lane `[nb, i, kb]` holds column m, of the tail codes
+      column 4 + m, of rows 2i, low nibble, and 2i + 1 of block (nb, kb),
       unsigned), scales and biases `tensor<Nb x Kb x f16>`, where Kb is
-      `ceil(K/C)` padded to a multiple of 16 (zero codes, scales and
+      `ceil(K/6)` padded to a multiple of 16 (zero codes, scales and
       biases); the weight is `scale * q + bias`, and `bias` plays the role
       of the block offset.
 
@@ -234,6 +235,30 @@ def AFM_BoundWeightOp : AFM_Op<"bound_weight", [Pure]> {
   let assemblyFormat =
       "$parts attr-dict `:` type($parts) `->` type($result)";
   let hasVerifier = 1;
+}
+
+def AFM_I32OrVector : AnyTypeOf<[I32, VectorOfAnyRankOf<[I32]>]>;
+
+def AFM_DotBytesOp : AFM_Op<"dot_bytes", [Pure, ElementwiseMappable,
+    AllTypesMatch<["acc", "lhs", "rhs", "result"]>]> {
+  let summary = "acc + the four byte products of each 32-bit lane";
+  let description = [{
+    Per 32-bit lane: `acc + sum_{m < 4} zext(lhs byte m) * sext(rhs byte
+    m)`, wrapping. The lanes of packed bytes are what an int8 dot-product
+    instruction sums (vpdpbusd, vpmaddubsw + vpmaddwd, sdot):
+    `afm-lower-dot-bytes` selects the target's, or integer arithmetic.
+    Element-wise, so it may sit in a linalg body that the vectorizer turns
+    into vectors (the ASTC int8 kernel, CompressedKernels.cpp).
+
+    ```mlir
+    %d = afm.dot_bytes %acc, %codes, %activations : vector<16xi32>
+    ```
+  }];
+  let arguments = (ins AFM_I32OrVector:$acc, AFM_I32OrVector:$lhs,
+                       AFM_I32OrVector:$rhs);
+  let results = (outs AFM_I32OrVector:$result);
+  let assemblyFormat =
+      "$acc `,` $lhs `,` $rhs attr-dict `:` type($result)";
 }
 
 def AFM_ASTCDecodeOp : AFM_Op<"astc_decode", [Pure]> {

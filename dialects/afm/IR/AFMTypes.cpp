@@ -142,17 +142,18 @@ SmallVector<WeightPart> mlir::afm::getBoundWeightParts(Type type) {
             {"scales",
              tensor({q4.getRows(), q4.getCols() / q4.getGroup()}, f32)}};
   if (auto astc = dyn_cast<ASTCWeightType>(type)) {
-    if (astc.getBlockCols() % 2 != 0)
+    if (astc.getBlockRows() != kASTCCPUBlockDim ||
+        astc.getBlockCols() != kASTCCPUBlockDim)
       return {};
     int64_t nb = ceilDiv(astc.getRows(), astc.getBlockRows());
     int64_t kb =
         getASTCStoredBlockColumns(astc.getCols(), astc.getBlockCols());
-    // Plane-interleaved: byte [nb, r, p, kb] holds columns 2p (low nibble)
-    // and 2p + 1 of row r of block (nb, kb), so one column pair of
-    // consecutive blocks is contiguous.
-    return {{"codes", tensor({nb, astc.getBlockRows(),
-                              astc.getBlockCols() / 2, kb},
-                             i8)},
+    int64_t pairs = kASTCCPUBlockDim / 2;
+    // By row pairs (lib/Compress/ASTCTranscode.h): byte m of lane
+    // [nb, i, kb] holds column m (of the codes: 0..3; of the tail codes:
+    // 4 + m) of rows 2i, low nibble, and 2i + 1 of block (nb, kb).
+    return {{"codes", tensor({nb, pairs, kb}, IntegerType::get(ctx, 32))},
+            {"tail_codes", tensor({nb, pairs, kb}, IntegerType::get(ctx, 16))},
             {"scales", tensor({nb, kb}, f16)},
             {"biases", tensor({nb, kb}, f16)}};
   }

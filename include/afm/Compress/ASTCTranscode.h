@@ -21,6 +21,18 @@
 // Rows and columns past the matrix (edge-block padding) hold code 0; block
 // columns past ceil(cols / 6) hold code 0 and scale and bias 0.
 //
+// That plane layout is the interchange form (the ONNX afm domain's
+// LinearASTC takes it). The kernels read the codes repacked by row pairs
+// (packASTCKernelCodes): one byte holds column j of rows 2i (low nibble)
+// and 2i + 1 of a block, so one nibble mask splits a byte into two rows'
+// codes over the same activation, and a block row pair's columns 0..3 are
+// one 32-bit lane, the four bytes an int8 dot-product instruction sums:
+//
+//   codes       [Nb, 3, Kb] u32: byte m (bits 8m..8m+7) is column m
+//   tail codes  [Nb, 3, Kb] u16: byte m is column 4 + m
+//
+// (little-endian, as every target is).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef AFM_COMPRESS_ASTCTRANSCODE_H
@@ -52,6 +64,42 @@ inline size_t transcodedByteIndex(size_t storedBlockCols, size_t nb, size_t r,
   return ((nb * kASTCBlockDim + r) * (kASTCBlockDim / 2) + j / 2) *
              storedBlockCols +
          kb;
+}
+
+/// The kernels' form of the codes (see the top of this file).
+struct ASTCKernelCodes {
+  std::vector<uint32_t> codes;
+  std::vector<uint16_t> tailCodes;
+};
+
+/// Repacks plane-layout codes [blockRows, 6, 3, storedBlockCols] into the
+/// kernels' row-pair form. (Inline: the ONNX importer repacks constant
+/// LinearASTC codes without linking the encoder.)
+inline ASTCKernelCodes packASTCKernelCodes(const uint8_t *codes,
+                                           size_t blockRows,
+                                           size_t storedBlockCols) {
+  const size_t dim = kASTCBlockDim, pairs = dim / 2;
+  ASTCKernelCodes k;
+  k.codes.assign(blockRows * pairs * storedBlockCols, 0);
+  k.tailCodes.assign(blockRows * pairs * storedBlockCols, 0);
+  auto code = [&](size_t nb, size_t r, size_t kb, size_t j) -> uint32_t {
+    uint8_t byte = codes[transcodedByteIndex(storedBlockCols, nb, r, kb, j)];
+    return (byte >> (4 * (j % 2))) & 0xf;
+  };
+  for (size_t nb = 0; nb < blockRows; ++nb)
+    for (size_t i = 0; i < pairs; ++i)
+      for (size_t kb = 0; kb < storedBlockCols; ++kb) {
+        size_t lane = (nb * pairs + i) * storedBlockCols + kb;
+        for (size_t j = 0; j < dim; ++j) {
+          uint32_t byte = code(nb, 2 * i, kb, j) | code(nb, 2 * i + 1, kb, j)
+                                                       << 4;
+          if (j < 4)
+            k.codes[lane] |= byte << (8 * j);
+          else
+            k.tailCodes[lane] |= static_cast<uint16_t>(byte << (8 * (j - 4)));
+        }
+      }
+  return k;
 }
 
 /// Transcodes any [rows, cols] f32 matrix block by block (per block: min/max

@@ -146,18 +146,18 @@ func.func @tracks_and_head(%h: tensor<1x64xf32>) -> tensor<1x256xf32> {
 // CHECK-LABEL: func.func @compressed_parts
 // CHECK: afm.bound_weight %{{.*}}, %{{.*}} : tensor<32x16xi8>, tensor<1xf32> -> !afm.q2<32x64, per_tensor>
 // CHECK: afm.bound_weight %{{.*}}, %{{.*}} : tensor<256x32xi8>, tensor<256x2xf32> -> !afm.q4<256x64, group = 32>
-// CHECK: %[[A:.*]] = afm.bound_weight %{{.*}}, %{{.*}}, %{{.*}} : tensor<6x6x3x16xi8>, tensor<6x16xf16>, tensor<6x16xf16> -> !afm.astc<32x64, block = 6x6, offset = min>
+// CHECK: %[[A:.*]] = afm.bound_weight %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<6x3x16xi32>, tensor<6x3x16xi16>, tensor<6x16xf16>, tensor<6x16xf16> -> !afm.astc<32x64, block = 6x6, offset = min>
 // CHECK: %[[D:.*]] = afm.astc_decode %[[A]] : <32x64, block = 6x6, offset = min> -> tensor<32x64xf32>
 // CHECK: %[[M:.*]] = afm.astc_offsets %[[A]] : <32x64, block = 6x6, offset = min> -> tensor<6x11xf32>
 // CHECK: %[[S:.*]] = afm.min_shift %{{.*}}, %[[M]] {block = array<i64: 6, 6>} : tensor<?x64xf32>, tensor<6x11xf32> -> tensor<?x32xf32>
 // CHECK: afm.linear %{{.*}}, %[[D]] acc(%[[S]] : tensor<?x32xf32>) : tensor<?x64xf32>, tensor<32x64xf32> -> tensor<?x32xf32>
 func.func @compressed_parts(%x: tensor<?x64xf32>, %c2: tensor<32x16xi8>, %s2: tensor<1xf32>,
                             %c4: tensor<256x32xi8>, %s4: tensor<256x2xf32>,
-                            %ca: tensor<6x6x3x16xi8>, %sa: tensor<6x16xf16>, %ba: tensor<6x16xf16>)
+                            %ca: tensor<6x3x16xi32>, %ta: tensor<6x3x16xi16>, %sa: tensor<6x16xf16>, %ba: tensor<6x16xf16>)
     -> (!afm.q2<32x64, per_tensor>, !afm.q4<256x64, group = 32>, tensor<?x32xf32>) {
   %q2 = afm.bound_weight %c2, %s2 : tensor<32x16xi8>, tensor<1xf32> -> !afm.q2<32x64, per_tensor>
   %q4 = afm.bound_weight %c4, %s4 : tensor<256x32xi8>, tensor<256x2xf32> -> !afm.q4<256x64, group = 32>
-  %a = afm.bound_weight %ca, %sa, %ba : tensor<6x6x3x16xi8>, tensor<6x16xf16>, tensor<6x16xf16> -> !afm.astc<32x64, block = 6x6, offset = min>
+  %a = afm.bound_weight %ca, %ta, %sa, %ba : tensor<6x3x16xi32>, tensor<6x3x16xi16>, tensor<6x16xf16>, tensor<6x16xf16> -> !afm.astc<32x64, block = 6x6, offset = min>
   %d = afm.astc_decode %a : !afm.astc<32x64, block = 6x6, offset = min> -> tensor<32x64xf32>
   %m = afm.astc_offsets %a : !afm.astc<32x64, block = 6x6, offset = min> -> tensor<6x11xf32>
   %s = afm.min_shift %x, %m {block = array<i64: 6, 6>} : tensor<?x64xf32>, tensor<6x11xf32> -> tensor<?x32xf32>
@@ -173,3 +173,12 @@ func.func @compressed_parts(%x: tensor<?x64xf32>, %c2: tensor<32x16xi8>, %s2: te
     }
   }
 #-}
+
+// CHECK-LABEL: func.func @dot_bytes
+// CHECK: afm.dot_bytes %{{.*}}, %{{.*}}, %{{.*}} : i32
+// CHECK: afm.dot_bytes %{{.*}}, %{{.*}}, %{{.*}} : vector<2x16xi32>
+func.func @dot_bytes(%a: i32, %v: vector<2x16xi32>) -> (i32, vector<2x16xi32>) {
+  %s = afm.dot_bytes %a, %a, %a : i32
+  %d = afm.dot_bytes %v, %v, %v : vector<2x16xi32>
+  return %s, %d : i32, vector<2x16xi32>
+}
