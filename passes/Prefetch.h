@@ -19,10 +19,14 @@ namespace mlir::afm {
 /// the sum loop of afm-bench's bandwidth limit uses the same distance).
 constexpr int64_t kPrefetchBytes = 8192;
 
+constexpr int64_t kCacheLineBytes = 64;
+/// A tile spanning more lines than this prefetches only its first.
+constexpr int64_t kMaxPrefetchesPerTile = 8;
+
 /// Prefetches the bytes `kPrefetchBytes` beyond the tile `view` (a
 /// memref.subview) reads, in its source's leading dimension (the weight
-/// rows), clamped to the last row. Nothing when `view` is not a subview of
-/// a static memref.
+/// rows), clamped to the last row: each cache line the tile spans. Nothing
+/// when `view` is not a subview of a static memref.
 void prefetchAhead(OpBuilder &b, Location loc, Value view);
 
 } // namespace mlir::afm

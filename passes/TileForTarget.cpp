@@ -228,24 +228,21 @@ static void vectorizeTile(RewriterBase &rewriter, Operation *tile,
 }
 
 
-/// The input a split-K kernel streams from memory: the largest, when it
-/// holds at least kStreamedBytes (the weights of a GEMV, not its
-/// activations).
-static std::optional<unsigned> streamedInput(linalg::LinalgOp op) {
-  constexpr int64_t kStreamedBytes = 1 << 20;
-  std::optional<unsigned> largest;
-  int64_t largestBytes = kStreamedBytes - 1;
+/// The inputs a split-K kernel streams from memory: those of at least
+/// kStreamedBytes (the weights of a GEMV, not its activations; the ASTC
+/// kernels stream codes, tail codes and scales).
+static SmallVector<unsigned> streamedInputs(linalg::LinalgOp op) {
+  constexpr int64_t kStreamedBytes = 512 << 10;
+  SmallVector<unsigned> streamed;
   for (OpOperand *input : op.getDpsInputOperands()) {
     auto type = dyn_cast<MemRefType>(input->get().getType());
     if (!type || !type.hasStaticShape())
       continue;
     int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
-    if (bytes > largestBytes) {
-      largestBytes = bytes;
-      largest = input->getOperandNumber();
-    }
+    if (bytes >= kStreamedBytes)
+      streamed.push_back(input->getOperandNumber());
   }
-  return largest;
+  return streamed;
 }
 
 /// Tiles `op` with the plan planTiles chooses and vectorizes the tile.
@@ -256,7 +253,7 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   auto tileable = dyn_cast<TilingInterface>(op.getOperation());
   if (!plan || !op.hasPureBufferSemantics() || !tileable)
     return;
-  std::optional<unsigned> streamed = streamedInput(op);
+  SmallVector<unsigned> streamed = streamedInputs(op);
   bool wholeTile = op->hasAttr(kWholeTileDimsAttrName);
   rewriter.setInsertionPoint(op);
   scf::SCFTilingOptions options;
@@ -271,12 +268,13 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   rewriter.eraseOp(op);
   Operation *tile = tiled->tiledOps.front();
   // GEMV-like tiles stream their weights: prefetch them ahead.
-  if ((plan->splitK || plan->int8Dot) && streamed) {
+  if (plan->splitK || plan->int8Dot) {
     rewriter.setInsertionPoint(tile);
-    prefetchAhead(rewriter, tile->getLoc(),
-                  cast<linalg::LinalgOp>(tile)
-                      .getDpsInputOperand(*streamed)
-                      ->get());
+    for (unsigned input : streamed)
+      prefetchAhead(rewriter, tile->getLoc(),
+                    cast<linalg::LinalgOp>(tile)
+                        .getDpsInputOperand(input)
+                        ->get());
   }
   if (plan->int8Dot &&
       succeeded(vectorizeInt8DotTile(rewriter, cast<linalg::GenericOp>(tile),

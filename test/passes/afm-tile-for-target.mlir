@@ -187,19 +187,23 @@ func.func @split_k_i16_products(%codes: memref<64x4x64xi8>, %x: memref<1x4x64xi1
 // and scale vectors once for all six; the lane tiles are outside the
 // reduction, whose accumulators are its iter_args (in registers).
 // SPLITK-LABEL: func.func @whole_tile_dims
-// SPLITK: scf.for %[[N:.*]] = %{{.*}} to %c64 step %c1
+// SPLITK: scf.for %[[N:.*]] = %{{.*}} to %c2048 step %c1
 // SPLITK: scf.for %[[L:.*]] = %{{.*}} to %c32 step %c16
 // SPLITK: %[[SUMS:.*]] = scf.for %[[G:.*]] = %{{.*}} to %c4 step %c1 iter_args(%{{.*}}) -> (vector<1x1x3x2x16xf32>)
 // SPLITK: memref.subview %{{.*}}[%[[N]], %{{.*}}, %[[G]], %[[L]]] [1, 3, 1, 16]
+// The weights (codes and scales, 512 KiB or more) are prefetched a block
+// row ahead, each cache line of the tile: the three row pairs' codes.
+// SPLITK-COUNT-3: memref.prefetch %{{.*}}, read, locality<3>, data : memref<2048x3x4x32xi32>
+// SPLITK: memref.prefetch %{{.*}}, read, locality<3>, data : memref<2048x4x32xf16>
 // SPLITK: afm.dot_bytes {{.*}} : vector<1x1x3x2x1x16xi32>
 // SPLITK: scf.yield
 // SPLITK: vector.transfer_write %[[SUMS]]
-func.func @whole_tile_dims(%codes: memref<64x3x4x32xi32>, %x: memref<1x4x32xi32>,
-                           %s: memref<64x4x32xf16>, %p: memref<1x64x3x2x32xf32>) {
+func.func @whole_tile_dims(%codes: memref<2048x3x4x32xi32>, %x: memref<1x4x32xi32>,
+                           %s: memref<2048x4x32xf16>, %p: memref<1x2048x3x2x32xf32>) {
   linalg.generic {indexing_maps = [#C, #A, #S, #O],
                   iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "parallel"]}
-      ins(%codes, %x, %s : memref<64x3x4x32xi32>, memref<1x4x32xi32>, memref<64x4x32xf16>)
-      outs(%p : memref<1x64x3x2x32xf32>) attrs = {afm.whole_tile_dims = array<i64: 2, 3>} {
+      ins(%codes, %x, %s : memref<2048x3x4x32xi32>, memref<1x4x32xi32>, memref<2048x4x32xf16>)
+      outs(%p : memref<1x2048x3x2x32xf32>) attrs = {afm.whole_tile_dims = array<i64: 2, 3>} {
   ^bb0(%c: i32, %a: i32, %scale: f16, %acc: f32):
     %h = linalg.index 3 : index
     %hi = arith.index_cast %h : index to i32
