@@ -263,8 +263,7 @@ struct ASTCRowPairs {
 };
 } // namespace
 
-static ASTCRowPairs rowPairsOf(OpBuilder &b, Location loc, ASTCWeightType type,
-                               ValueRange parts) {
+static ASTCRowPairs rowPairsOf(OpBuilder &b, Location loc, ValueRange parts) {
   ASTCRowPairs v;
   auto codesType = cast<RankedTensorType>(parts[kASTCCodesPart].getType());
   v.blockRows = codesType.getDimSize(0);
@@ -398,7 +397,7 @@ static Value blockColumn(OpBuilder &b, Location loc, Value xs, int64_t m) {
 static Value astcBlockMatmul(OpBuilder &b, Location loc, Value x,
                              ASTCWeightType type, ValueRange parts,
                              Type elementType, Value acc) {
-  ASTCRowPairs v = rowPairsOf(b, loc, type, parts);
+  ASTCRowPairs v = rowPairsOf(b, loc, parts);
   Value xs = blockColumns(b, loc, x, v);
   // One contiguous f32 vector of activations per block column.
   SmallVector<Value> columns;
@@ -447,7 +446,7 @@ static Value astcInt8BlockMatmul(OpBuilder &b, Location loc, Value x,
                                  Type elementType, Value acc) {
   MLIRContext *ctx = b.getContext();
   Type i32 = b.getI32Type();
-  ASTCRowPairs v = rowPairsOf(b, loc, type, parts);
+  ASTCRowPairs v = rowPairsOf(b, loc, parts);
   Value amax = buildRowAbsMax(b, loc, x);
   Value xs = blockColumns(b, loc, x, v);
   // xq packed into i32 lanes as the codes are: columns 0..3 of a block in
