@@ -33,6 +33,18 @@ static Value extendedByte(Value value) {
   return ext.getIn();
 }
 
+bool afm::bytesMaskedBelow128(Value value) {
+  auto mask = value.getDefiningOp<arith::AndIOp>();
+  if (!mask)
+    return false;
+  APInt bits;
+  for (Value operand : mask->getOperands())
+    if (matchPattern(operand, m_ConstantInt(&bits)) &&
+        (bits.getZExtValue() & 0x80808080u) == 0)
+      return true;
+  return false;
+}
+
 std::optional<Int8DotBody> afm::matchInt8DotProduct(linalg::LinalgOp op) {
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
   if (!generic || generic.getNumDpsInits() != 1 ||
@@ -83,13 +95,7 @@ std::optional<Int8DotBody> afm::matchInt8DotProduct(linalg::LinalgOp op) {
   }
   if (!dot.unsignedBytes || !dot.signedBytes)
     return std::nullopt;
-  if (auto mask = dot.unsignedBytes.getDefiningOp<arith::AndIOp>()) {
-    APInt bits;
-    for (Value operand : mask->getOperands())
-      if (matchPattern(operand, m_ConstantInt(&bits)) &&
-          bits.getZExtValue() < 128)
-        dot.unsignedBelow128 = true;
-  }
+  dot.unsignedBelow128 = bytesMaskedBelow128(dot.unsignedBytes);
   dot.product = product;
   dot.sum = sum;
   return dot;

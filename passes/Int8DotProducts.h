@@ -61,6 +61,12 @@ LogicalResult vectorizeInt8DotTile(RewriterBase &rewriter,
 void finishInt8DotLoops(RewriterBase &rewriter,
                         ArrayRef<LoopLikeOpInterface> loops);
 
+/// Whether every byte of the integer (i8 or packed i32) `value` is known
+/// to be below 128: it is masked by a constant without a byte's top bit.
+/// vpmaddubsw (saturating i16 pair sums) and sdot (signed bytes) are exact
+/// only then.
+bool bytesMaskedBelow128(Value value);
+
 /// Whether the target has a dot-product instruction for `lanes` i32 lanes
 /// (with unsigned bytes below 128 when `unsignedBelow128`).
 bool hasTargetInt8Dot(const TargetDescription &target, int64_t lanes,

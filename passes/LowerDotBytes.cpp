@@ -16,7 +16,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::afm {
@@ -33,21 +32,6 @@ static Value splatI32(OpBuilder &b, Location loc, Type type, int64_t value) {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(vector, b.getI32IntegerAttr(value)));
   return arith::ConstantIntOp::create(b, loc, type, value);
-}
-
-/// Whether every byte of `value` is known to be below 128: it is masked by
-/// a constant without a byte's top bit (vpmaddubsw saturates its i16 pair
-/// sums and sdot multiplies signed bytes, exact only then).
-static bool bytesBelow128(Value value) {
-  auto mask = value.getDefiningOp<arith::AndIOp>();
-  if (!mask)
-    return false;
-  APInt bits;
-  for (Value operand : mask->getOperands())
-    if (matchPattern(operand, m_ConstantInt(&bits)) &&
-        (bits.getZExtValue() & 0x80808080u) == 0)
-      return true;
-  return false;
 }
 
 /// The definition, in integer arithmetic (for any shape).
@@ -127,7 +111,7 @@ struct LowerDotBytes : OpRewritePattern<DotBytesOp> {
                                 PatternRewriter &rewriter) const override {
     rewriter.replaceOp(op, lowerDot(rewriter, op.getLoc(), target,
                                     op.getAcc(), op.getLhs(), op.getRhs(),
-                                    bytesBelow128(op.getLhs())));
+                                    bytesMaskedBelow128(op.getLhs())));
     return success();
   }
 
