@@ -43,21 +43,49 @@ else
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# ONNX Runtime for the tests, pinned by package.json and package-lock.json,
-# into the repository's git-ignored node_modules/ (the CPU library ships in
-# the package: no install scripts run). Builds and tests never touch the
-# network; test/lit.cfg.py enables the `onnxruntime` feature when it is here.
+# Node packages, pinned by package.json and package-lock.json, into the
+# repository's git-ignored node_modules/: ONNX Runtime (CPU), the reference
+# for ONNX models, and node-llama-cpp with llama.cpp's prebuilt linux-x64 CPU
+# libraries (@node-llama-cpp/linux-x64), the peer that compiled models are
+# measured against (scripts/bench-llama-cpp.mjs). Both ship their native
+# libraries in the package, so no install script runs and nothing is built.
+# Builds and tests never touch the network; test/lit.cfg.py enables the
+# `onnxruntime` and `llama-cpp` features when the packages are here.
+#
+# `npm ci` refuses this lock file: node-llama-cpp 3.22.1 lists optional
+# per-platform binaries (mac, win, riscv64 at 3.22.1) that the registry does
+# not serve, so they cannot be in the lock and `npm ci` calls it out of sync.
+# `npm install` with the same lock installs the same pinned tree.
+# --omit=optional leaves out the other optional binaries (CUDA, Vulkan,
+# arm64), hundreds of MB that a CPU comparison does not use; the CPU one is
+# a direct dependency.
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-ORT_VERSION="$(sed -n 's/.*"onnxruntime-node": "\(.*\)".*/\1/p' "$ROOT/package.json")"
-installed="$(sed -n 's/^  "version": "\(.*\)",$/\1/p' \
-  "$ROOT/node_modules/onnxruntime-node/package.json" 2>/dev/null || true)"
-if [ "$installed" = "$ORT_VERSION" ]; then
-  echo "install-deps: onnxruntime-node $ORT_VERSION present"
+if ! command -v node >/dev/null; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs
+fi
+# Every dependency of package.json at its pinned version, or the first one
+# that is not.
+wrong="$(node -e '
+  const fs = require("fs"), path = require("path");
+  const root = process.argv[1];
+  const deps = JSON.parse(fs.readFileSync(path.join(root, "package.json"))).dependencies;
+  for (const [name, want] of Object.entries(deps)) {
+    let have = "missing";
+    try {
+      have = JSON.parse(fs.readFileSync(
+          path.join(root, "node_modules", name, "package.json"))).version;
+    } catch {}
+    if (have !== want) { console.log(`${name} ${want} (have: ${have})`); break; }
+  }' "$ROOT")"
+if [ -z "$wrong" ]; then
+  echo "install-deps: node packages of package.json present"
 else
   if ! command -v npm >/dev/null; then
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm
   fi
-  echo "install-deps: installing onnxruntime-node $ORT_VERSION into $ROOT/node_modules"
-  npm ci --prefix "$ROOT" --ignore-scripts --no-audit --no-fund
+  echo "install-deps: installing node packages into $ROOT/node_modules (needs $wrong)"
+  npm install --prefix "$ROOT" --ignore-scripts --omit=optional --no-save \
+    --no-audit --no-fund
 fi
