@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -64,6 +65,34 @@ if node and os.path.isdir(
     )
     config.substitutions.append(
         ("%ort_testdata", f"{node} {os.path.join(scripts, 'ort-testdata.js')}")
+    )
+
+# llama.cpp's prebuilt CPU libraries (npm's @node-llama-cpp/linux-x64, driven
+# through node-llama-cpp), which scripts/install-deps.sh puts in
+# node_modules/: the peer that afm models are measured against. The tests
+# check that scripts/gguf-from-afm.mjs gives llama.cpp the same model.
+llama_cpp_bins = os.path.join(
+    config.afm_src_root, "node_modules", "@node-llama-cpp", "linux-x64", "bins", "linux-x64"
+)
+if (
+    node
+    and os.path.isdir(os.path.join(config.afm_src_root, "node_modules", "node-llama-cpp"))
+    and os.path.isdir(llama_cpp_bins)
+):
+    config.available_features.add("llama-cpp")
+    scripts = os.path.join(config.afm_src_root, "scripts")
+    config.substitutions.append(
+        ("%gguf_from_afm", f"{node} {os.path.join(scripts, 'gguf-from-afm.mjs')}")
+    )
+    config.substitutions.append(
+        ("%llama_cpp_greedy", f"{node} {os.path.join(scripts, 'llama-cpp-greedy.mjs')}")
+    )
+    config.substitutions.append(
+        (
+            "%check_ggml_quants",
+            f"{sys.executable} {os.path.join(scripts, 'check-ggml-quants.py')} "
+            f"--node {node} --lib {os.path.join(llama_cpp_bins, 'libggml-base.so')}",
+        )
     )
 
 # The runtime's libraries and the fake model its tests pack (host build).
