@@ -284,3 +284,64 @@ export const QUANTIZERS = {
   tq2_0: quantizeTQ2_0,
   q2_k: quantizeQ2_K,
 };
+
+// --- dequantization (ggml's dequantize_row_*): what llama.cpp multiplies by -
+
+const u16 = (b, o) => b[o] | (b[o + 1] << 8);
+
+export function dequantizeQ8_0(b, y) {
+  for (let i = 0; i < y.length / 32; i++) {
+    const d = fp16ToFp32(u16(b, i * 34));
+    for (let j = 0; j < 32; j++) y[i * 32 + j] = f(((b[i * 34 + 2 + j] << 24) >> 24) * d);
+  }
+}
+
+export function dequantizeQ4_0(b, y) {
+  for (let i = 0; i < y.length / 32; i++) {
+    const d = fp16ToFp32(u16(b, i * 18));
+    for (let j = 0; j < 16; j++) {
+      const q = b[i * 18 + 2 + j];
+      y[i * 32 + j] = f(((q & 0x0F) - 8) * d);
+      y[i * 32 + j + 16] = f(((q >> 4) - 8) * d);
+    }
+  }
+}
+
+export function dequantizeTQ2_0(b, y) {
+  for (let i = 0; i < y.length / 256; i++) {
+    const o = i * 66;
+    const d = fp16ToFp32(u16(b, o + 64));
+    let k = i * 256;
+    for (let j = 0; j < 64; j += 32)
+      for (let l = 0; l < 4; ++l)
+        for (let m = 0; m < 32; ++m) y[k++] = f((((b[o + j + m] >> (l * 2)) & 3) - 1) * d);
+  }
+}
+
+export function dequantizeQ2_K(b, y) {
+  for (let i = 0; i < y.length / 256; i++) {
+    const o = i * 84;
+    const d = fp16ToFp32(u16(b, o + 80));
+    const min = fp16ToFp32(u16(b, o + 82));
+    let k = i * 256, is = 0, q = o + 16;
+    for (let n = 0; n < 256; n += 128) {
+      let shift = 0;
+      for (let j = 0; j < 4; ++j) {
+        for (const half of [0, 16]) {
+          const sc = b[o + is++];
+          const dl = f(d * (sc & 0xF)), ml = f(min * (sc >> 4));
+          for (let l = 0; l < 16; ++l) y[k++] = f(f(dl * ((b[q + half + l] >> shift) & 3)) - ml);
+        }
+        shift += 2;
+      }
+      q += 32;
+    }
+  }
+}
+
+export const DEQUANTIZERS = {
+  q8_0: dequantizeQ8_0,
+  q4_0: dequantizeQ4_0,
+  tq2_0: dequantizeTQ2_0,
+  q2_k: dequantizeQ2_K,
+};

@@ -6,7 +6,8 @@
 //
 //   node scripts/gguf-from-afm.mjs MODEL_DIR -o model.gguf \
 //       [--type f32|q8_0|q4_0|tq2_0|q2_k] [--embedding-type f32|q8_0|q4_0] \
-//       [--output-type f32|q8_0|q4_0] [--config FILE] [--weights FILE]
+//       [--output-type f32|q8_0|q4_0] [--config FILE] [--weights FILE] \
+//       [--dequantized-weights deq.safetensors]
 //
 // --type: attention q/k/v/o and FFN gate/up/down weights (default f32).
 // --embedding-type: token_embd (default f32); a tied LM head reads it too.
@@ -15,6 +16,10 @@
 // A quantized type needs rows (the input dimension) that are a multiple of
 // its block (32; 256 for tq2_0 and q2_k); a tensor whose rows are not falls
 // back to q4_0, then f32, and the converter says so.
+// --dequantized-weights also writes the afm weights as llama.cpp will
+// multiply by them (every quantized tensor dequantized as ggml does, rows in
+// afm's order), like afm-compile's --dequantized-weights: afm-reference on
+// that file is what llama.cpp computes up to its rounding of activations.
 //
 // The converter streams: it reads one tensor at a time in chunks of rows
 // (fs.readSync at offsets) and writes each chunk as it is converted, so a
@@ -31,7 +36,7 @@
 
 import fs from 'fs';
 import path from 'path';
-import {GGML_TYPES, QUANTIZERS, rowBytes} from './ggml-quants.mjs';
+import {DEQUANTIZERS, GGML_TYPES, QUANTIZERS, rowBytes} from './ggml-quants.mjs';
 
 const ALIGNMENT = 32;
 const CHUNK_BYTES = 64 << 20; // f32 input read per chunk
@@ -42,7 +47,7 @@ function log(msg) { process.stderr.write(`gguf-from-afm: ${msg}\n`); }
 
 function parseArgs(argv) {
   const args = {dir: null, out: null, type: 'f32', embeddingType: 'f32',
-                outputType: 'f32', config: null, weights: null};
+                outputType: 'f32', config: null, weights: null, dequantized: null};
   for (let i = 0; i < argv.length; ++i) {
     const arg = argv[i];
     const next = () => {
@@ -55,11 +60,13 @@ function parseArgs(argv) {
     else if (arg === '--output-type') args.outputType = next();
     else if (arg === '--config') args.config = next();
     else if (arg === '--weights') args.weights = next();
+    else if (arg === '--dequantized-weights') args.dequantized = next();
     else if (arg === '-h' || arg === '--help') {
       process.stdout.write(
           'usage: gguf-from-afm.mjs MODEL_DIR -o OUT.gguf [--type f32|q8_0|q4_0|tq2_0|q2_k]\n' +
           '       [--embedding-type f32|q8_0|q4_0] [--output-type f32|q8_0|q4_0]\n' +
-          '       [--config config.json] [--weights model.safetensors]\n');
+          '       [--config config.json] [--weights model.safetensors]\n' +
+          '       [--dequantized-weights deq.safetensors]\n');
       process.exit(0);
     } else if (!arg.startsWith('-') && args.dir === null) args.dir = arg;
     else throw new UsageError(`unknown argument '${arg}'`);
@@ -252,7 +259,9 @@ function planTensors(c, args, header, file) {
   };
   const add = (gguf, hf, shape, type, ropeHeads = 0) => {
     const info = source(hf, shape);
-    plan.push({name: gguf, source: hf, info, shape,
+    // A Block-2 layer's copy of its source's k or v.
+    const copy = plan.some((t) => t.source === hf);
+    plan.push({name: gguf, source: hf, info, shape, copy,
                type: shape.length === 1 ? 'f32' : typeFor(gguf, type, shape[1]), ropeHeads});
   };
   const {V, d, F, H, G, hd} = c;
@@ -404,6 +413,39 @@ function permuteHeads(src, rows, cols, hd) {
   return dst;
 }
 
+// The inverse of permuteHeads: afm's row order.
+function unpermuteHeads(src, rows, cols, hd) {
+  const dst = new Float32Array(rows * cols);
+  const half = hd / 2;
+  for (let h = 0; h < rows / hd; ++h)
+    for (let i = 0; i < half; ++i)
+      for (let j = 0; j < 2; ++j) {
+        const from = (h * hd + 2 * i + j) * cols;
+        dst.set(src.subarray(from, from + cols), (h * hd + j * half + i) * cols);
+      }
+  return dst;
+}
+
+// The header of a safetensors file with the afm tensors of `plan` (F32, in
+// plan order), padded with spaces to 8 bytes; sets each entry's deqOffset.
+function safetensorsHeader(plan) {
+  const header = {__metadata__: {generator: 'gguf-from-afm (dequantized)'}};
+  let offset = 0;
+  for (const t of plan) {
+    if (t.copy) continue;
+    const bytes = t.shape.reduce((a, b) => a * b, 1) * 4;
+    header[t.source] = {dtype: 'F32', shape: t.shape, data_offsets: [offset, offset + bytes]};
+    t.deqOffset = offset;
+    offset += bytes;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - ((8 + json.length) % 8)) % 8);
+  const out = Buffer.alloc(8 + json.length);
+  out.writeBigUInt64LE(BigInt(json.length), 0);
+  out.write(json, 8, 'utf8');
+  return {header: out, total: out.length + offset};
+}
+
 function writeAll(fd, buf, position) {
   let done = 0;
   while (done < buf.length)
@@ -428,6 +470,14 @@ function convert(args) {
 
     const {header: gguf, dataStart, dataBytes} = ggufHeader(c, args, plan);
     const ofd = fs.openSync(args.out, 'w');
+    let dfd = null, deqStart = 0, deqTotal = 0;
+    if (args.dequantized) {
+      const {header: deqHeader, total} = safetensorsHeader(plan);
+      dfd = fs.openSync(args.dequantized, 'w');
+      writeAll(dfd, deqHeader, 0);
+      deqStart = deqHeader.length;
+      deqTotal = total;
+    }
     try {
       writeAll(ofd, gguf, 0);
       writeAll(ofd, Buffer.alloc(dataStart - gguf.length), gguf.length);
@@ -446,8 +496,8 @@ function convert(args) {
           const inBuf = Buffer.alloc(n * rowIn);
           const got = fs.readSync(wfd, inBuf, 0, inBuf.length, t.info.fileOffset + r * rowIn);
           if (got !== inBuf.length) throw new Error(`${args.weights}: short read of '${t.source}'`);
-          let x = new Float32Array(inBuf.buffer, inBuf.byteOffset, n * cols);
-          if (t.ropeHeads) x = permuteHeads(x, n, cols, c.hd);
+          const original = new Float32Array(inBuf.buffer, inBuf.byteOffset, n * cols);
+          const x = t.ropeHeads ? permuteHeads(original, n, cols, c.hd) : original;
           let outBuf;
           if (t.type === 'f32') {
             outBuf = Buffer.from(x.buffer, x.byteOffset, x.byteLength);
@@ -456,6 +506,16 @@ function convert(args) {
             QUANTIZERS[t.type](x, outBuf);
           }
           writeAll(ofd, outBuf, pos);
+          if (dfd !== null && !t.copy) {
+            let deq = original;
+            if (t.type !== 'f32') {
+              deq = new Float32Array(n * cols);
+              DEQUANTIZERS[t.type](outBuf, deq);
+              if (t.ropeHeads) deq = unpermuteHeads(deq, n, cols, c.hd);
+            }
+            writeAll(dfd, Buffer.from(deq.buffer, deq.byteOffset, deq.byteLength),
+                     deqStart + t.deqOffset + r * rowIn);
+          }
           pos += outBuf.length;
           written += outBuf.length;
           if (Date.now() - lastReport > 2000) {
@@ -470,8 +530,13 @@ function convert(args) {
       fs.ftruncateSync(ofd, total);
       log(`wrote ${args.out}: ${plan.length} tensors, ${(total / 2 ** 20).toFixed(1)} MiB in ` +
           `${((Date.now() - started) / 1000).toFixed(1)} s`);
+      if (dfd !== null) {
+        fs.ftruncateSync(dfd, deqTotal);
+        log(`wrote ${args.dequantized}: the weights llama.cpp multiplies by, dequantized`);
+      }
     } finally {
       fs.closeSync(ofd);
+      if (dfd !== null) fs.closeSync(dfd);
     }
   } finally {
     fs.closeSync(wfd);
