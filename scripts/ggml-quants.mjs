@@ -151,7 +151,8 @@ export function quantizeTQ2_0(x, out) {
 // --- Q2_K: {uint8 scales[16]; uint8 qs[64]; f16 d; f16 dmin} --------------
 
 // make_qkx2_quants(n, nmax, x, weights, L, &the_min, Laux, rmin, rdelta,
-// nstep, use_mad) over x[xo .. xo+n); returns [scale, the_min].
+// nstep, use_mad) over x[xo .. xo+n); returns the scale, sets qkx2TheMin.
+let qkx2TheMin = 0;
 function makeQkx2Quants(n, nmax, x, xo, weights, L, lo, Laux, rmin, rdelta, nstep, useMad) {
   let min = x[xo], max = x[xo];
   let sumW = weights[0];
@@ -167,7 +168,8 @@ function makeQkx2Quants(n, nmax, x, xo, weights, L, lo, Laux, rmin, rdelta, nste
   if (min > 0) min = 0;
   if (max === min) {
     for (let i = 0; i < n; ++i) L[lo + i] = 0;
-    return [0, -min];
+    qkx2TheMin = -min;
+    return 0;
   }
   let iscale = f(nmax / f(max - min));
   let scale = f(1 / iscale);
@@ -179,7 +181,10 @@ function makeQkx2Quants(n, nmax, x, xo, weights, L, lo, Laux, rmin, rdelta, nste
     diff = useMad ? Math.abs(diff) : f(diff * diff);
     bestError = f(bestError + f(weights[i] * diff));
   }
-  if (nstep < 1) return [scale, -min];
+  if (nstep < 1) {
+    qkx2TheMin = -min;
+    return scale;
+  }
   for (let is = 0; is <= nstep; ++is) {
     iscale = f(f(f(rmin + f(rdelta * is)) + nmax) / f(max - min));
     let sumL = 0, sumL2 = 0, sumXL = 0;
@@ -215,8 +220,11 @@ function makeQkx2Quants(n, nmax, x, xo, weights, L, lo, Laux, rmin, rdelta, nste
       }
     }
   }
-  return [scale, -min];
+  qkx2TheMin = -min;
+  return scale;
 }
+
+const RDELTA = f(0.1);
 
 export function quantizeQ2_K(x, out) {
   const nb = x.length / 256;
@@ -232,10 +240,9 @@ export function quantizeQ2_K(x, out) {
     let maxScale = 0, maxMin = 0;
     for (let j = 0; j < 16; ++j) {
       for (let l = 0; l < 16; ++l) weights[l] = Math.abs(x[xo + 16 * j + l]);
-      const [s, m] = makeQkx2Quants(16, 3, x, xo + 16 * j, weights, L, 16 * j, Laux,
-                                    -0.5, f(0.1), 15, true);
-      scales[j] = s;
-      mins[j] = m;
+      scales[j] = makeQkx2Quants(16, 3, x, xo + 16 * j, weights, L, 16 * j, Laux,
+                                 -0.5, RDELTA, 15, true);
+      mins[j] = qkx2TheMin;
       if (scales[j] > maxScale) maxScale = scales[j];
       if (mins[j] > maxMin) maxMin = mins[j];
     }

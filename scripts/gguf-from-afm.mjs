@@ -7,7 +7,7 @@
 //   node scripts/gguf-from-afm.mjs MODEL_DIR -o model.gguf \
 //       [--type f32|q8_0|q4_0|tq2_0|q2_k] [--embedding-type f32|q8_0|q4_0] \
 //       [--output-type f32|q8_0|q4_0] [--config FILE] [--weights FILE] \
-//       [--dequantized-weights deq.safetensors]
+//       [--dequantized-weights deq.safetensors] [--jobs N]
 //
 // --type: attention q/k/v/o and FFN gate/up/down weights (default f32).
 // --embedding-type: token_embd (default f32); a tied LM head reads it too.
@@ -16,6 +16,8 @@
 // A quantized type needs rows (the input dimension) that are a multiple of
 // its block (32; 256 for tq2_0 and q2_k); a tensor whose rows are not falls
 // back to q4_0, then f32, and the converter says so.
+// --jobs: worker threads that quantize (default: the number of cores;
+// q2_k quantizes about 3M weights/s per thread).
 // --dequantized-weights also writes the afm weights as llama.cpp will
 // multiply by them (every quantized tensor dequantized as ggml does, rows in
 // afm's order), like afm-compile's --dequantized-weights: afm-reference on
@@ -35,7 +37,9 @@
 // afm-pt-moe (parallel tracks, MoE) is refused.
 
 import fs from 'fs';
+import os from 'os';
 import path from 'path';
+import {Worker, isMainThread, parentPort} from 'worker_threads';
 import {DEQUANTIZERS, GGML_TYPES, QUANTIZERS, rowBytes} from './ggml-quants.mjs';
 
 const ALIGNMENT = 32;
@@ -47,7 +51,8 @@ function log(msg) { process.stderr.write(`gguf-from-afm: ${msg}\n`); }
 
 function parseArgs(argv) {
   const args = {dir: null, out: null, type: 'f32', embeddingType: 'f32',
-                outputType: 'f32', config: null, weights: null, dequantized: null};
+                outputType: 'f32', config: null, weights: null, dequantized: null,
+                jobs: os.cpus().length};
   for (let i = 0; i < argv.length; ++i) {
     const arg = argv[i];
     const next = () => {
@@ -61,12 +66,17 @@ function parseArgs(argv) {
     else if (arg === '--config') args.config = next();
     else if (arg === '--weights') args.weights = next();
     else if (arg === '--dequantized-weights') args.dequantized = next();
+    else if (arg === '--jobs') {
+      args.jobs = Number(next());
+      if (!Number.isInteger(args.jobs) || args.jobs < 1)
+        throw new UsageError('--jobs must be a positive integer');
+    }
     else if (arg === '-h' || arg === '--help') {
       process.stdout.write(
           'usage: gguf-from-afm.mjs MODEL_DIR -o OUT.gguf [--type f32|q8_0|q4_0|tq2_0|q2_k]\n' +
           '       [--embedding-type f32|q8_0|q4_0] [--output-type f32|q8_0|q4_0]\n' +
           '       [--config config.json] [--weights model.safetensors]\n' +
-          '       [--dequantized-weights deq.safetensors]\n');
+          '       [--dequantized-weights deq.safetensors] [--jobs N]\n');
       process.exit(0);
     } else if (!arg.startsWith('-') && args.dir === null) args.dir = arg;
     else throw new UsageError(`unknown argument '${arg}'`);
@@ -401,8 +411,7 @@ function ggufHeader(c, args, plan) {
 // Rows of a q or k projection in llama.cpp's order: within each head of hd
 // rows, row 2i + j comes from row j * hd/2 + i (convert_hf_to_gguf.py's
 // LlamaModel.permute).
-function permuteHeads(src, rows, cols, hd) {
-  const dst = new Float32Array(rows * cols);
+function permuteHeads(src, dst, rows, cols, hd) {
   const half = hd / 2;
   for (let h = 0; h < rows / hd; ++h)
     for (let i = 0; i < half; ++i)
@@ -414,8 +423,7 @@ function permuteHeads(src, rows, cols, hd) {
 }
 
 // The inverse of permuteHeads: afm's row order.
-function unpermuteHeads(src, rows, cols, hd) {
-  const dst = new Float32Array(rows * cols);
+function unpermuteHeads(src, dst, rows, cols, hd) {
   const half = hd / 2;
   for (let h = 0; h < rows / hd; ++h)
     for (let i = 0; i < half; ++i)
@@ -452,7 +460,52 @@ function writeAll(fd, buf, position) {
     done += fs.writeSync(fd, buf, done, buf.length - done, position + done);
 }
 
-function convert(args) {
+// Quantizes rows of `x` (shared memory) into `out` on `jobs` worker threads,
+// a contiguous range of rows each.
+class QuantizerPool {
+  constructor(jobs) {
+    this.workers = [];
+    for (let i = 0; i < jobs; ++i) {
+      const worker = new Worker(new URL(import.meta.url));
+      worker.unref();
+      this.workers.push(worker);
+    }
+  }
+
+  async quantize(type, x, out, rows, cols, outRow) {
+    const per = Math.ceil(rows / this.workers.length);
+    const jobs = [];
+    for (let w = 0; w < this.workers.length && w * per < rows; ++w) {
+      const begin = w * per, end = Math.min(rows, begin + per);
+      const worker = this.workers[w];
+      jobs.push(new Promise((resolve, reject) => {
+        worker.once('message', (m) => (m.error ? reject(new Error(m.error)) : resolve()));
+        worker.postMessage({type, x: x.buffer, xOffset: x.byteOffset + begin * cols * 4,
+                            count: (end - begin) * cols, out: out.buffer,
+                            outOffset: out.byteOffset + begin * outRow, outBytes: (end - begin) * outRow});
+      }));
+    }
+    await Promise.all(jobs);
+  }
+
+  close() {
+    for (const worker of this.workers) worker.terminate();
+  }
+}
+
+function workerMain() {
+  parentPort.on('message', (m) => {
+    try {
+      QUANTIZERS[m.type](new Float32Array(m.x, m.xOffset, m.count),
+                         new Uint8Array(m.out, m.outOffset, m.outBytes));
+      parentPort.postMessage({});
+    } catch (e) {
+      parentPort.postMessage({error: e.message});
+    }
+  });
+}
+
+async function convert(args) {
   const c = readConfig(args.config);
   const wfd = fs.openSync(args.weights, 'r');
   try {
@@ -470,6 +523,8 @@ function convert(args) {
 
     const {header: gguf, dataStart, dataBytes} = ggufHeader(c, args, plan);
     const ofd = fs.openSync(args.out, 'w');
+    const quantized = plan.some((t) => t.type !== 'f32');
+    const pool = quantized && args.jobs > 1 ? new QuantizerPool(args.jobs) : null;
     let dfd = null, deqStart = 0, deqTotal = 0;
     if (args.dequantized) {
       const {header: deqHeader, total} = safetensorsHeader(plan);
@@ -483,35 +538,53 @@ function convert(args) {
       writeAll(ofd, Buffer.alloc(dataStart - gguf.length), gguf.length);
       const total = dataStart + dataBytes;
       let written = 0, lastReport = Date.now();
+      // Buffers reused by every chunk (shared with the quantizing workers):
+      // the input rows, two float scratch areas, the quantized rows.
+      const chunkRowsOf = (t) => {
+        const cols = t.shape.length === 1 ? t.shape[0] : t.shape[1];
+        const unit = t.ropeHeads ? c.hd : 1;
+        return Math.max(unit, Math.floor(CHUNK_BYTES / (cols * 4) / unit) * unit);
+      };
+      const maxFloats = Math.max(...plan.map((t) => {
+        const [rows, cols] = t.shape.length === 1 ? [1, t.shape[0]] : t.shape;
+        return Math.min(rows, chunkRowsOf(t)) * cols;
+      }));
+      const floatAreas = [new SharedArrayBuffer(maxFloats * 4), new SharedArrayBuffer(maxFloats * 4)];
+      const scratch = {
+        input: Buffer.from(new SharedArrayBuffer(maxFloats * 4)),
+        output: Buffer.from(new SharedArrayBuffer(maxFloats * 4)),
+        floats: (i, n) => new Float32Array(floatAreas[i], 0, n),
+      };
       const started = Date.now();
       for (const t of plan) {
         const [rows, cols] = t.shape.length === 1 ? [1, t.shape[0]] : t.shape;
-        const unit = t.ropeHeads ? c.hd : 1;
         const rowIn = cols * 4;
-        const chunkRows = Math.max(unit, Math.floor(CHUNK_BYTES / rowIn / unit) * unit);
+        const chunkRows = chunkRowsOf(t);
         const outRow = t.type === 'f32' ? rowIn : rowBytes(t.type, cols);
         let pos = dataStart + t.offset;
         for (let r = 0; r < rows; r += chunkRows) {
           const n = Math.min(chunkRows, rows - r);
-          const inBuf = Buffer.alloc(n * rowIn);
+          const inBuf = scratch.input.subarray(0, n * rowIn);
           const got = fs.readSync(wfd, inBuf, 0, inBuf.length, t.info.fileOffset + r * rowIn);
           if (got !== inBuf.length) throw new Error(`${args.weights}: short read of '${t.source}'`);
           const original = new Float32Array(inBuf.buffer, inBuf.byteOffset, n * cols);
-          const x = t.ropeHeads ? permuteHeads(original, n, cols, c.hd) : original;
+          const x = t.ropeHeads ? permuteHeads(original, scratch.floats(0, n * cols), n, cols, c.hd)
+                                : original;
           let outBuf;
           if (t.type === 'f32') {
             outBuf = Buffer.from(x.buffer, x.byteOffset, x.byteLength);
           } else {
-            outBuf = Buffer.alloc(n * outRow);
-            QUANTIZERS[t.type](x, outBuf);
+            outBuf = scratch.output.subarray(0, n * outRow);
+            if (pool) await pool.quantize(t.type, x, outBuf, n, cols, outRow);
+            else QUANTIZERS[t.type](x, outBuf);
           }
           writeAll(ofd, outBuf, pos);
           if (dfd !== null && !t.copy) {
             let deq = original;
             if (t.type !== 'f32') {
-              deq = new Float32Array(n * cols);
+              deq = scratch.floats(1, n * cols);
               DEQUANTIZERS[t.type](outBuf, deq);
-              if (t.ropeHeads) deq = unpermuteHeads(deq, n, cols, c.hd);
+              if (t.ropeHeads) deq = unpermuteHeads(deq, scratch.floats(0, n * cols), n, cols, c.hd);
             }
             writeAll(dfd, Buffer.from(deq.buffer, deq.byteOffset, deq.byteLength),
                      deqStart + t.deqOffset + r * rowIn);
@@ -537,15 +610,20 @@ function convert(args) {
     } finally {
       fs.closeSync(ofd);
       if (dfd !== null) fs.closeSync(dfd);
+      pool?.close();
     }
   } finally {
     fs.closeSync(wfd);
   }
 }
 
-try {
-  convert(parseArgs(process.argv.slice(2)));
-} catch (e) {
-  log(`error: ${e.message}`);
-  process.exit(e instanceof UsageError ? 2 : 1);
+if (isMainThread) {
+  try {
+    await convert(parseArgs(process.argv.slice(2)));
+  } catch (e) {
+    log(`error: ${e.message}`);
+    process.exit(e instanceof UsageError ? 2 : 1);
+  }
+} else {
+  workerMain();
 }

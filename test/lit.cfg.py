@@ -88,6 +88,9 @@ if (
         ("%llama_cpp_greedy", f"{node} {os.path.join(scripts, 'llama-cpp-greedy.mjs')}")
     )
     config.substitutions.append(
+        ("%bench_llama_cpp", f"{node} {os.path.join(scripts, 'bench-llama-cpp.mjs')}")
+    )
+    config.substitutions.append(
         (
             "%check_ggml_quants",
             f"{sys.executable} {os.path.join(scripts, 'check-ggml-quants.py')} "
