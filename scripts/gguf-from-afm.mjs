@@ -7,7 +7,7 @@
 //   node scripts/gguf-from-afm.mjs MODEL_DIR -o model.gguf \
 //       [--type f32|q8_0|q4_0|tq2_0|q2_k] [--embedding-type f32|q8_0|q4_0] \
 //       [--output-type f32|q8_0|q4_0] [--config FILE] [--weights FILE] \
-//       [--dequantized-weights deq.safetensors] [--jobs N]
+//       [--dequantized-weights deq.safetensors] [--jobs N] [--dry-run]
 //
 // --type: attention q/k/v/o and FFN gate/up/down weights (default f32).
 // --embedding-type: token_embd (default f32); a tied LM head reads it too.
@@ -16,6 +16,8 @@
 // A quantized type needs rows (the input dimension) that are a multiple of
 // its block (32; 256 for tq2_0 and q2_k); a tensor whose rows are not falls
 // back to q4_0, then f32, and the converter says so.
+// --dry-run: check the model and print the plan (differences, fallbacks,
+// the GGUF's size) without writing anything.
 // --jobs: worker threads that quantize (default: the number of cores;
 // q2_k quantizes about 3M weights/s per thread).
 // --dequantized-weights also writes the afm weights as llama.cpp will
@@ -52,7 +54,7 @@ function log(msg) { process.stderr.write(`gguf-from-afm: ${msg}\n`); }
 function parseArgs(argv) {
   const args = {dir: null, out: null, type: 'f32', embeddingType: 'f32',
                 outputType: 'f32', config: null, weights: null, dequantized: null,
-                jobs: os.cpus().length};
+                jobs: os.cpus().length, dryRun: false};
   for (let i = 0; i < argv.length; ++i) {
     const arg = argv[i];
     const next = () => {
@@ -66,6 +68,7 @@ function parseArgs(argv) {
     else if (arg === '--config') args.config = next();
     else if (arg === '--weights') args.weights = next();
     else if (arg === '--dequantized-weights') args.dequantized = next();
+    else if (arg === '--dry-run') args.dryRun = true;
     else if (arg === '--jobs') {
       args.jobs = Number(next());
       if (!Number.isInteger(args.jobs) || args.jobs < 1)
@@ -76,12 +79,12 @@ function parseArgs(argv) {
           'usage: gguf-from-afm.mjs MODEL_DIR -o OUT.gguf [--type f32|q8_0|q4_0|tq2_0|q2_k]\n' +
           '       [--embedding-type f32|q8_0|q4_0] [--output-type f32|q8_0|q4_0]\n' +
           '       [--config config.json] [--weights model.safetensors]\n' +
-          '       [--dequantized-weights deq.safetensors] [--jobs N]\n');
+          '       [--dequantized-weights deq.safetensors] [--jobs N] [--dry-run]\n');
       process.exit(0);
     } else if (!arg.startsWith('-') && args.dir === null) args.dir = arg;
     else throw new UsageError(`unknown argument '${arg}'`);
   }
-  if (!args.out) throw new UsageError('-o OUT.gguf is required');
+  if (!args.out && !args.dryRun) throw new UsageError('-o OUT.gguf is required');
   if (!args.dir && !(args.config && args.weights))
     throw new UsageError('give MODEL_DIR (or --config and --weights)');
   args.config ??= path.join(args.dir, 'config.json');
@@ -522,6 +525,13 @@ async function convert(args) {
     for (const fb of fallbacks) log(`fallback: ${fb}`);
 
     const {header: gguf, dataStart, dataBytes} = ggufHeader(c, args, plan);
+    if (args.dryRun) {
+      const counts = {};
+      for (const t of plan) counts[t.type] = (counts[t.type] ?? 0) + 1;
+      log(`dry run: ${plan.length} tensors (${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}), ` +
+          `${((dataStart + dataBytes) / 2 ** 20).toFixed(1)} MiB; nothing written`);
+      return;
+    }
     const ofd = fs.openSync(args.out, 'w');
     const quantized = plan.some((t) => t.type !== 'f32');
     const pool = quantized && args.jobs > 1 ? new QuantizerPool(args.jobs) : null;
