@@ -74,9 +74,63 @@ ModelConfig tinyPTMoE() {
   return config;
 }
 
+/// The paper's on-device model (about 3B parameters): 26 layers, Block 1
+/// the first 62.5% (17 layers), Block 2 reading their KV caches; 3 local
+/// layers (window 4096) then one NoPE global layer; 24 query and 8 KV
+/// heads of 128; the paper's 150k vocabulary; compressed as deployed:
+/// 2-bit linear weights on int8 activations, a 4-bit tied embedding, an
+/// int8 KV cache.
+ModelConfig onDevice3B() {
+  ModelConfig config;
+  config.architecture = Architecture::OnDevice;
+  config.vocabSize = 150000;
+  config.hiddenSize = 3072;
+  config.intermediateSize = 8192;
+  config.numHiddenLayers = 26;
+  config.numAttentionHeads = 24;
+  config.numKeyValueHeads = 8;
+  config.headDim = 128;
+  config.rmsNormEps = 1e-5;
+  config.ropeTheta = 500000.0;
+  config.maxPositionEmbeddings = 8192;
+  config.tieWordEmbeddings = true;
+  config.slidingWindow = 4096;
+  config.localPerGlobal = 3;
+  config.ropeInGlobalLayers = false;
+  config.block1Fraction = 0.625;
+  config.linearWeightFormat = LinearWeightFormat::Q2;
+  config.q2PerChannel = true;
+  config.embeddingFormat = EmbeddingFormat::Q4;
+  config.kvCacheDType = KVCacheDType::Int8;
+  config.int8Activations = true;
+  return config;
+}
+
+/// A PT-MoE model sized for a 2-core, 24 GiB machine (about 1.4B
+/// parameters): 2 tracks of 12 layers in blocks of 4, every other layer of
+/// a track an MoE of 8 experts (top 2); compressed as afm-on-device-3b.
+ModelConfig ptMoE2Tracks() {
+  ModelConfig config = onDevice3B();
+  config.architecture = Architecture::PTMoE;
+  config.hiddenSize = 2048;
+  config.intermediateSize = 5632;
+  config.numHiddenLayers = 12;
+  config.numAttentionHeads = 16;
+  config.numKeyValueHeads = 4;
+  config.numTracks = 2;
+  config.trackBlockDepth = 4;
+  config.numExperts = 8;
+  config.numExpertsPerTok = 2;
+  config.moeLayerInterval = 2;
+  config.moeIntermediateSize = 1408;
+  return config;
+}
+
 constexpr Preset kPresets[] = {{"tiny-dense", tinyDense},
                                {"tiny-on-device", tinyOnDevice},
-                               {"tiny-pt-moe", tinyPTMoE}};
+                               {"tiny-pt-moe", tinyPTMoE},
+                               {"afm-on-device-3b", onDevice3B},
+                               {"afm-pt-moe-2t", ptMoE2Tracks}};
 } // namespace
 
 std::vector<llvm::StringRef> mlir::afm::examplePresetNames() {
@@ -96,30 +150,54 @@ mlir::afm::examplePresetConfig(llvm::StringRef name) {
                                  llvm::join(examplePresetNames(), ", ") + ")");
 }
 
-std::vector<SafeTensor>
-mlir::afm::generateExampleWeights(const ModelConfig &config, uint64_t seed) {
-  SplitMix64 random(seed);
-  std::vector<SafeTensor> tensors;
+int64_t ExampleTensorPlan::numElements() const {
+  return shapeNumElements(shape);
+}
+
+std::vector<ExampleTensorPlan>
+mlir::afm::planExampleTensors(const ModelConfig &config) {
+  std::vector<ExampleTensorPlan> plans;
+  uint64_t draw = 0;
   for (const ExpectedTensor &expected : expectedTensors(config)) {
-    double mean = 0.0, stddev = 1.0;
+    ExampleTensorPlan plan;
+    plan.name = expected.name;
+    plan.shape = expected.shape;
     if (expected.shape.size() == 1) {
-      mean = 1.0; // RMSNorm gains.
-      stddev = 0.1;
+      plan.mean = 1.0; // RMSNorm gains.
+      plan.stddev = 0.1;
     } else if (expected.name == kEmbedTokensName) {
       // Small next to what the layers add to the residual stream, so that
       // with tied embeddings the next token is not simply the current one
       // (which would make greedy-token comparisons prove little).
-      stddev = 0.1;
+      plan.stddev = 0.1;
     } else {
       // The input width: [out, in] matrices, routers [E, d] and stacked
       // experts [E, F_moe, d] / [E, d, F_moe].
-      stddev = 1.0 / std::sqrt(static_cast<double>(expected.shape.back()));
+      plan.stddev = 1.0 / std::sqrt(static_cast<double>(expected.shape.back()));
     }
-    std::vector<float> values(expected.numElements());
-    for (float &value : values)
-      value = static_cast<float>(random.nextNormal(mean, stddev));
-    tensors.push_back(SafeTensor::fromF32(expected.name, expected.shape,
-                                          values));
+    plan.firstDraw = draw;
+    draw += 2 * uint64_t(plan.numElements());
+    plans.push_back(std::move(plan));
+  }
+  return plans;
+}
+
+void mlir::afm::generateExampleValues(const ExampleTensorPlan &plan,
+                                      uint64_t seed, int64_t begin,
+                                      llvm::MutableArrayRef<float> out) {
+  SplitMix64 random(seed);
+  random.skip(plan.firstDraw + 2 * uint64_t(begin));
+  for (float &value : out)
+    value = static_cast<float>(random.nextNormal(plan.mean, plan.stddev));
+}
+
+std::vector<SafeTensor>
+mlir::afm::generateExampleWeights(const ModelConfig &config, uint64_t seed) {
+  std::vector<SafeTensor> tensors;
+  for (const ExampleTensorPlan &plan : planExampleTensors(config)) {
+    std::vector<float> values(plan.numElements());
+    generateExampleValues(plan, seed, 0, values);
+    tensors.push_back(SafeTensor::fromF32(plan.name, plan.shape, values));
   }
   return tensors;
 }

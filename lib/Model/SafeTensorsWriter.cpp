@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileOutputBuffer.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -41,8 +42,9 @@ static Error checkTensors(llvm::ArrayRef<SafeTensor> tensors) {
   return Error::success();
 }
 
+/// The header of tensors `specs`, laid out in order without gaps.
 static std::string
-headerJSON(llvm::ArrayRef<SafeTensor> tensors,
+headerJSON(llvm::ArrayRef<SafeTensorSpec> specs,
            const std::map<std::string, std::string> &metadata) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -54,19 +56,20 @@ headerJSON(llvm::ArrayRef<SafeTensor> tensors,
         for (const auto &[key, value] : metadata)
           out.attribute(key, value);
       });
-    for (const SafeTensor &tensor : tensors) {
-      out.attributeObject(tensor.name, [&] {
-        out.attribute("dtype", dtypeName(tensor.dtype));
+    for (const SafeTensorSpec &spec : specs) {
+      uint64_t bytes = *tensorByteSize(spec.shape, spec.dtype);
+      out.attributeObject(spec.name, [&] {
+        out.attribute("dtype", dtypeName(spec.dtype));
         out.attributeArray("shape", [&] {
-          for (int64_t dim : tensor.shape)
+          for (int64_t dim : spec.shape)
             out.value(dim);
         });
         out.attributeArray("data_offsets", [&] {
           out.value(offset);
-          out.value(offset + tensor.data.size());
+          out.value(offset + bytes);
         });
       });
-      offset += tensor.data.size();
+      offset += bytes;
     }
   });
   // Pad so that 8 + header size, the start of the data area, is aligned.
@@ -74,12 +77,20 @@ headerJSON(llvm::ArrayRef<SafeTensor> tensors,
   return text;
 }
 
+static std::vector<SafeTensorSpec>
+specsOf(llvm::ArrayRef<SafeTensor> tensors) {
+  std::vector<SafeTensorSpec> specs;
+  for (const SafeTensor &tensor : tensors)
+    specs.push_back({tensor.name, tensor.dtype, tensor.shape});
+  return specs;
+}
+
 Expected<std::string> mlir::afm::serializeSafeTensors(
     llvm::ArrayRef<SafeTensor> tensors,
     const std::map<std::string, std::string> &metadata) {
   if (Error err = checkTensors(tensors))
     return std::move(err);
-  std::string header = headerJSON(tensors, metadata);
+  std::string header = headerJSON(specsOf(tensors), metadata);
   std::string file(8, '\0');
   llvm::support::endian::write64le(file.data(), header.size());
   file += header;
@@ -105,5 +116,106 @@ Error mlir::afm::writeSafeTensors(
   if (Error err = (*out)->commit())
     return llvm::createStringError(path + ": cannot write: " +
                                    llvm::toString(std::move(err)));
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Streaming
+//===----------------------------------------------------------------------===//
+
+Expected<std::unique_ptr<SafeTensorsStreamWriter>>
+SafeTensorsStreamWriter::create(llvm::StringRef path,
+                                std::vector<SafeTensorSpec> specs,
+                                const std::map<std::string, std::string> &metadata) {
+  llvm::StringSet<> seen;
+  for (const SafeTensorSpec &spec : specs) {
+    if (spec.name == "__metadata__")
+      return llvm::createStringError(
+          path + ": '__metadata__' is reserved and cannot name a tensor");
+    if (!seen.insert(spec.name).second)
+      return llvm::createStringError(path + ": tensor '" + spec.name +
+                                     "' is given twice");
+    if (!tensorByteSize(spec.shape, spec.dtype))
+      return llvm::createStringError(path + ": tensor '" + spec.name +
+                                     "' has more than 2^63 bytes");
+  }
+  std::unique_ptr<SafeTensorsStreamWriter> writer(new SafeTensorsStreamWriter);
+  writer->path = path.str();
+  writer->specs = std::move(specs);
+  // Written next to the destination and renamed over it at the end, so that
+  // a reader of an existing file never sees a half-written one.
+  llvm::SmallString<256> model(path);
+  model += ".tmp-%%%%%%";
+  int fd;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(model, fd, writer->tempPath))
+    return llvm::createStringError(path + ": cannot write: " + ec.message());
+  writer->out = std::make_unique<llvm::raw_fd_ostream>(fd, /*shouldClose=*/true);
+  std::string header = headerJSON(writer->specs, metadata);
+  char length[8];
+  llvm::support::endian::write64le(length, header.size());
+  writer->out->write(length, 8);
+  *writer->out << header;
+  return std::move(writer);
+}
+
+SafeTensorsStreamWriter::~SafeTensorsStreamWriter() {
+  if (!out)
+    return;
+  // Not finished: an error path. Leave no temporary file behind.
+  out->close();
+  out->clear_error();
+  llvm::sys::fs::remove(tempPath);
+}
+
+Error SafeTensorsStreamWriter::append(llvm::ArrayRef<uint8_t> data) {
+  auto skipEmpty = [&] {
+    while (current < specs.size() &&
+           *tensorByteSize(specs[current].shape, specs[current].dtype) == 0)
+      ++current;
+  };
+  skipEmpty();
+  while (!data.empty()) {
+    if (current >= specs.size())
+      return llvm::createStringError(path + ": more data than the " +
+                                     llvm::Twine(specs.size()) +
+                                     " tensors of the header hold");
+    uint64_t size = *tensorByteSize(specs[current].shape, specs[current].dtype);
+    uint64_t take = std::min<uint64_t>(size - written, data.size());
+    out->write(reinterpret_cast<const char *>(data.data()), take);
+    written += take;
+    data = data.drop_front(take);
+    if (written == size) {
+      ++current;
+      written = 0;
+      skipEmpty();
+    }
+  }
+  if (out->has_error())
+    return llvm::createStringError(path + ": cannot write: " +
+                                   out->error().message());
+  return Error::success();
+}
+
+Error SafeTensorsStreamWriter::finish() {
+  if (Error err = append({}))
+    return err;
+  if (current != specs.size())
+    return llvm::createStringError(path + ": tensor '" + specs[current].name +
+                                   "' is incomplete");
+  out->close();
+  bool failed = out->has_error();
+  std::string message = failed ? out->error().message() : "";
+  out->clear_error();
+  out.reset();
+  if (!failed)
+    if (std::error_code ec = llvm::sys::fs::rename(tempPath, path)) {
+      failed = true;
+      message = ec.message();
+    }
+  if (failed) {
+    llvm::sys::fs::remove(tempPath);
+    return llvm::createStringError(path + ": cannot write: " + message);
+  }
   return Error::success();
 }

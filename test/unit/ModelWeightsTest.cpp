@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir::afm;
 using namespace mlir::afm::test;
@@ -135,7 +136,28 @@ TEST(ExampleModel, TinyDensePresetIsTheDocumentedModel) {
   EXPECT_EQ(config->rmsNormEps, 1e-5);
   llvm::Expected<ModelConfig> unknown = examplePresetConfig("huge");
   EXPECT_EQ(errorText(unknown), "unknown preset 'huge' (presets: tiny-dense, "
-                                "tiny-on-device, tiny-pt-moe)");
+                                "tiny-on-device, tiny-pt-moe, "
+                                "afm-on-device-3b, afm-pt-moe-2t)");
+}
+
+// afm-gen-example writes large tensors in pieces on several threads: any
+// piece of a tensor is the same values as that range of the whole.
+TEST(ExampleModel, PiecesOfATensorAreRangesOfTheWhole) {
+  std::vector<ExampleTensorPlan> plans = planExampleTensors(oddWidths());
+  std::vector<SafeTensor> whole = generateExampleWeights(oddWidths(), 3);
+  ASSERT_EQ(plans.size(), whole.size());
+  for (size_t i = 0; i < plans.size(); ++i) {
+    int64_t n = plans[i].numElements();
+    std::vector<float> pieced(n);
+    for (int64_t begin = 0; begin < n; begin += 7)
+      generateExampleValues(
+          plans[i], 3, begin,
+          llvm::MutableArrayRef<float>(pieced).slice(
+              begin, std::min<int64_t>(7, n - begin)));
+    ASSERT_EQ(whole[i].data.size(), size_t(4 * n)) << plans[i].name;
+    EXPECT_EQ(std::memcmp(whole[i].data.data(), pieced.data(), 4 * n), 0)
+        << plans[i].name;
+  }
 }
 
 TEST(ExampleModel, WeightsDependOnlyOnConfigAndSeed) {

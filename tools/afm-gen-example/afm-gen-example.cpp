@@ -8,11 +8,14 @@
 
 #include "afm/Model/ExampleModel.h"
 #include "afm/Model/ModelWeights.h"
+#include "afm/Progress.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Parallel.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -46,9 +49,11 @@ static cl::list<std::string> zeroSubstrings(
              "zeros, the others unchanged (repeatable)"),
     cl::value_desc("substring"), cl::cat(category));
 
-/// Refuse configs whose f32 weights would not fit comfortably in memory:
-/// this tool is for small examples.
-static constexpr int64_t kMaxParameters = int64_t(1) << 28;
+static cl::opt<bool> configOnly(
+    "config-only",
+    cl::desc("Write config.json only and print the parameter count and the "
+             "size of the F32 weights"),
+    cl::cat(category));
 
 static Expected<ModelConfig> chosenConfig() {
   if (presetName.empty() == configPath.empty())
@@ -58,17 +63,71 @@ static Expected<ModelConfig> chosenConfig() {
   return loadModelConfig(configPath);
 }
 
-/// Zeroes the tensors `--zero-tensors` names; a substring that matches no
-/// tensor is an error (it is most likely a typo).
-static Error applyZeroTensors(std::vector<SafeTensor> &tensors) {
+/// Whether `--zero-tensors` makes tensor `name` all zeros. A substring that
+/// matches no tensor is an error (it is most likely a typo).
+static Expected<std::vector<bool>>
+zeroedTensors(ArrayRef<ExampleTensorPlan> plans) {
+  std::vector<bool> zeroed(plans.size(), false);
   for (const std::string &substring : zeroSubstrings) {
     if (substring.empty())
       return createStringError("--zero-tensors needs a non-empty substring");
-    if (zeroTensors(tensors, substring) == 0)
+    bool matched = false;
+    for (size_t i = 0; i < plans.size(); ++i)
+      if (StringRef(plans[i].name).contains(substring))
+        zeroed[i] = matched = true;
+    if (!matched)
       return createStringError("--zero-tensors '" + substring +
                                "' matches no tensor of the model");
   }
-  return Error::success();
+  return zeroed;
+}
+
+/// Generates the weights of `config` tensor by tensor, in pieces generated
+/// on every core, and streams them to `path`: memory stays at a few pieces
+/// whatever the model's size.
+static Error writeWeights(StringRef path, const ModelConfig &config) {
+  std::vector<ExampleTensorPlan> plans = planExampleTensors(config);
+  Expected<std::vector<bool>> zeroed = zeroedTensors(plans);
+  if (!zeroed)
+    return zeroed.takeError();
+  std::vector<SafeTensorSpec> specs;
+  uint64_t totalBytes = 0;
+  for (const ExampleTensorPlan &plan : plans) {
+    specs.push_back({plan.name, DType::F32, plan.shape});
+    totalBytes += 4 * uint64_t(plan.numElements());
+  }
+  auto writer = SafeTensorsStreamWriter::create(
+      path, std::move(specs),
+      {{"generator", "afm-gen-example"}, {"seed", std::to_string(seed)}});
+  if (!writer)
+    return writer.takeError();
+  // Pieces of 1M values, 16 of them per batch written at once.
+  constexpr int64_t kPiece = int64_t(1) << 20, kBatch = 16 * kPiece;
+  std::vector<float> batch;
+  afm::TerminalProgress progress("afm-gen-example", totalBytes, "GB");
+  uint64_t done = 0;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const ExampleTensorPlan &plan = plans[i];
+    for (int64_t begin = 0; begin < plan.numElements(); begin += kBatch) {
+      int64_t count = std::min(kBatch, plan.numElements() - begin);
+      batch.assign(count, 0.0f); // All-zero bytes are +0.0f.
+      if (!(*zeroed)[i])
+        parallelFor(0, (count + kPiece - 1) / kPiece, [&](size_t piece) {
+          int64_t first = int64_t(piece) * kPiece;
+          generateExampleValues(
+              plan, seed, begin + first,
+              MutableArrayRef<float>(batch).slice(
+                  first, std::min(kPiece, count - first)));
+        });
+      if (Error err = (*writer)->append(ArrayRef<uint8_t>(
+              reinterpret_cast<const uint8_t *>(batch.data()), 4 * count)))
+        return err;
+      done += 4 * uint64_t(count);
+      progress.update(plan.name, done);
+    }
+  }
+  progress.finish();
+  return (*writer)->finish();
 }
 
 static Error writeText(StringRef path, StringRef text) {
@@ -88,16 +147,14 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "afm-gen-example: write config.json and model.safetensors of a small "
-      "example model with reproducible random weights\n");
+      "afm-gen-example: write config.json and model.safetensors of an "
+      "example model with reproducible random weights\n\n"
+      "The weights are generated tensor by tensor on every core and streamed "
+      "to disk, so models larger than memory can be written (the paper-size "
+      "presets take 6-12 GB of F32).\n");
   ExitOnError exitOnErr("afm-gen-example: error: ");
 
   ModelConfig config = exitOnErr(chosenConfig());
-  int64_t parameters = parameterCount(config);
-  if (parameters > kMaxParameters)
-    exitOnErr(createStringError(
-        "the config has " + Twine(parameters) + " parameters; " +
-        "afm-gen-example writes examples of at most " + Twine(kMaxParameters)));
   if (sys::fs::exists(outDir) && !sys::fs::is_directory(outDir))
     exitOnErr(createStringError(outDir + ": exists and is not a directory"));
   if (std::error_code ec = sys::fs::create_directories(outDir))
@@ -106,12 +163,14 @@ int main(int argc, char **argv) {
   SmallString<256> path(outDir);
   sys::path::append(path, "config.json");
   exitOnErr(writeText(path, toJSON(config)));
+  if (configOnly) {
+    int64_t parameters = parameterCount(config);
+    outs() << formatv("{0} parameters, {1:f2} GB of F32 weights\n",
+                      parameters, 4e-9 * double(parameters));
+    return 0;
+  }
   sys::path::remove_filename(path);
   sys::path::append(path, "model.safetensors");
-  std::vector<SafeTensor> tensors = generateExampleWeights(config, seed);
-  exitOnErr(applyZeroTensors(tensors));
-  exitOnErr(writeSafeTensors(path, tensors,
-                             {{"generator", "afm-gen-example"},
-                              {"seed", std::to_string(seed)}}));
+  exitOnErr(writeWeights(path, config));
   return 0;
 }

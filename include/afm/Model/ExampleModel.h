@@ -31,6 +31,27 @@ llvm::Expected<ModelConfig> examplePresetConfig(llvm::StringRef name);
 /// experts) N(0, 1 / fan_in) with fan_in = the last dimension, the input
 /// width, and norm weights 1 + 0.1 * N(0, 1). The same config and seed give
 /// the same bits on every machine.
+/// How one tensor of an example model is drawn: N(mean, stddev^2) values
+/// from the seed's stream, starting at its `firstDraw`-th 64-bit draw
+/// (each value takes two).
+struct ExampleTensorPlan {
+  std::string name;
+  std::vector<int64_t> shape;
+  double mean = 0.0, stddev = 1.0;
+  uint64_t firstDraw = 0;
+
+  int64_t numElements() const;
+};
+
+/// The tensors of `config` in file order, each with its distribution.
+std::vector<ExampleTensorPlan> planExampleTensors(const ModelConfig &config);
+
+/// Elements [begin, begin + out.size()) of `plan`'s tensor: the same
+/// values whatever the pieces, so a large tensor can be generated in
+/// pieces and on several threads.
+void generateExampleValues(const ExampleTensorPlan &plan, uint64_t seed,
+                           int64_t begin, llvm::MutableArrayRef<float> out);
+
 std::vector<SafeTensor> generateExampleWeights(const ModelConfig &config,
                                                uint64_t seed);
 

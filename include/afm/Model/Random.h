@@ -25,6 +25,10 @@ public:
   /// The next 64 random bits.
   uint64_t next();
 
+  /// Moves on as `n` calls of `next` would (SplitMix64's state is a
+  /// counter), so that a long stream can be generated in parallel pieces.
+  void skip(uint64_t n) { state += n * 0x9e3779b97f4a7c15ull; }
+
   /// Uniform in [0, 1) with 53 random bits.
   double nextUniform();
 

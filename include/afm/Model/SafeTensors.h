@@ -15,7 +15,9 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <map>
@@ -104,6 +106,17 @@ public:
   /// The elements of `tensor` widened exactly to f32.
   std::vector<float> toF32(const TensorInfo &tensor) const;
 
+  /// The elements of an F32 `tensor` read in place from the mapped file
+  /// (no copy); nothing for other dtypes or unaligned data.
+  std::optional<llvm::ArrayRef<float>> f32View(const TensorInfo &tensor) const;
+
+  /// Tells the OS that bytes [begin, end) of `tensor` will not be read
+  /// again soon: a mapped file's pages leave the process's resident set
+  /// (they stay in the page cache). Streaming a model tensor by tensor
+  /// this way keeps memory bounded by a tensor, not the file.
+  void releasePages(const TensorInfo &tensor, uint64_t begin,
+                    uint64_t end) const;
+
   /// The elements of the tensor called `name` as f32; an error naming the
   /// file and the tensor if there is no such tensor.
   llvm::Expected<std::vector<float>> toF32(llvm::StringRef name) const;
@@ -130,6 +143,42 @@ struct SafeTensor {
   static SafeTensor fromF32(llvm::StringRef name,
                             llvm::ArrayRef<int64_t> shape,
                             llvm::ArrayRef<float> values);
+};
+
+/// The header entry of a tensor: its name, element type and shape.
+struct SafeTensorSpec {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+};
+
+/// Writes a .safetensors file tensor by tensor, so that a model larger than
+/// memory can be written: the header comes from `specs`, then the tensors'
+/// bytes follow in that order, in pieces of any size. The file appears at
+/// `path` (atomically, by rename) only when `finish` succeeds; a writer
+/// destroyed before that leaves nothing behind.
+class SafeTensorsStreamWriter {
+public:
+  static llvm::Expected<std::unique_ptr<SafeTensorsStreamWriter>>
+  create(llvm::StringRef path, std::vector<SafeTensorSpec> specs,
+         const std::map<std::string, std::string> &metadata = {});
+  ~SafeTensorsStreamWriter();
+
+  /// The next bytes of the data area (they may span tensors).
+  llvm::Error append(llvm::ArrayRef<uint8_t> data);
+
+  /// Checks that every tensor is complete and moves the file into place.
+  llvm::Error finish();
+
+private:
+  SafeTensorsStreamWriter() = default;
+
+  std::string path;
+  llvm::SmallString<256> tempPath;
+  std::vector<SafeTensorSpec> specs;
+  std::unique_ptr<llvm::raw_fd_ostream> out;
+  size_t current = 0;
+  uint64_t written = 0;
 };
 
 /// The bytes of a safetensors file holding `tensors` in the given order
