@@ -2,6 +2,7 @@
 
 #include "afm/Compress/Octav.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir::afm;
@@ -33,11 +34,32 @@ OctavResult mlir::afm::octavClip(const float *w, size_t n,
     return result;
   }
   for (unsigned it = 0; it < maxIterations; ++it) {
+    // Branch-free over 16 independent lanes, so that it vectorizes without
+    // reassociating a float sum; lanes flushed to double every 1024.
     double aboveSum = 0.0;
     size_t above = 0;
-    for (size_t i = 0; i < n; ++i) {
-      double a = std::fabs(static_cast<double>(w[i]));
-      if (a > clip) {
+    float clipF = static_cast<float>(clip);
+    constexpr size_t kLanes = 16;
+    size_t whole = n / kLanes * kLanes;
+    for (size_t begin = 0; begin < whole; begin += 1024) {
+      size_t end = std::min(whole, begin + 1024);
+      float sums[kLanes] = {};
+      int counts[kLanes] = {};
+      for (size_t i = begin; i < end; i += kLanes)
+        for (size_t j = 0; j < kLanes; ++j) {
+          float a = std::fabs(w[i + j]);
+          bool isAbove = a > clipF;
+          sums[j] += isAbove ? a : 0.0f;
+          counts[j] += isAbove;
+        }
+      for (size_t j = 0; j < kLanes; ++j) {
+        aboveSum += sums[j];
+        above += counts[j];
+      }
+    }
+    for (size_t i = whole; i < n; ++i) {
+      float a = std::fabs(w[i]);
+      if (a > clipF) {
         aboveSum += a;
         ++above;
       }

@@ -8,18 +8,49 @@
 
 using namespace mlir::afm;
 
+/// floor(w / s) clamped to [-2, 1], the level index of q2Code, without a
+/// libm call: on a baseline x86-64 target std::floor is one, which keeps
+/// the loops below from vectorizing. Truncation rounds toward zero; one
+/// less when that went up is the floor (exact for the clamped range).
+static inline float levelIndex(float w, float s) {
+  float x = std::clamp(w / s, -4.0f, 4.0f);
+  float t = static_cast<float>(static_cast<int>(x));
+  t -= t > x ? 1.0f : 0.0f;
+  return std::clamp(t, -2.0f, 1.0f);
+}
+
 uint8_t mlir::afm::q2Code(float w, float s) {
   // Decision thresholds between levels (q-1.5)*s sit at -s, 0 and s.
-  float t = std::floor(w / s) + 2.0f;
-  return static_cast<uint8_t>(std::clamp(t, 0.0f, 3.0f));
+  return static_cast<uint8_t>(levelIndex(w, s) + 2.0f);
 }
 
 /// Mean squared error of quantizing `w` with clip `clip` (s = clip / 1.5).
+/// It only ranks candidate clips, and a 3B model calls it about 150
+/// billion times, so it is written to vectorize: 16 independent f32 lanes
+/// of squared errors (no reassociation needed), lanes summed in double.
 static double q2Mse(const float *w, size_t n, double clip) {
   float s = static_cast<float>(clip / 1.5);
+  constexpr size_t kLanes = 16;
+  float lanes[kLanes] = {};
+  size_t whole = n / kLanes * kLanes;
   double sum = 0.0;
-  for (size_t i = 0; i < n; ++i) {
-    double e = static_cast<double>(s * q2Level(q2Code(w[i], s))) - w[i];
+  for (size_t begin = 0; begin < whole; begin += kLanes) {
+    for (size_t j = 0; j < kLanes; ++j) {
+      float e = s * (levelIndex(w[begin + j], s) + 0.5f) - w[begin + j];
+      lanes[j] += e * e;
+    }
+    // Flush the f32 lanes now and then so that they stay accurate.
+    if ((begin / kLanes) % 64 == 63) {
+      for (float &lane : lanes) {
+        sum += lane;
+        lane = 0.0f;
+      }
+    }
+  }
+  for (float lane : lanes)
+    sum += lane;
+  for (size_t i = whole; i < n; ++i) {
+    double e = s * (levelIndex(w[i], s) + 0.5f) - w[i];
     sum += e * e;
   }
   return sum / static_cast<double>(n);

@@ -8,19 +8,27 @@
 
 using namespace mlir::afm;
 
-double mlir::afm::snrDb(const float *ref, const float *approx, size_t n) {
-  double signal = 0.0, noise = 0.0;
+void SNRSums::add(const float *ref, const float *approx, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     double r = ref[i];
     double e = r - static_cast<double>(approx[i]);
     signal += r * r;
     noise += e * e;
   }
+}
+
+double SNRSums::db() const {
   if (noise == 0.0)
     return std::numeric_limits<double>::infinity();
   if (signal == 0.0)
     return -std::numeric_limits<double>::infinity();
   return 10.0 * std::log10(signal / noise);
+}
+
+double mlir::afm::snrDb(const float *ref, const float *approx, size_t n) {
+  SNRSums sums;
+  sums.add(ref, approx, n);
+  return sums.db();
 }
 
 static double perWeight(double bits, size_t rows, size_t cols) {

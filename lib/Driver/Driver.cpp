@@ -16,6 +16,7 @@
 #include "afm/Import/ONNXImport.h"
 #include "afm/InitAll.h"
 #include "afm/Model/SafeTensors.h"
+#include "afm/Progress.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -253,12 +254,31 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
     return finish();
   }
 
+  // Packaging reads only the module's attributes (the layouts): the code,
+  // now in the library, is dropped so that its memory (gigabytes at the
+  // paper's model size) is free before the weights are encoded.
+  for (Operation &op : *module->getBody())
+    op.dropAllReferences();
+  module->getBody()->clear();
+
   auto weights = openPackageWeights(*module, weightsPath);
   if (!weights)
     return error(llvm::toString(weights.takeError()));
-  WeightEncoder encoder(*weights ? &**weights : nullptr);
-  if (llvm::Error err = writePackage(os, *module, *library, *target, encoder))
-    return error(llvm::toString(std::move(err)));
+  // The dequantized values are kept only when they are written out: for a
+  // model of billions of parameters they would take four bytes a weight.
+  WeightEncoder encoder(*weights ? &**weights : nullptr,
+                        /*keepValues=*/!opts.dequantizedWeights.empty());
+  {
+    ::afm::TerminalProgress progress("afm-compile: weights", 0, "GB");
+    PackageProgress report = [&](StringRef weight, uint64_t done,
+                                 uint64_t total) {
+      progress.setTotal(total);
+      progress.update(weight, done);
+    };
+    if (llvm::Error err =
+            writePackage(os, *module, *library, *target, encoder, report))
+      return error(llvm::toString(std::move(err)));
+  }
   if (!opts.dequantizedWeights.empty())
     if (llvm::Error err = writeSafeTensors(opts.dequantizedWeights,
                                            encoder.effectiveWeights()))

@@ -10,6 +10,12 @@
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/raw_ostream.h"
 
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 using namespace mlir::afm;
 using llvm::StringRef;
 
@@ -102,6 +108,38 @@ std::vector<float> SafeTensorsFile::toF32(const TensorInfo &tensor) const {
     }
   }
   return values;
+}
+
+std::optional<llvm::ArrayRef<float>>
+SafeTensorsFile::f32View(const TensorInfo &tensor) const {
+  llvm::ArrayRef<uint8_t> raw = bytes(tensor);
+  if (tensor.dtype != DType::F32 ||
+      reinterpret_cast<uintptr_t>(raw.data()) % alignof(float) != 0 ||
+      !llvm::sys::IsLittleEndianHost)
+    return std::nullopt;
+  return llvm::ArrayRef<float>(reinterpret_cast<const float *>(raw.data()),
+                               raw.size() / sizeof(float));
+}
+
+void SafeTensorsFile::releasePages(const TensorInfo &tensor, uint64_t begin,
+                                   uint64_t end) const {
+#if defined(__unix__) || defined(__APPLE__)
+  // Only a mapping may be dropped: on a heap copy MADV_DONTNEED would
+  // zero the data.
+  if (buffer->getBufferKind() != llvm::MemoryBuffer::MemoryBuffer_MMap)
+    return;
+  uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  auto first = reinterpret_cast<uintptr_t>(bytes(tensor).data() + begin);
+  auto last = reinterpret_cast<uintptr_t>(bytes(tensor).data() +
+                                          std::min(end, tensor.end - tensor.begin));
+  // Whole pages inside the range only: the neighbours may still be needed.
+  first = (first + page - 1) / page * page;
+  last = last / page * page;
+  if (last > first)
+    madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
+#else
+  (void)tensor, (void)begin, (void)end;
+#endif
 }
 
 llvm::Expected<std::vector<float>>

@@ -36,7 +36,7 @@ void mlir::afm::printCompileReport(llvm::raw_ostream &os, ModuleOp lowered,
   for (const auto &[name, w] : encoder.encoded()) {
     std::string shape = llvm::formatv("{0}x{1}", w.rows, w.cols).str();
     std::string notes = w.note;
-    if (!w.astcBlocks.empty()) {
+    if (w.astcBitsPerWeight > 0) { // an ASTC weight
       double blockBits = astcBitsPerWeight(w.rows, w.cols, false);
       std::string astc =
           llvm::formatv("ASTC blocks: {0:f3} bits/w ({1:f3} + {2:f3} offset), "

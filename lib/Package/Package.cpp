@@ -18,7 +18,15 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/Parallel.h"
+
+#include <mutex>
 #include <cstring>
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 using namespace mlir;
 using mlir::afm::KVCacheType;
@@ -29,6 +37,17 @@ using mlir::afm::TensorInfo;
 
 static llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(message.str());
+}
+
+/// Gives memory the allocator holds but no longer uses back to the OS.
+/// glibc keeps freed chunks in its arenas (each encoding thread has its
+/// own) and the heap of the code generator that ran before; without this a
+/// model of billions of parameters grows the resident set by gigabytes of
+/// free memory.
+static void returnFreeMemory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
 }
 
 template <typename AttrT>
@@ -66,7 +85,11 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
 llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
                                     StringRef library,
                                     const TargetDescription &target,
-                                    WeightEncoder &encoder) {
+                                    WeightEncoder &encoder,
+                                    const PackageProgress &progress) {
+  // What the code generator freed goes back first: the section and the
+  // weights in flight come on top of what is resident now.
+  returnFreeMemory();
   auto model = lowered->getAttrOfType<DictionaryAttr>("afm.model");
   auto weightLayout = lowered->getAttrOfType<ArrayAttr>("afm.weights");
   auto kvLayout = lowered->getAttrOfType<ArrayAttr>("afm.kv_layout");
@@ -115,40 +138,91 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
     tensor->set_offset(offset);
     tensor->set_size(bytes);
   };
-  std::vector<const EncodedWeight *> astcWeights;
+  // Each layout entry is one part of a weight ("codes", "scales", ...).
+  struct Part {
+    StringRef name, part;
+    RankedTensorType type;
+    uint64_t offset, bytes;
+    DictionaryAttr dict;
+    std::string format; // set once encoded
+  };
+  std::vector<Part> parts;
+  llvm::MapVector<StringRef, SmallVector<size_t, 4>> partsOfWeight;
+  uint64_t totalBytes = 0;
   for (Attribute entry : weightLayout) {
     auto dict = cast<DictionaryAttr>(entry);
-    StringRef name = getField<StringAttr>(dict, "name").getValue();
-    auto type = cast<RankedTensorType>(
-        getField<TypeAttr>(dict, "type").getValue());
-    uint64_t offset = getInt(dict, "offset"), bytes = getInt(dict, "bytes");
-    if (offset + bytes > section.size())
-      return fail("weight '" + name + "' lies outside the weights section");
-    auto format = dict.getAs<TypeAttr>("format");
-    StringRef part;
+    Part p;
+    p.name = getField<StringAttr>(dict, "name").getValue();
+    p.type = cast<RankedTensorType>(getField<TypeAttr>(dict, "type").getValue());
+    p.offset = getInt(dict, "offset");
+    p.bytes = getInt(dict, "bytes");
+    p.dict = dict;
     if (auto role = dict.getAs<StringAttr>("part"))
-      part = role.getValue();
-    auto encoded = encoder.encode(name, format ? format.getValue() : type,
-                                  dict.get("value"),
-                                  dict.getAs<DictionaryAttr>("annotations"));
-    if (!encoded)
-      return encoded.takeError();
-    auto it = (*encoded)->parts.find(part);
-    if (it == (*encoded)->parts.end() || it->second.size() != bytes)
-      return fail("weight '" + name + "'" +
-                  (part.empty() ? "" : " (" + part + ")") + " encodes to " +
-                  llvm::Twine(it == (*encoded)->parts.end()
-                                  ? 0
-                                  : it->second.size()) +
-                  " bytes but the layout has room for " + llvm::Twine(bytes));
-    std::memcpy(section.data() + offset, it->second.data(), bytes);
-    std::string elementType;
-    llvm::raw_string_ostream(elementType) << type.getElementType();
-    addTensor(part.empty() ? name.str() : (name + "." + part).str(),
-              part.empty() ? "f32" : (*encoded)->format + " " + part.str(),
-              type.getShape(), offset, bytes);
-    if (part == "codes" && !(*encoded)->astcBlocks.empty())
-      astcWeights.push_back(*encoded);
+      p.part = role.getValue();
+    if (p.offset > section.size() || p.bytes > section.size() - p.offset)
+      return fail("weight '" + p.name + "' lies outside the weights section");
+    partsOfWeight[p.name].push_back(parts.size());
+    totalBytes += p.bytes;
+    parts.push_back(p);
+  }
+
+  // The weights are encoded on every core, each by one task that copies its
+  // parts into the section and releases them, so memory holds the section
+  // and the weights in flight, not every weight twice.
+  std::vector<std::string> errors(partsOfWeight.size());
+  uint64_t bytesDone = 0;
+  std::mutex progressMutex;
+  auto encodeWeight = [&](size_t index) {
+    auto &[name, indices] = *(partsOfWeight.begin() + index);
+    const Part &first = parts[indices.front()];
+    auto format = first.dict.getAs<TypeAttr>("format");
+    auto encoded = encoder.encode(
+        name, format ? format.getValue() : Type(first.type),
+        first.dict.get("value"), first.dict.getAs<DictionaryAttr>("annotations"));
+    if (!encoded) {
+      errors[index] = llvm::toString(encoded.takeError());
+      return;
+    }
+    for (size_t i : indices) {
+      Part &p = parts[i];
+      auto it = (*encoded)->parts.find(p.part);
+      if (it == (*encoded)->parts.end() || it->second.size() != p.bytes) {
+        errors[index] =
+            ("weight '" + p.name + "'" +
+             (p.part.empty() ? "" : " (" + p.part + ")") + " encodes to " +
+             llvm::Twine(it == (*encoded)->parts.end() ? 0
+                                                       : it->second.size()) +
+             " bytes but the layout has room for " + llvm::Twine(p.bytes))
+                .str();
+        return;
+      }
+      std::memcpy(section.data() + p.offset, it->second.data(), p.bytes);
+      p.format = p.part.empty() ? "f32"
+                                : (*encoded)->format + " " + p.part.str();
+      if (progress) {
+        std::lock_guard<std::mutex> lock(progressMutex);
+        progress(name, bytesDone += p.bytes, totalBytes);
+      }
+    }
+    encoder.release(name, /*keepASTCBlocks=*/target.gpuSamplesASTC);
+  };
+  llvm::parallelFor(0, partsOfWeight.size(), [&](size_t index) {
+    encodeWeight(index);
+    returnFreeMemory();
+  });
+  for (std::string &error : errors)
+    if (!error.empty())
+      return fail(error);
+
+  std::vector<const EncodedWeight *> astcWeights;
+  for (const Part &p : parts) {
+    addTensor(p.part.empty() ? p.name.str() : (p.name + "." + p.part).str(),
+              p.format, p.type.getShape(), p.offset, p.bytes);
+    if (p.part == "codes") {
+      const EncodedWeight &e = encoder.encoded().at(p.name.str());
+      if (!e.astcBlocks.empty())
+        astcWeights.push_back(&e);
+    }
   }
   // GPUs that sample ASTC read the blocks themselves: the package keeps
   // them (and their f16 offsets) after the CPU kernels' buffers.

@@ -62,6 +62,12 @@ static std::optional<std::vector<uint8_t>> rawBytes(Attribute value) {
   return std::nullopt;
 }
 
+/// Empties `v` and frees its memory. (shrink_to_fit cannot: libstdc++ makes
+/// it a no-op when built without exceptions, as LLVM code is.)
+template <typename T> static void freeVector(std::vector<T> &v) {
+  std::vector<T>().swap(v);
+}
+
 template <typename T>
 static std::vector<T> asVector(const std::vector<uint8_t> &bytes) {
   std::vector<T> values(bytes.size() / sizeof(T));
@@ -70,11 +76,14 @@ static std::vector<T> asVector(const std::vector<uint8_t> &bytes) {
   return values;
 }
 
-llvm::Expected<std::vector<float>>
+void WeightEncoder::FloatSource::release(int64_t begin, int64_t end) const {
+  if (file && owned.empty())
+    file->releasePages(*info, uint64_t(begin) * sizeof(float),
+                       uint64_t(end) * sizeof(float));
+}
+
+llvm::Expected<WeightEncoder::FloatSource>
 WeightEncoder::floatSource(StringRef name, int64_t count) {
-  auto it = floats.find(name.str());
-  if (it != floats.end())
-    return it->second;
   if (!weights)
     return fail("weight '" + name +
                 "' is external but no weights file was given (--weights)");
@@ -86,33 +95,42 @@ WeightEncoder::floatSource(StringRef name, int64_t count) {
                 llvm::Twine(info->numElements()) + " elements in " +
                 weights->path() + " but the model needs " +
                 llvm::Twine(count));
-  std::vector<float> values = weights->toF32(*info);
-  for (float v : values)
+  FloatSource source;
+  source.file = weights;
+  source.info = info;
+  if (auto view = weights->f32View(*info)) {
+    source.values = *view;
+  } else {
+    source.owned = weights->toF32(*info);
+    source.values = source.owned;
+  }
+  for (float v : source.values)
     if (!std::isfinite(v))
       return fail("weight '" + name + "' in " + weights->path() +
                   " holds a non-finite value");
-  floats[name.str()] = values;
-  return values;
+  return source;
 }
 
 llvm::Expected<const SVDSplit *> WeightEncoder::split(StringRef source,
                                                       int64_t rows,
                                                       int64_t cols,
                                                       int64_t rank) {
+  // Under the lock: a weight and its adapter factors share one split.
+  std::lock_guard<std::mutex> lock(mutex);
   auto it = splits.find(source.str());
   if (it != splits.end())
     return &it->second;
   auto w = floatSource(source, rows * cols);
   if (!w)
     return w.takeError();
-  SVDSplit result = splitSVD(w->data(), rows, cols, rank);
+  SVDSplit result = splitSVD(w->values.data(), rows, cols, rank);
   return &(splits[source.str()] = std::move(result));
 }
 
 /// `w` on the balanced 2-bit grid of one scale per tensor or per row
 /// (weights trained with QAT arrive like this): the scale and codes that
 /// reproduce it exactly, or nothing.
-static std::optional<Q2Tensor> importOnGrid(const std::vector<float> &w,
+static std::optional<Q2Tensor> importOnGrid(llvm::ArrayRef<float> w,
                                             int64_t rows, int64_t cols,
                                             bool perChannel) {
   Q2Tensor t;
@@ -171,17 +189,57 @@ static void transcode(EncodedWeight &e, const std::vector<float> &decoded) {
   e.astcBitsPerWeight = astcBitsPerWeight(e.rows, e.cols, /*withOffsets=*/true);
 }
 
+/// A 4-bit table quantized a block of rows at a time, measured as it is
+/// made, and released from the source as it goes: the tied embedding of a
+/// 150k vocabulary is 1.8 GB of floats, which never need to be in memory
+/// at once.
+static llvm::Error encodeQ4(EncodedWeight &e, Q4WeightType type,
+                            const WeightEncoder::FloatSource &w,
+                            bool keepValues) {
+  size_t rows = e.rows, cols = e.cols, group = type.getGroup();
+  constexpr size_t kRowsPerBlock = 1024;
+  std::vector<uint8_t> codes;
+  codes.reserve(rows * q4RowBytes(cols));
+  std::vector<float> scales;
+  scales.reserve(group ? rows * (cols / group) : 0);
+  if (keepValues)
+    e.values.resize(rows * cols);
+  std::vector<float> row(cols);
+  SNRSums snr;
+  for (size_t first = 0; first < rows; first += kRowsPerBlock) {
+    size_t count = std::min(kRowsPerBlock, rows - first);
+    const float *block = w.values.data() + first * cols;
+    auto t = quantizeQ4(block, count, cols, group);
+    if (!t)
+      return t.takeError();
+    std::vector<uint8_t> packed = packQ4(t->codes, count, cols);
+    codes.insert(codes.end(), packed.begin(), packed.end());
+    scales.insert(scales.end(), t->scales.begin(), t->scales.end());
+    for (size_t r = 0; r < count; ++r) {
+      float *out = keepValues ? &e.values[(first + r) * cols] : row.data();
+      dequantizeQ4Row(*t, r, out);
+      snr.add(block + r * cols, out, cols);
+    }
+    w.release(first * cols, (first + count) * cols);
+  }
+  e.parts["codes"] = std::move(codes);
+  e.parts["scales"] = bytesOf(scales);
+  e.bitsPerWeight = q4BitsPerWeight(rows, cols, group);
+  e.snrDb = snr.db();
+  return llvm::Error::success();
+}
+
 /// Encodes a compressed weight from its float values `w`.
-static llvm::Error encodeFromFloat(EncodedWeight &e, Type type,
-                                   const std::vector<float> &w) {
+llvm::Error WeightEncoder::encodeFromFloat(EncodedWeight &e, Type type,
+                                           const FloatSource &w) {
   size_t rows = e.rows, cols = e.cols;
   if (auto q2 = dyn_cast<Q2WeightType>(type)) {
     bool perChannel = q2.getGranularity() == ScaleGranularity::PerChannel;
-    std::optional<Q2Tensor> t = importOnGrid(w, rows, cols, perChannel);
+    std::optional<Q2Tensor> t = importOnGrid(w.values, rows, cols, perChannel);
     if (t)
       e.note = "on the 2-bit grid already (QAT): imported exactly";
     else
-      t = quantizeQ2(w.data(), rows, cols,
+      t = quantizeQ2(w.values.data(), rows, cols,
                      perChannel ? Q2ScaleMode::PerChannel
                                 : Q2ScaleMode::PerTensor);
     e.parts["codes"] = packQ2(t->codes, rows, cols);
@@ -190,20 +248,10 @@ static llvm::Error encodeFromFloat(EncodedWeight &e, Type type,
     e.bitsPerWeight = q2BitsPerWeight(rows, cols, perChannel);
     return llvm::Error::success();
   }
-  if (auto q4 = dyn_cast<Q4WeightType>(type)) {
-    auto t = quantizeQ4(w.data(), rows, cols, q4.getGroup());
-    if (!t)
-      return t.takeError();
-    e.parts["codes"] = packQ4(t->codes, rows, cols);
-    e.parts["scales"] = bytesOf(t->scales);
-    e.values.resize(rows * cols);
-    for (size_t r = 0; r < rows; ++r)
-      dequantizeQ4Row(*t, r, &e.values[r * cols]);
-    e.bitsPerWeight = q4BitsPerWeight(rows, cols, q4.getGroup());
-    return llvm::Error::success();
-  }
+  if (auto q4 = dyn_cast<Q4WeightType>(type))
+    return encodeQ4(e, q4, w, keepValues);
   auto astc = cast<ASTCWeightType>(type);
-  auto m = encodeASTC(w.data(), rows, cols,
+  auto m = encodeASTC(w.values.data(), rows, cols,
                       astc.getOffset() == ASTCOffset::Min
                           ? ASTCOffsetMode::Min
                           : ASTCOffsetMode::LinearSegment);
@@ -212,11 +260,10 @@ static llvm::Error encodeFromFloat(EncodedWeight &e, Type type,
   e.astcBlocks = m->blocks;
   e.astcOffsets = m->offsets;
   // m->weights is our own decoder's D + offset: what the transcode fits.
-  e.astcSnrDb = snrDb(w.data(), m->weights.data(), w.size());
+  e.astcSnrDb = snrDb(w.values.data(), m->weights.data(), w.values.size());
   transcode(e, m->weights);
   return llvm::Error::success();
 }
-
 
 /// `values [rows, cols] += B A`: the part of a weight its SVD split moved
 /// into the adapter.
@@ -234,9 +281,18 @@ static void addAdapter(std::vector<float> &values, const SVDSplit &svd,
 llvm::Expected<const EncodedWeight *>
 WeightEncoder::encode(StringRef name, Type type, Attribute value,
                       DictionaryAttr annotations) {
-  auto cached = cache.find(name.str());
-  if (cached != cache.end())
-    return &cached->second;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto cached = cache.find(name.str());
+    if (cached != cache.end())
+      return &cached->second;
+  }
+  // Each weight is encoded by one thread (the packager's tasks are per
+  // weight); std::map nodes stay put as others are inserted.
+  auto store = [&](EncodedWeight &&e) -> const EncodedWeight * {
+    std::lock_guard<std::mutex> lock(mutex);
+    return &(cache[e.name] = std::move(e));
+  };
   EncodedWeight e;
   e.name = name.str();
   e.format = describe(type);
@@ -303,11 +359,12 @@ WeightEncoder::encode(StringRef name, Type type, Attribute value,
       auto w = floatSource(name, count);
       if (!w)
         return w.takeError();
-      e.values = std::move(*w);
+      e.values.assign(w->values.begin(), w->values.end());
+      w->release(0, count);
     }
     e.parts[""] = bytesOf(e.values);
     e.snrDb = INFINITY;
-    return &(cache[e.name] = std::move(e));
+    return store(std::move(e));
   }
 
   std::vector<float> decoded; // ASTC D + offset, before the CPU transcode
@@ -344,7 +401,7 @@ WeightEncoder::encode(StringRef name, Type type, Attribute value,
           dequantizeQ4Row(t, r, &e.values[r * e.cols]);
         e.bitsPerWeight = q4BitsPerWeight(e.rows, e.cols, q4.getGroup());
       }
-      return &(cache[e.name] = std::move(e));
+      return store(std::move(e));
     }
     auto blocks = cast<ASTCDataAttr>(value);
     ASTCMatrix m;
@@ -364,7 +421,7 @@ WeightEncoder::encode(StringRef name, Type type, Attribute value,
     e.astcOffsets = m.offsets;
     decoded = std::move(m.weights);
     transcode(e, decoded);
-    return &(cache[e.name] = std::move(e));
+    return store(std::move(e));
   }
 
   if (auto astc = dyn_cast<ASTCWeightType>(type);
@@ -375,8 +432,8 @@ WeightEncoder::encode(StringRef name, Type type, Attribute value,
   auto source = floatSource(name, count);
   if (!source)
     return source.takeError();
-  std::vector<float> w = *source;
   const SVDSplit *svd = nullptr;
+  FloatSource residualSource;
   if (residual) {
     auto rank = residual.getAs<IntegerAttr>("rank");
     if (!rank)
@@ -385,21 +442,41 @@ WeightEncoder::encode(StringRef name, Type type, Attribute value,
     if (!s)
       return s.takeError();
     svd = *s;
-    w = svd->residual;
+    residualSource.values = svd->residual;
     e.note = llvm::formatv("residual after moving the top {0} singular "
                            "vectors into its adapter",
                            svd->rank)
                  .str();
   }
-  if (llvm::Error err = encodeFromFloat(e, type, w))
+  if (llvm::Error err =
+          encodeFromFloat(e, type, svd ? residualSource : *source))
     return fail("weight '" + name + "': " + llvm::toString(std::move(err)));
   // The quality of what the model computes with, against the float weight:
   // with an adapter split off, the adapter's part counts too.
-  std::vector<float> effective = e.values;
-  if (svd)
-    addAdapter(effective, *svd, e.rows, e.cols);
-  e.snrDb = snrDb(source->data(), effective.data(), effective.size());
-  return &(cache[e.name] = std::move(e));
+  if (!e.snrDb || svd) {
+    std::vector<float> effective = e.values;
+    if (svd)
+      addAdapter(effective, *svd, e.rows, e.cols);
+    e.snrDb = snrDb(source->values.data(), effective.data(), effective.size());
+  }
+  source->release(0, count);
+  if (!keepValues)
+    freeVector(e.values);
+  return store(std::move(e));
+}
+
+void WeightEncoder::release(StringRef name, bool keepASTCBlocks) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(name.str());
+  if (it == cache.end())
+    return;
+  it->second.parts.clear();
+  if (!keepASTCBlocks) {
+    freeVector(it->second.astcBlocks);
+    freeVector(it->second.astcOffsets);
+  }
+  if (!keepValues)
+    freeVector(it->second.values);
 }
 
 std::vector<SafeTensor> WeightEncoder::effectiveWeights() const {

@@ -10,6 +10,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <optional>
 
 namespace mlir::afm {
@@ -31,12 +32,21 @@ llvm::Error writePackage(llvm::raw_ostream &os, ModuleOp lowered,
 
 class WeightEncoder;
 
+/// Called as weights are packaged (from several threads, one at a time):
+/// the weight just done, the bytes of the section written so far and in
+/// all.
+using PackageProgress =
+    std::function<void(llvm::StringRef weight, uint64_t done, uint64_t total)>;
+
 /// `writePackage` with a caller's encoder, which afterwards holds every
 /// encoded weight (for `printCompileReport` and the effective weights).
+/// Weights are encoded in parallel, each released once it is in the
+/// package.
 llvm::Error writePackage(llvm::raw_ostream &os, ModuleOp lowered,
                          llvm::StringRef library,
                          const TargetDescription &target,
-                         WeightEncoder &encoder);
+                         WeightEncoder &encoder,
+                         const PackageProgress &progress = nullptr);
 
 /// The compile report of `afm-compile --report`: per weight its format,
 /// bits per weight and SNR against the float weights; model totals (weight

@@ -20,6 +20,7 @@
 #include "llvm/Support/Error.h"
 
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,9 +62,17 @@ struct EncodedWeight {
 
 /// Encodes the weights of one module, each once, remembering SVD splits so
 /// that a weight and its two adapter factors agree.
+///
+/// `encode` may run on several threads at once for different weights. A
+/// large model is packaged weight by weight: `release` drops a weight's
+/// bytes once they are in the package, and with `keepValues` false the
+/// dequantized values are never kept (the SNR is measured as they are
+/// made), so memory stays bounded by a few weights.
 class WeightEncoder {
 public:
-  explicit WeightEncoder(const SafeTensorsFile *weights) : weights(weights) {}
+  explicit WeightEncoder(const SafeTensorsFile *weights,
+                         bool keepValues = true)
+      : weights(weights), keepValues(keepValues) {}
 
   /// Encodes weight `name` of type `type` (a tensor or a compressed weight
   /// type) from `value` (inline payload, may be null) or the weights file.
@@ -73,6 +82,11 @@ public:
                                                Attribute value,
                                                DictionaryAttr annotations);
 
+  /// Drops the bytes and values of weight `name` (keeping what the report
+  /// reads: format, sizes, SNR), and its ASTC blocks unless
+  /// `keepASTCBlocks`.
+  void release(llvm::StringRef name, bool keepASTCBlocks);
+
   /// Every weight encoded so far, by name.
   const std::map<std::string, EncodedWeight> &encoded() const {
     return cache;
@@ -80,19 +94,35 @@ public:
 
   /// The float tensors a reference evaluator needs to compute what the
   /// compiled model computes: every non-adapter weight's `values`, with a
-  /// split-off adapter folded back in (`+ (alpha/r) B A`).
+  /// split-off adapter folded back in (`+ (alpha/r) B A`). Needs
+  /// `keepValues`.
   std::vector<SafeTensor> effectiveWeights() const;
 
+  /// The float values of a weight in the weights file: read in place when
+  /// the file holds F32, a widened copy otherwise.
+  struct FloatSource {
+    llvm::ArrayRef<float> values;
+    std::vector<float> owned;
+    const SafeTensorsFile *file = nullptr;
+    const TensorInfo *info = nullptr;
+    /// Lets the OS drop elements [begin, end) of an in-place source from
+    /// memory (they will not be read again).
+    void release(int64_t begin, int64_t end) const;
+  };
+
 private:
-  llvm::Expected<std::vector<float>> floatSource(llvm::StringRef name,
-                                                 int64_t count);
+  llvm::Expected<FloatSource> floatSource(llvm::StringRef name,
+                                          int64_t count);
+  llvm::Error encodeFromFloat(EncodedWeight &e, Type type,
+                              const FloatSource &w);
   llvm::Expected<const SVDSplit *> split(llvm::StringRef source, int64_t rows,
                                          int64_t cols, int64_t rank);
 
   const SafeTensorsFile *weights;
+  bool keepValues;
+  std::mutex mutex; // guards `cache` and `splits`
   std::map<std::string, EncodedWeight> cache;
   std::map<std::string, SVDSplit> splits;
-  std::map<std::string, std::vector<float>> floats; // float weights seen
 };
 
 } // namespace mlir::afm

@@ -13,6 +13,14 @@
 
 namespace mlir::afm {
 
+/// The sums `snrDb` is made of, accumulated piece by piece (a large
+/// weight is quantized and measured a few rows at a time).
+struct SNRSums {
+  double signal = 0.0, noise = 0.0;
+  void add(const float *ref, const float *approx, size_t n);
+  double db() const;
+};
+
 /// 10*log10(sum ref^2 / sum (ref-approx)^2), accumulated in double. An exact
 /// approximation has no noise and returns +infinity; a zero reference with a
 /// nonzero error returns -infinity; n == 0 returns +infinity (nothing lost).
