@@ -49,6 +49,12 @@ struct CodegenPipelineOptions
       llvm::cl::desc("Run the row-wise layers after the last KV-writing "
                      "attention for the last prompt row only"),
       llvm::cl::init(true)};
+  Option<bool> arenaTemporaries{
+      *this, "arena-temporaries",
+      llvm::cl::desc("Place entry points' temporary buffers in the "
+                     "session's arena (afm-plan-step-memory); false leaves "
+                     "them heap allocations"),
+      llvm::cl::init(true)};
   Option<bool> fuseMinShift{
       *this, "fuse-min-shift",
       llvm::cl::desc("Fold ASTC block offsets into the matmuls' accumulator "

@@ -370,6 +370,32 @@ def AFMOutlineParallelLoopsPass
                            "mlir::afm::AFMDialect"];
 }
 
+def AFMPlanStepMemoryPass
+    : Pass<"afm-plan-step-memory", "mlir::ModuleOp"> {
+  let summary = "Place an entry point's temporary buffers in the session's arena";
+  let description = [{
+    Runs on bufferized entry points (`afm.entry`), before deallocation.
+    Every statically shaped `memref.alloc` of an entry's body, or of
+    sequential `scf.for` loops in it whose iterations do not hand the buffer
+    on (attention's loop over KV blocks), becomes a
+    `memref.view` of a scratch region placed after the KV caches in the
+    arena the runtime passes in, at an offset chosen so that buffers whose
+    lifetimes overlap never share bytes (a buffer lives from its
+    allocation to the last use of it or of any view or alias of it; first
+    fit, largest first). Prefill and decode never run at once in a session,
+    so they share the region, sized for the larger of the two. The arena
+    argument's type and the module's `afm.kv_arena_bytes` grow by it, and
+    `afm.scratch_bytes` records it.
+
+    So a decode step allocates nothing and touches no new page in steady
+    state: the arena is allocated and zeroed once per session. Buffers with
+    dynamic shapes, and those allocated later inside parallel tasks, stay
+    heap allocations.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def AFMLowerParallelCallsPass
     : Pass<"afm-lower-parallel-calls", "mlir::ModuleOp"> {
   let summary = "Lower afm.parallel_call to a call of the runtime's parallel_for";

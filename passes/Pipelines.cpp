@@ -142,6 +142,14 @@ void afm::buildAFMTensorToLLVMPipeline(OpPassManager &pm,
     outParams.modifyPublicFunctions = true;
     pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   }
+  // Temporaries out of loops (attention's per-block buffers), then, in
+  // entry points, into the session's arena: a decode step allocates
+  // nothing.
+  if (options.arenaTemporaries) {
+    pm.addNestedPass<func::FuncOp>(
+        bufferization::createBufferLoopHoistingPass());
+    pm.addPass(createAFMPlanStepMemoryPass());
+  }
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createCanonicalizerPass());
 

@@ -447,8 +447,9 @@ static LogicalResult tilePlanned(RewriterBase &rewriter, linalg::LinalgOp op,
   }
   rewriter.setInsertionPoint(block);
   scf::SCFTilingOptions registerOptions;
+  // (`op` is erased: the context comes from the block.)
   registerOptions.setTileSizes(
-      getAsIndexOpFoldResult(op.getContext(), registers));
+      getAsIndexOpFoldResult(block->getContext(), registers));
   FailureOr<scf::SCFTilingResult> tiles = scf::tileUsingSCF(
       rewriter, cast<TilingInterface>(block), registerOptions);
   // `op` is gone: from here on, an untiled block stays a (correct) loop

@@ -36,6 +36,7 @@ tools = [
     ToolSubst("afm-reference", unresolved="fatal"),
     ToolSubst("afm-pack-test-binary", unresolved="fatal"),
     ToolSubst("afm-run", unresolved="fatal"),
+    ToolSubst("afm-steady-state", unresolved="fatal"),
     ToolSubst("afm-translate", unresolved="fatal"),
 ]
 # libFuzzer targets, built where clang's fuzzer runtime is (AFM_ENABLE_FUZZERS).

@@ -21,6 +21,7 @@ static LogicalResult runPipeline(
   options.hostArgument = settings.hostArgument;
   options.prefillBypass = settings.prefillBypass;
   options.fuseMinShift = settings.fuseMinShift;
+  options.arenaTemporaries = settings.arenaTemporaries;
   options.int8Activations = settings.int8Activations;
   build(pm, options);
   return pm.run(module);

@@ -107,6 +107,12 @@ struct Options {
                "(default true); false materializes each reconstructed "
                "weight (the unfused math, for testing)"),
       cl::init(true), cl::cat(category)};
+  cl::opt<bool> arenaTemporaries{
+      "arena-temporaries",
+      cl::desc("Keep the temporary buffers of prefill and decode in the "
+               "session's arena, laid out at compile time (default true): "
+               "a decode step then allocates nothing; false uses the heap"),
+      cl::init(true), cl::cat(category)};
   cl::opt<bool> report{
       "report",
       cl::desc("Print the compile report: per weight its format, bits per "
@@ -217,6 +223,7 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
   CodegenSettings settings;
   settings.minParallelWork = opts.minParallelWork;
   settings.prefillBypass = opts.prefillBypass;
+  settings.arenaTemporaries = opts.arenaTemporaries;
   settings.fuseMinShift = opts.fuseMinShift;
   if (!opts.onnx.empty()) {
     // No entry-point ABI pass runs on a graph: it stays on the calling

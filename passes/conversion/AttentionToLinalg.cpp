@@ -1,10 +1,14 @@
 //===- AttentionToLinalg.cpp - attention over bound KV caches -------------===//
 //
-// Attention is computed with static shapes only: every query row of the
-// chunk against every cache slot (masked by the position each slot holds)
-// and against the chunk's own key rows (masked causally). Grouped-query
-// heads are expressed by viewing the queries as [T, G, H/G, D], so each
-// contraction has plain permutation maps and vectorizes.
+// Attention is flash attention over the filled part of the cache: a loop
+// over blocks of 256 slots (as many as the cache holds positions, so a
+// decode step costs O(position), not O(capacity)) keeps the running row
+// maximum, sum of exponentials and weighted values (online softmax), then
+// folds in the chunk's own key rows (masked causally). Each block is
+// static-shaped linalg: every query row against the block's slots, masked
+// by the position each slot holds. Grouped-query heads are expressed by
+// viewing the queries as [T, G, H/G, D], so each contraction has plain
+// permutation maps and vectorizes.
 //
 // An i8 cache (DESIGN.md section 2) stores codes and one f32 scale per token
 // per head. The chunk's new rows are quantized once, up front; attention
@@ -19,6 +23,7 @@
 #include "passes/Passes.h"
 
 #include "dialects/afm/IR/AFMOps.h"
+#include "passes/GEMMTiles.h"
 #include "passes/conversion/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -119,13 +124,29 @@ private:
   /// rows).
   Value scores(Value q4, Value keys, Value keyScales, int64_t numKeys,
                bool newRows);
-  /// scores against the cache ([G, C, D] keys), with D split into vectors.
-  Value cacheScores(Value q4, Value keys, Value keyScales);
+  /// scores against `numKeys` cache slots ([G, J, D] keys), with D split
+  /// into vectors.
+  Value cacheScores(Value q4, Value keys, Value keyScales, int64_t numKeys);
   /// Partial sums per score in cacheScores: one vector of f32 lanes.
   static constexpr int64_t kScoreLanes = 16;
   /// Masks and scales scores; `newRows` selects the causal mask of the
-  /// chunk's own keys, otherwise the slot mask of the cache.
-  Value mask(Value scores, bool newRows);
+  /// chunk's own keys, otherwise the slot mask of the cache, whose score j
+  /// is that of slot `firstSlot + j`.
+  Value mask(Value scores, bool newRows, Value firstSlot = {});
+  /// How many positions the cache holds when attention reads it: before
+  /// the append for attention that owns its cache, after the owner's
+  /// append for shared-KV attention.
+  Value filledPositions();
+  /// The running state of online softmax over key blocks.
+  struct Running {
+    Value rowMax, rowSum, acc; // [T, G, R], [T, G, R], [T, G, R, D]
+  };
+  /// Folds one block of masked scores [T, G, R, J] and its values into
+  /// `state` (flash attention's online softmax).
+  Running fold(Running state, Value scores, Value values, Value valueScales,
+               bool newRows);
+  /// Cache slots per block of the loop over the filled part of the cache.
+  static constexpr int64_t kBlockSlots = 256;
   Value weightedValues(Value probs, Value values, Value valueScales,
                        Value init, bool newRows);
   /// Stores row r of each `rows[i]` ([T, G(, D)]) at slot
@@ -269,14 +290,15 @@ Value AttentionBuilder::scores(Value q4, Value keys, Value keyScales,
                                int64_t numKeys, bool newRows) {
   // n = key j, k = d; keys are [G, J, D] (cache) or [J, G, D] (new rows).
   if (!newRows && headDim % kScoreLanes == 0)
-    return cacheScores(q4, keys, keyScales);
+    return cacheScores(q4, keys, keyScales, numKeys);
   Value init = filled({tokens, kvHeads, group, numKeys}, 0.0);
   return contract(q4, keys, init,
                   newRows ? map(5, {3, 1, 4}) : map(5, {1, 3, 4}), keyScales,
                   map(5, {1, 3}));
 }
 
-Value AttentionBuilder::cacheScores(Value q4, Value keys, Value keyScales) {
+Value AttentionBuilder::cacheScores(Value q4, Value keys, Value keyScales,
+                                    int64_t numKeys) {
   // A key is a contiguous row of D values: each score keeps kScoreLanes
   // partial sums over D (split-K), so the inner loop reads the row as
   // whole vectors, and sums them once at the end.
@@ -293,7 +315,7 @@ Value AttentionBuilder::cacheScores(Value q4, Value keys, Value keyScales) {
         .getResult();
   };
   Value q5 = split(q4, {tokens, kvHeads, group, chunks, kScoreLanes});
-  Value k4 = split(keys, {kvHeads, capacity, chunks, kScoreLanes});
+  Value k4 = split(keys, {kvHeads, numKeys, chunks, kScoreLanes});
   // dims: t, g, r, j, c, l
   SmallVector<Value> inputs = {q5, k4};
   SmallVector<AffineMap> maps = {map(6, {0, 1, 2, 4, 5}), map(6, {1, 3, 4, 5})};
@@ -304,11 +326,11 @@ Value AttentionBuilder::cacheScores(Value q4, Value keys, Value keyScales) {
   maps.push_back(map(6, {0, 1, 2, 3, 5}));
   Value partial = buildGeneric(
       b, loc, inputs,
-      filled({tokens, kvHeads, group, capacity, kScoreLanes}, 0.0), maps,
+      filled({tokens, kvHeads, group, numKeys, kScoreLanes}, 0.0), maps,
       {kPar, kPar, kPar, kPar, kRed, kPar}, multiplyAddBody);
   return buildGeneric(
       b, loc, ValueRange{partial},
-      filled({tokens, kvHeads, group, capacity}, 0.0),
+      filled({tokens, kvHeads, group, numKeys}, 0.0),
       {b.getMultiDimIdentityMap(5), map(5, {0, 1, 2, 3})},
       {kPar, kPar, kPar, kPar, kRed},
       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
@@ -316,15 +338,17 @@ Value AttentionBuilder::cacheScores(Value q4, Value keys, Value keyScales) {
       });
 }
 
-Value AttentionBuilder::mask(Value scoreTensor, bool newRows) {
+Value AttentionBuilder::filledPositions() {
+  return spec.key ? spec.position
+                  : arith::AddIOp::create(b, loc, spec.position, spec.count)
+                        .getResult();
+}
+
+Value AttentionBuilder::mask(Value scoreTensor, bool newRows,
+                             Value firstSlot) {
   bool local = spec.kind == AttentionKind::Local;
   int64_t window = spec.window.value_or(0);
-  // The cache holds positions < filled: before the append for attention
-  // that owns its cache, after the owner's append for shared-KV attention.
-  Value filledPositions =
-      spec.key ? spec.position
-               : arith::AddIOp::create(b, loc, spec.position, spec.count)
-                     .getResult();
+  Value filledPositions = this->filledPositions();
   // The newest cached position and its slot, once: the per-slot position
   // below then needs a compare and a select, not a vector division.
   Value last, lastSlot;
@@ -346,6 +370,8 @@ Value AttentionBuilder::mask(Value scoreTensor, bool newRows) {
         };
         Value t = linalg::IndexOp::create(nb, l, 0);
         Value j = linalg::IndexOp::create(nb, l, 3);
+        if (firstSlot)
+          j = arith::AddIOp::create(nb, l, firstSlot, j);
         // The query's position p and the key's position.
         Value p = arith::AddIOp::create(nb, l, spec.position, t);
         Value valid, keyPos;
@@ -433,6 +459,87 @@ void AttentionBuilder::appendRows(ArrayRef<Value> rows,
   }
 }
 
+AttentionBuilder::Running
+AttentionBuilder::fold(Running state, Value scores, Value values,
+                       Value valueScales, bool newRows) {
+  AffineMap rowMap = map(4, {0, 1, 2});
+  AffineMap id4 = b.getMultiDimIdentityMap(4);
+  AffineMap id3 = b.getMultiDimIdentityMap(3);
+  SmallVector<int64_t, 3> rowShape = {tokens, kvHeads, group};
+  // Every new state is written in place of the old one (the loop's
+  // iteration arguments), after the last read of the old one.
+  auto inPlace = [&](Value input, Value state, AffineMap inputMap,
+                     function_ref<Value(OpBuilder &, Location, Value, Value)>
+                         body) {
+    unsigned rank = cast<RankedTensorType>(state.getType()).getRank();
+    return buildGeneric(
+        b, loc, ValueRange{input}, state,
+        {inputMap, b.getMultiDimIdentityMap(rank)},
+        SmallVector<IteratorType>(rank, kPar),
+        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+          return body(nb, l, a[0], a[1]);
+        });
+  };
+  // The block's row maximum, then m' = max(m, it).
+  Value blockMax = buildGeneric(
+      b, loc, ValueRange{scores},
+      filled(rowShape, -std::numeric_limits<double>::infinity()),
+      {id4, rowMap}, {kPar, kPar, kPar, kRed},
+      [](OpBuilder &nb, Location l, ValueRange a) {
+        return arith::MaximumFOp::create(nb, l, a[0], a[1]).getResult();
+      });
+  // Exponents are taken against m', or 0 while every key so far is masked
+  // (m' = -inf), so that masked scores give exp(-inf) = 0, never NaN.
+  Value minusInf = constantF32(-std::numeric_limits<double>::infinity());
+  Value shift = buildGeneric(
+      b, loc, ValueRange{state.rowMax, blockMax},
+      tensor::EmptyOp::create(b, loc, rowShape, f32), {id3, id3, id3},
+      {kPar, kPar, kPar}, [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value next = arith::MaximumFOp::create(nb, l, a[0], a[1]);
+        Value none = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                           next, minusInf);
+        return arith::SelectOp::create(nb, l, none, constantF32(0.0), next)
+            .getResult();
+      });
+  // The correction of what was summed against m: exp(m - shift).
+  Value correction = buildGeneric(
+      b, loc, ValueRange{state.rowMax, shift},
+      tensor::EmptyOp::create(b, loc, rowShape, f32), {id3, id3, id3},
+      {kPar, kPar, kPar}, [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return math::ExpOp::create(nb, l,
+                                   arith::SubFOp::create(nb, l, a[0], a[1]));
+      });
+  Value exps = buildGeneric(
+      b, loc, ValueRange{scores, shift},
+      tensor::EmptyOp::create(
+          b, loc, cast<RankedTensorType>(scores.getType()).getShape(), f32),
+      {id4, rowMap, id4}, {kPar, kPar, kPar, kPar},
+      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return math::ExpOp::create(nb, l,
+                                   arith::SubFOp::create(nb, l, a[0], a[1]));
+      });
+  auto times = [](OpBuilder &nb, Location l, Value x, Value out) -> Value {
+    return arith::MulFOp::create(nb, l, out, x);
+  };
+  // l' = l * c + sum_j e_j
+  Value rowSum = inPlace(correction, state.rowSum, id3, times);
+  rowSum = buildGeneric(b, loc, ValueRange{exps}, rowSum, {id4, rowMap},
+                        {kPar, kPar, kPar, kRed},
+                        [](OpBuilder &nb, Location l, ValueRange a) {
+                          return arith::AddFOp::create(nb, l, a[0], a[1])
+                              .getResult();
+                        });
+  // acc' = acc * c + sum_j e_j v_j
+  Value acc = inPlace(correction, state.acc, rowMap, times);
+  acc = weightedValues(exps, values, valueScales, acc, newRows);
+  Value rowMax = inPlace(blockMax, state.rowMax, id3,
+                         [](OpBuilder &nb, Location l, Value x, Value out) {
+                           return arith::MaximumFOp::create(nb, l, out, x)
+                               .getResult();
+                         });
+  return Running{rowMax, rowSum, acc};
+}
+
 Value AttentionBuilder::build() {
   auto q4Type = RankedTensorType::get({tokens, kvHeads, group, headDim}, f32);
   Value q4 = tensor::ExpandShapeOp::create(
@@ -454,52 +561,64 @@ Value AttentionBuilder::build() {
     storage = {spec.cache, spec.cache, spec.scales, spec.scales};
   }
 
-  SmallVector<Value> parts = {
-      mask(scores(q4, keys, keyScales, capacity, false), false)};
-  if (spec.key)
-    parts.push_back(mask(scores(q4, newKeys, {}, tokens, true), true));
-
-  // Row maximum and sum of exponentials over both parts, in f32.
-  AffineMap rowMap = map(4, {0, 1, 2});
-  AffineMap id4 = b.getMultiDimIdentityMap(4);
-  Value rowMax = filled({tokens, kvHeads, group},
-                        -std::numeric_limits<double>::infinity());
-  for (Value part : parts)
-    rowMax = buildGeneric(b, loc, ValueRange{part}, rowMax, {id4, rowMap},
-                          {kPar, kPar, kPar, kRed},
-                          [](OpBuilder &nb, Location l, ValueRange a) {
-                            return arith::MaximumFOp::create(nb, l, a[0], a[1])
-                                .getResult();
-                          });
-  Value rowSum = filled({tokens, kvHeads, group}, 0.0);
-  SmallVector<Value> exps;
-  for (Value part : parts) {
-    Value e = buildGeneric(
-        b, loc, ValueRange{part, rowMax},
-        tensor::EmptyOp::create(b, loc,
-                                cast<RankedTensorType>(part.getType()).getShape(),
-                                f32),
-        {id4, rowMap, id4}, {kPar, kPar, kPar, kPar},
-        [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-          return math::ExpOp::create(
-              nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
-        });
-    exps.push_back(e);
-    rowSum = buildGeneric(b, loc, ValueRange{e}, rowSum, {id4, rowMap},
-                          {kPar, kPar, kPar, kRed},
-                          [](OpBuilder &nb, Location l, ValueRange a) {
-                            return arith::AddFOp::create(nb, l, a[0], a[1])
-                                .getResult();
-                          });
+  // Online softmax over blocks of the filled part of the cache only (a
+  // decode step at position p reads about p slots, not the capacity), then
+  // over the chunk's own rows.
+  Running state{filled({tokens, kvHeads, group},
+                       -std::numeric_limits<double>::infinity()),
+                filled({tokens, kvHeads, group}, 0.0),
+                filled({tokens, kvHeads, group, headDim}, 0.0)};
+  int64_t block = divisorAtMost(capacity, kBlockSlots);
+  Value filledSlots = arith::MinUIOp::create(b, loc, filledPositions(),
+                                             constantIndex(capacity));
+  Value blocks = arith::DivUIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, filledSlots, constantIndex(block - 1)),
+      constantIndex(block));
+  auto loop = scf::ForOp::create(
+      b, loc, constantIndex(0), blocks, constantIndex(1),
+      ValueRange{state.rowMax, state.rowSum, state.acc});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value first = arith::MulIOp::create(b, loc, loop.getInductionVar(),
+                                        constantIndex(block));
+    // Slots [first, first + block) of a [G, C(, D)] tensor.
+    auto slots = [&](Value half) -> Value {
+      if (!half)
+        return half;
+      auto type = cast<RankedTensorType>(half.getType());
+      SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+      offsets[1] = first;
+      SmallVector<OpFoldResult> sizes;
+      SmallVector<int64_t> shape(type.getShape());
+      shape[1] = block;
+      for (int64_t size : shape)
+        sizes.push_back(b.getIndexAttr(size));
+      return tensor::ExtractSliceOp::create(
+          b, loc, RankedTensorType::get(shape, type.getElementType()), half,
+          offsets, sizes,
+          SmallVector<OpFoldResult>(type.getRank(), b.getIndexAttr(1)));
+    };
+    Value blockScores = mask(
+        scores(q4, slots(keys), slots(keyScales), block, false), false, first);
+    Running next =
+        fold(Running{loop.getRegionIterArgs()[0], loop.getRegionIterArgs()[1],
+                     loop.getRegionIterArgs()[2]},
+             blockScores, slots(values), slots(valueScales), false);
+    scf::YieldOp::create(b, loc,
+                         ValueRange{next.rowMax, next.rowSum, next.acc});
   }
+  state = Running{loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+  if (spec.key)
+    state = fold(state, mask(scores(q4, newKeys, {}, tokens, true), true),
+                 newValues, {}, true);
 
   // out = (sum_j e_j v_j) / sum_j e_j
-  Value acc = filled({tokens, kvHeads, group, headDim}, 0.0);
-  acc = weightedValues(exps[0], values, valueScales, acc, /*newRows=*/false);
-  if (spec.key)
-    acc = weightedValues(exps[1], newValues, {}, acc, /*newRows=*/true);
+  AffineMap rowMap = map(4, {0, 1, 2});
+  AffineMap id4 = b.getMultiDimIdentityMap(4);
   Value normalized = buildGeneric(
-      b, loc, ValueRange{acc, rowSum},
+      b, loc, ValueRange{state.acc, state.rowSum},
       tensor::EmptyOp::create(b, loc, q4Type.getShape(), f32),
       {id4, rowMap, id4}, {kPar, kPar, kPar, kPar},
       [](OpBuilder &nb, Location l, ValueRange a) -> Value {

@@ -238,6 +238,64 @@ static Value addAccumulator(OpBuilder &b, Location loc, Value sums, Value acc,
                         });
 }
 
+/// One row of x times a 4-bit table (the LM head of a decode step) in
+/// split-K form, as the 2-bit kernel: each output keeps one partial sum per
+/// byte position of a group (group / 2 lanes: 16, one AVX-512 register, for
+/// the usual group of 32), so the inner loop is element-wise over the code
+/// bytes of one group and one nibble plane, with the group's scale a
+/// scalar, and the horizontal sum happens once per output. Null for more
+/// rows or odd groups.
+static Value q4GemvSplitK(OpBuilder &b, Location loc, Value x,
+                          Q4WeightType type, ValueRange parts,
+                          Type elementType) {
+  MLIRContext *ctx = b.getContext();
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t v = type.getRows(), d = type.getCols(), g = type.getGroup();
+  if (xType.getDimSize(0) != 1 || g % 2 != 0 || d % g != 0)
+    return {};
+  int64_t groups = d / g, half = g / 2;
+  // x as [T, 2, groups, half]: nibble plane j of a group's bytes is one
+  // contiguous vector of activations (column G * g + 2 * b + j).
+  Value xs = splitColumns(b, loc, x, {groups, half, 2});
+  AffineExpr d0, d1, d2, d3;
+  bindDims(ctx, d0, d1, d2, d3);
+  Value xt = buildGeneric(
+      b, loc, ValueRange{xs},
+      tensor::EmptyOp::create(
+          b, loc,
+          SmallVector<OpFoldResult>{getSizes(b, loc, x)[0], b.getIndexAttr(2),
+                                    b.getIndexAttr(groups),
+                                    b.getIndexAttr(half)},
+          b.getF32Type()),
+      mapsOf(4, {{d0, d2, d3, d1}, {d0, d1, d2, d3}}, ctx),
+      SmallVector<IteratorType>(4, IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        return castFloat(nb, l, args[0], nb.getF32Type());
+      });
+  Value codes = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({v, groups, half}, b.getI8Type()),
+      parts[0], SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  // The plane loop outside the group loop, as in the 2-bit kernel: one
+  // shift per vector op.
+  AffineExpr t, o, j, gi, lane;
+  bindDims(ctx, t, o, j, gi, lane);
+  Value partial = buildGeneric(
+      b, loc, ValueRange{xt, codes, parts[1], codeShifts(b, loc, 4)},
+      zerosLike(b, loc, x, {v, half}),
+      mapsOf(5, {{t, j, gi, lane}, {o, gi, lane}, {o, gi}, {j}, {t, o, lane}},
+             ctx),
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
+       IteratorType::reduction, IteratorType::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value q = codeAtShift(nb, l, args[1], args[3], 4, true);
+        Value w = arith::MulFOp::create(nb, l, q, args[2]);
+        return multiplyAdd(nb, l, args[0], w, args[4]);
+      });
+  return addAccumulator(b, loc, sumInnermost(b, loc, partial), Value(),
+                        elementType);
+}
+
+
 //===----------------------------------------------------------------------===//
 // ASTC, CPU form: y = acc + sum_k x[k] * scale[b] * q[n, k] (offsets apart)
 //
@@ -632,8 +690,11 @@ Value afm::buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
   if (how.int8Activations && isa<ASTCWeightType>(weight.getType()))
     x = buildInt8RoundTrip(b, loc, x);
   if (auto q4 = dyn_cast<Q4WeightType>(weight.getType());
-      q4 && q4.getGroup() % 2 == 0 && !acc)
+      q4 && q4.getGroup() % 2 == 0 && !acc) {
+    if (Value y = q4GemvSplitK(b, loc, x, q4, bound.getParts(), elementType))
+      return y;
     return q4Matmul(b, loc, x, q4, bound.getParts(), elementType);
+  }
   // 2-bit over many rows, ASTC without the min-shift fusion, odd 4-bit
   // groups: the reconstructed weight is materialized, then multiplied.
   Value dense = buildDequantized(b, loc, weight, /*withOffsets=*/true);

@@ -10,34 +10,62 @@
 // CHECK: %[[KEYS:.*]] = memref.subview %[[KV]][0, 0, 0, 0] [1, 2, 8, 16] [1, 1, 1, 1]
 // CHECK: %[[KT:.*]] = bufferization.to_tensor %[[KEYS]] restrict
 // CHECK: %[[VALS:.*]] = memref.subview %[[KV]][1, 0, 0, 0] [1, 2, 8, 16] [1, 1, 1, 1]
-// Scores against every slot: each key row in vectors of 16 lanes (split-K
-// partial sums), then the lanes summed.
+// CHECK: %[[VT:.*]] = bufferization.to_tensor %[[VALS]] restrict
+// Flash attention over the filled part of the cache only: min(pos, 8)
+// slots in blocks (here one block of all 8), carrying the row maximum, the
+// sum of exponentials and the weighted values.
+// CHECK: %[[FILLED:.*]] = arith.minui %[[POS]], %c8
+// CHECK: %[[ROUNDED:.*]] = arith.addi %[[FILLED]], %c7
+// CHECK: %[[BLOCKS:.*]] = arith.divui %[[ROUNDED]]
+// CHECK: scf.for %[[B:.*]] = %c0 to %[[BLOCKS]] step %c1 iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (tensor<4x2x2xf32>, tensor<4x2x2xf32>, tensor<4x2x2x16xf32>)
+// CHECK: %[[FIRST:.*]] = arith.muli %[[B]]
+// CHECK: %[[KB:.*]] = tensor.extract_slice %[[KT]][0, %[[FIRST]], 0] [2, 8, 16]
+// Scores against the block's slots: each key row in vectors of 16 lanes
+// (split-K partial sums), then the lanes summed.
 // CHECK: %[[Q5:.*]] = tensor.expand_shape %[[Q4]] {{\[}}[0], [1], [2], [3, 4]] output_shape [4, 2, 2, 1, 16]
-// CHECK: %[[K4:.*]] = tensor.expand_shape %[[KT]] {{\[}}[0], [1], [2, 3]] output_shape [2, 8, 1, 16]
+// CHECK: %[[K4:.*]] = tensor.expand_shape %[[KB]] {{\[}}[0], [1], [2, 3]] output_shape [2, 8, 1, 16]
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[Q5]], %[[K4]] : tensor<4x2x2x1x16xf32>, tensor<2x8x1x16xf32>) outs(%{{.*}} : tensor<4x2x2x8x16xf32>)
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<4x2x2x8xf32>)
-// Then the slot mask: slot j holds position filled - 1 - back, where
-// back = (filled - 1 - j) mod 8, from the newest slot (filled - 1) mod 8 by
-// a compare and a select; visible if j < filled, causal and inside the
-// window (keyPos + 8 > p).
+// Then the slot mask: slot j = first + (index in block) holds position
+// filled - 1 - back, where back = (filled - 1 - j) mod 8, from the newest
+// slot (filled - 1) mod 8 by a compare and a select; visible if
+// j < filled, causal and inside the window (keyPos + 8 > p).
 // CHECK: %[[LASTSLOT:.*]] = arith.remui %{{.*}}, %c8
 // CHECK: linalg.generic
-// CHECK: %[[J:.*]] = linalg.index 3
+// CHECK: %[[I:.*]] = linalg.index 3
+// CHECK: %[[J:.*]] = arith.addi %[[FIRST]], %[[I]]
 // CHECK: arith.cmpi ule, %[[J]], %[[LASTSLOT]]
 // CHECK: arith.cmpi ult, %[[J]], %[[POS]]
 // CHECK: arith.cmpi ugt
 // CHECK: arith.select {{.*}} %cst
-// Scores against the chunk's own rows, causal.
+// Online softmax: the block's maximum, exponents against max(m, it) (0
+// while everything is masked, never NaN), the correction exp(m - m'), then
+// l, acc and m updated in place of the loop's arguments.
+// CHECK: %[[VB:.*]] = tensor.extract_slice %[[VT]][0, %[[FIRST]], 0] [2, 8, 16]
+// CHECK: %[[BMAX:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x2x2xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[SHIFT:.*]] = linalg.generic {{.*}} ins(%[[M]], %[[BMAX]] :
+// CHECK: arith.cmpf oeq
+// CHECK: %[[CORR:.*]] = linalg.generic {{.*}} ins(%[[M]], %[[SHIFT]] :
+// CHECK: math.exp
+// CHECK: %[[EXPS:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[SHIFT]] :
+// CHECK: math.exp
+// CHECK: %[[LC:.*]] = linalg.generic {{.*}} ins(%[[CORR]] : tensor<4x2x2xf32>) outs(%[[L]] : tensor<4x2x2xf32>)
+// CHECK: %[[LNEW:.*]] = linalg.generic {{.*}} ins(%[[EXPS]] : tensor<4x2x2x8xf32>) outs(%[[LC]] : tensor<4x2x2xf32>)
+// CHECK: %[[AC:.*]] = linalg.generic {{.*}} ins(%[[CORR]] : tensor<4x2x2xf32>) outs(%[[ACC]] : tensor<4x2x2x16xf32>)
+// CHECK: %[[ANEW:.*]] = linalg.generic {{.*}} ins(%[[EXPS]], %[[VB]] : tensor<4x2x2x8xf32>, tensor<2x8x16xf32>) outs(%[[AC]] : tensor<4x2x2x16xf32>)
+// CHECK: %[[MNEW:.*]] = linalg.generic {{.*}} ins(%[[BMAX]] : tensor<4x2x2xf32>) outs(%[[M]] : tensor<4x2x2xf32>)
+// CHECK: scf.yield %[[MNEW]], %[[LNEW]], %[[ANEW]]
+// Then the chunk's own rows, causal, folded in the same way.
 // CHECK: linalg.generic {{.*}} ins(%[[Q4]], %[[K]] : tensor<4x2x2x16xf32>, tensor<4x2x16xf32>) outs(%{{.*}} : tensor<4x2x2x4xf32>)
 // CHECK: arith.cmpi ule
-// Softmax over both parts, values, normalization, back to [T, H, D].
-// CHECK: arith.maximumf
 // CHECK: math.exp
 // CHECK: math.exp
+// Normalization, back to [T, H, D].
 // CHECK: arith.divf
 // CHECK: %[[OUT:.*]] = tensor.collapse_shape {{.*}} into tensor<4x4x16xf32>
 // Only then the real rows are appended at slot (pos + row) mod 8.
-// CHECK: scf.for %[[ROW:.*]] = %c0 to %[[COUNT]] step %c1
+// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %[[COUNT]] step
 // CHECK: %[[P:.*]] = arith.addi %[[POS]], %[[ROW]]
 // CHECK: %[[SLOT:.*]] = arith.remui %[[P]], %c8
 // CHECK: memref.subview %[[KV]][0, 0, %[[SLOT]], 0] [1, 2, 1, 16]
@@ -57,8 +85,11 @@ func.func @local(%q: tensor<4x4x16xf32>, %k: tensor<4x2x16xf32>, %v: tensor<4x2x
 // CHECK-LABEL: func.func @shared
 // CHECK-SAME: %[[POS:[^:]*]]: index)
 // CHECK: %[[FILLED:.*]] = arith.addi %[[POS]], %c1
+// CHECK: arith.minui %[[FILLED]], %c64
 // CHECK-NOT: tensor<1x2x2x1xf32>
-// CHECK: arith.subi %[[FILLED]], %c1
+// The one loop is the one over cache blocks; nothing is appended.
+// CHECK: scf.for
+// CHECK: arith.subi %{{.*}}, %c1
 // CHECK-NOT: scf.for
 // CHECK-NOT: materialize_in_destination
 func.func @shared(%q: tensor<1x4x16xf32>, %kv: memref<2x2x64x16xf32>, %pos: index) -> tensor<1x4x16xf32> {
@@ -125,17 +156,23 @@ func.func @f16_cache(%q: tensor<1x4x16xf32>, %kv: memref<2x2x64x16xf16>, %pos: i
 // The chunk's own rows are also read dequantized, as a later step would.
 // CHECK: %[[NEWKEYS:.*]] = linalg.generic {{.*}} ins(%[[KCODES]], %[[KSCALE]] : tensor<2x2x16xi8>, tensor<2x2xf32>) outs(%{{.*}} : tensor<2x2x16xf32>)
 // CHECK: %[[NEWVALUES:.*]] = linalg.generic {{.*}} ins(%[[VCODES]], %[[VSCALE]] :
-// Scores against the cache: q * (scale * code), summed over the head dim.
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[KST]] : tensor<2x2x2x1x16xf32>, tensor<2x8x1x16xi8>, tensor<2x8xf32>)
+// Scores against a block of the cache: q * (scale * code), summed over the
+// head dim.
+// CHECK: scf.for
+// CHECK: %[[KSB:.*]] = tensor.extract_slice %[[KST]][0, %{{.*}}] [2, 8]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[KSB]] : tensor<2x2x2x1x16xf32>, tensor<2x8x1x16xi8>, tensor<2x8xf32>)
 // CHECK: %[[KCODE:.*]] = arith.sitofp %{{.*}} : i8 to f32
 // CHECK: %[[KVAL:.*]] = arith.mulf %{{.*}}, %[[KCODE]] : f32
 // CHECK: arith.mulf %{{.*}}, %[[KVAL]] : f32
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[NEWKEYS]] : tensor<2x2x2x16xf32>, tensor<2x2x16xf32>)
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[VCT]], %[[VST]] : tensor<2x2x2x8xf32>, tensor<2x8x16xi8>, tensor<2x8xf32>)
+// CHECK: %[[VCB:.*]] = tensor.extract_slice %[[VCT]][0, %{{.*}}, 0] [2, 8, 16]
+// CHECK: %[[VSB:.*]] = tensor.extract_slice %[[VST]][0, %{{.*}}] [2, 8]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[VCB]], %[[VSB]] : tensor<2x2x2x8xf32>, tensor<2x8x16xi8>, tensor<2x8xf32>)
 // CHECK: arith.sitofp %{{.*}} : i8 to f32
+// CHECK: scf.yield
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[NEWKEYS]] : tensor<2x2x2x16xf32>, tensor<2x2x16xf32>)
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[NEWVALUES]] : tensor<2x2x2x2xf32>, tensor<2x2x16xf32>)
 // Appending stores each real row's codes and scales at its slot.
-// CHECK: scf.for %[[ROW:.*]] = %c0 to %c2 step %c1
+// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %c2 step
 // CHECK: %[[SLOT:.*]] = arith.remui %{{.*}}, %c8
 // CHECK: %[[KDEST:.*]] = memref.subview %[[KV]][0, 0, %[[SLOT]], 0] [1, 2, 1, 16]
 // CHECK: %[[KROW:.*]] = tensor.extract_slice %[[KCODES]][%[[ROW]], 0, 0] [1, 2, 16]

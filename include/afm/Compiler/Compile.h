@@ -33,6 +33,9 @@ struct CodegenSettings {
   /// ASTC offsets are folded into the matmuls (afm-fuse-min-shift); false
   /// materializes the reconstructed weights instead (for testing).
   bool fuseMinShift = true;
+  /// Entry points' temporaries live in the session's arena
+  /// (afm-plan-step-memory) instead of the heap.
+  bool arenaTemporaries = true;
   /// 2-bit linear layers quantize their inputs to int8 per row and
   /// multiply with the target's integer dot products (afm-lower-to-linalg
   /// int8-activations).

@@ -1,0 +1,223 @@
+//===- PlanStepMemory.cpp - temporaries of an entry point in the arena ----===//
+//
+// A decode step of a 3B model has hundreds of temporary buffers, some of
+// megabytes; as heap allocations they cost a malloc/free pair each, and the
+// large ones (mapped and unmapped by the C library every step) page faults
+// on every touch. Here they become views of one scratch region of the
+// session's arena, laid out once at compile time by their lifetimes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::afm {
+#define GEN_PASS_DEF_AFMPLANSTEPMEMORYPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::afm
+
+using namespace mlir;
+
+namespace {
+/// Every argument the runtime passes an entry point (kernel_abi.h), in
+/// order; the arena is the fifth.
+constexpr unsigned kArenaArgument = 4;
+constexpr uint64_t kAlignment = 64;
+
+/// A buffer to place: its size and the op positions (in the entry's body)
+/// between which it is live, inclusive.
+struct Buffer {
+  memref::AllocOp alloc;
+  uint64_t bytes;
+  unsigned first, last;
+  /// The op of the entry's body the view goes before.
+  Operation *top;
+  uint64_t offset = 0;
+};
+
+/// The position in `body` of the last op that uses `root` or an alias of it:
+/// a result of memref type of any op that takes an alias (views, reshapes,
+/// casts, loops carrying it), or a memref argument of a region such an op
+/// holds. Conservative: an alias only makes the lifetime longer.
+unsigned lastUse(Value root, Block &body,
+                 const llvm::DenseMap<Operation *, unsigned> &position) {
+  unsigned last =
+      position.lookup(body.findAncestorOpInBlock(*root.getDefiningOp()));
+  SmallVector<Value> work = {root};
+  llvm::DenseSet<Value> seen = {root};
+  auto add = [&](Value v) {
+    if (isa<BaseMemRefType>(v.getType()) && seen.insert(v).second)
+      work.push_back(v);
+  };
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (Operation *top = body.findAncestorOpInBlock(*user))
+        last = std::max(last, position.lookup(top));
+      for (Value result : user->getResults())
+        add(result);
+      for (Region &region : user->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            add(arg);
+    }
+  }
+  return last;
+}
+
+/// Whether an alias of `root` is yielded by a loop (carried from one
+/// iteration into the next, so one buffer cannot serve every iteration).
+bool isCarriedAcrossIterations(Value root) {
+  SmallVector<Value> work = {root};
+  llvm::DenseSet<Value> seen = {root};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<scf::YieldOp>(user))
+        return true;
+      for (Value result : user->getResults())
+        if (isa<BaseMemRefType>(result.getType()) && seen.insert(result).second)
+          work.push_back(result);
+    }
+  }
+  return false;
+}
+
+/// Whether every op between `op` and `body` is a sequential scf.for: a
+/// buffer allocated there can be allocated once, before the outermost loop.
+bool isInSequentialLoops(Operation *op, Block &body) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp()) {
+    if (parent->getBlock() == &body)
+      return isa<scf::ForOp>(parent);
+    if (!isa<scf::ForOp>(parent))
+      return false;
+  }
+  return false;
+}
+
+/// Places `buffers` (first fit, largest first) and returns the bytes used.
+uint64_t place(MutableArrayRef<Buffer> buffers) {
+  SmallVector<Buffer *> order;
+  for (Buffer &b : buffers)
+    order.push_back(&b);
+  llvm::stable_sort(order, [](Buffer *a, Buffer *b) {
+    return a->bytes > b->bytes;
+  });
+  SmallVector<Buffer *> placed;
+  uint64_t end = 0;
+  for (Buffer *b : order) {
+    // Bytes taken by placed buffers live at the same time, by offset.
+    SmallVector<std::pair<uint64_t, uint64_t>> taken;
+    for (Buffer *p : placed)
+      if (p->first <= b->last && b->first <= p->last)
+        taken.push_back({p->offset, p->offset + p->bytes});
+    llvm::sort(taken);
+    uint64_t offset = 0;
+    for (auto [begin, stop] : taken) {
+      if (offset + b->bytes <= begin)
+        break;
+      offset = std::max(offset, llvm::alignTo(stop, kAlignment));
+    }
+    b->offset = offset;
+    end = std::max(end, offset + b->bytes);
+    placed.push_back(b);
+  }
+  return end;
+}
+
+struct AFMPlanStepMemoryPass
+    : afm::impl::AFMPlanStepMemoryPassBase<AFMPlanStepMemoryPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto arenaAttr = module->getAttrOfType<IntegerAttr>("afm.kv_arena_bytes");
+    SmallVector<func::FuncOp> entries;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func->hasAttr("afm.entry") && !func.isExternal())
+        entries.push_back(func);
+    if (!arenaAttr || entries.empty())
+      return;
+    uint64_t base = llvm::alignTo(uint64_t(arenaAttr.getInt()), kAlignment);
+
+    // Plan each entry; they share the region.
+    uint64_t scratch = 0;
+    SmallVector<std::pair<func::FuncOp, std::vector<Buffer>>> plans;
+    for (func::FuncOp func : entries) {
+      Block &body = func.getBody().front();
+      if (body.getNumArguments() <= kArenaArgument)
+        continue;
+      auto arenaType =
+          dyn_cast<MemRefType>(body.getArgument(kArenaArgument).getType());
+      if (!arenaType || arenaType.getRank() != 1 ||
+          !arenaType.getElementType().isInteger(8))
+        continue;
+      llvm::DenseMap<Operation *, unsigned> position;
+      for (auto [i, op] : llvm::enumerate(body))
+        position[&op] = i;
+      std::vector<Buffer> buffers;
+      SmallVector<memref::AllocOp> allocs;
+      func.walk([&](memref::AllocOp alloc) {
+        // In the body, or in sequential loops (attention's loop over KV
+        // blocks) when no iteration hands the buffer to the next one.
+        if (alloc->getBlock() == &body ||
+            (isInSequentialLoops(alloc, body) &&
+             !isCarriedAcrossIterations(alloc)))
+          allocs.push_back(alloc);
+      });
+      for (memref::AllocOp alloc : allocs) {
+        MemRefType type = alloc.getType();
+        if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+            type.getMemorySpace() ||
+            !type.getElementType().isIntOrIndexOrFloat())
+          continue;
+        uint64_t bytes = llvm::divideCeil(
+            uint64_t(type.getNumElements()) *
+                type.getElementType().getIntOrFloatBitWidth(),
+            8);
+        Operation *top = body.findAncestorOpInBlock(*alloc);
+        Buffer b{alloc, std::max<uint64_t>(bytes, 1), position[top],
+                 lastUse(alloc, body, position), top};
+        buffers.push_back(b);
+      }
+      scratch = std::max(scratch, place(buffers));
+      plans.push_back({func, std::move(buffers)});
+    }
+    if (plans.empty())
+      return;
+
+    uint64_t arenaBytes = base + scratch;
+    OpBuilder b(module.getContext());
+    for (auto &[func, buffers] : plans) {
+      Block &body = func.getBody().front();
+      BlockArgument arena = body.getArgument(kArenaArgument);
+      auto arenaType =
+          MemRefType::get({int64_t(arenaBytes)}, b.getIntegerType(8));
+      arena.setType(arenaType);
+      SmallVector<Type> inputs(func.getArgumentTypes());
+      inputs[kArenaArgument] = arenaType;
+      func.setType(b.getFunctionType(inputs, func.getResultTypes()));
+      for (Buffer &buffer : buffers) {
+        b.setInsertionPoint(buffer.top);
+        Location loc = buffer.alloc.getLoc();
+        Value offset =
+            arith::ConstantIndexOp::create(b, loc, int64_t(base + buffer.offset));
+        Value view = memref::ViewOp::create(b, loc, buffer.alloc.getType(),
+                                            arena, offset, ValueRange{});
+        buffer.alloc.replaceAllUsesWith(view);
+        buffer.alloc.erase();
+      }
+    }
+    module->setAttr("afm.kv_arena_bytes",
+                    b.getI64IntegerAttr(int64_t(arenaBytes)));
+    module->setAttr("afm.scratch_bytes", b.getI64IntegerAttr(int64_t(scratch)));
+  }
+};
+} // namespace
