@@ -79,6 +79,7 @@ static afm_status loadInto(afm_model *model, const char *path, uint32_t flags) {
   if (status != AFM_OK)
     return status;
   model->weights = bytes + layout.weights.offset;
+  model->weights_size = layout.weights.size;
   status = afm_manifest_decode(path, bytes + layout.manifest.offset,
                                (size_t)layout.manifest.size,
                                layout.weights.size, &model->manifest);
@@ -143,6 +144,10 @@ int32_t afm_model_context_length(const afm_model *model) {
 
 uint64_t afm_model_kv_bytes(const afm_model *model) {
   return model ? model->manifest.arena_bytes : 0;
+}
+
+uint64_t afm_model_weight_bytes(const afm_model *model) {
+  return model ? model->weights_size : 0;
 }
 
 const char *afm_model_target(const afm_model *model) {

@@ -23,6 +23,7 @@ struct afm_model {
   void *map;             /* the whole file, mmapped read-only */
   size_t map_size;
   const uint8_t *weights; /* inside `map` */
+  uint64_t weights_size;
   afm_manifest manifest;
   afm_code *code;
   afm_entry prefill;

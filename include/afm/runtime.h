@@ -61,6 +61,9 @@ int32_t afm_model_vocab_size(const afm_model *model);
 int32_t afm_model_context_length(const afm_model *model);
 /* KV memory one session allocates, in bytes. */
 uint64_t afm_model_kv_bytes(const afm_model *model);
+/* Size of the weights section, in bytes: about what one decode step reads
+   (every weight once; the embedding only one row of it). */
+uint64_t afm_model_weight_bytes(const afm_model *model);
 /* Target name recorded at compile time, e.g. "x86-64-v3". */
 const char *afm_model_target(const afm_model *model);
 

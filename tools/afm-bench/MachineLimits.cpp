@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -27,13 +28,13 @@ static double timeParallel(int threads, const std::function<void(int)> &work) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-/// Sums a slice with eight independent accumulators (several load streams
-/// in flight, as a GEMV over eight rows has), one 64-byte line per step,
-/// prefetching 8 KiB ahead as the compiled GEMV kernels do (without it
-/// the hardware prefetchers alone reach about 15% less here, and kernels
-/// would beat the "limit"). The result is kept so the loads cannot be
-/// removed.
-static uint64_t sumSlice(const uint64_t *data, size_t count) {
+/// Read patterns: the limit is the best of all of them, so that no kernel
+/// can beat it by reading in a way the limit did not try. Each sums a
+/// slice (the result is kept so the loads cannot be removed).
+///
+/// Scalar: eight independent 8-byte accumulators, one 64-byte line per
+/// step, prefetching 8 KiB ahead as the compiled GEMV kernels do.
+static uint64_t sumScalarPrefetch(const uint64_t *data, size_t count) {
   constexpr size_t kAhead = 8192 / sizeof(uint64_t);
   uint64_t a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   for (size_t i = 0; i + 8 <= count; i += 8) {
@@ -47,17 +48,117 @@ static uint64_t sumSlice(const uint64_t *data, size_t count) {
   return sum;
 }
 
+/// Vector loads of whole 64-byte lines from `Streams` places of the slice
+/// at once (as a GEMV reads several weight rows), with or without software
+/// prefetch 8 KiB ahead of each stream.
+template <int Streams, bool Prefetch>
+__attribute__((always_inline)) static inline uint64_t
+sumVectorStreams(const uint64_t *data, size_t count) {
+  typedef uint64_t Line __attribute__((ext_vector_type(8)));
+  const Line *lines = reinterpret_cast<const Line *>(data);
+  size_t perStream = count / 8 / Streams;
+  Line acc[Streams][2] = {};
+  for (size_t i = 0; i + 2 <= perStream; i += 2)
+    for (int s = 0; s < Streams; ++s) {
+      const Line *line = lines + s * perStream + i;
+      if (Prefetch)
+        __builtin_prefetch(line + 128);
+      acc[s][0] += line[0];
+      acc[s][1] += line[1];
+    }
+  uint64_t sum = 0;
+  for (int s = 0; s < Streams; ++s)
+    for (int j = 0; j < 8; ++j)
+      sum += acc[s][0][j] + acc[s][1][j];
+  return sum;
+}
+
+#if defined(__x86_64__)
+#define AFM_VECTOR_TARGET __attribute__((target("avx512f")))
+#define AFM_VECTOR_TARGET2 __attribute__((target("avx2")))
+AFM_VECTOR_TARGET static uint64_t sum1(const uint64_t *d, size_t n) {
+  return sumVectorStreams<1, false>(d, n);
+}
+AFM_VECTOR_TARGET static uint64_t sum1P(const uint64_t *d, size_t n) {
+  return sumVectorStreams<1, true>(d, n);
+}
+AFM_VECTOR_TARGET static uint64_t sum4(const uint64_t *d, size_t n) {
+  return sumVectorStreams<4, false>(d, n);
+}
+AFM_VECTOR_TARGET static uint64_t sum4P(const uint64_t *d, size_t n) {
+  return sumVectorStreams<4, true>(d, n);
+}
+AFM_VECTOR_TARGET2 static uint64_t sum4AVX2(const uint64_t *d, size_t n) {
+  return sumVectorStreams<4, false>(d, n);
+}
+AFM_VECTOR_TARGET2 static uint64_t sum4PAVX2(const uint64_t *d, size_t n) {
+  return sumVectorStreams<4, true>(d, n);
+}
+#else
+static uint64_t sum1(const uint64_t *d, size_t n) {
+  return sumVectorStreams<1, false>(d, n);
+}
+static uint64_t sum1P(const uint64_t *d, size_t n) {
+  return sumVectorStreams<1, true>(d, n);
+}
+static uint64_t sum4(const uint64_t *d, size_t n) {
+  return sumVectorStreams<4, false>(d, n);
+}
+static uint64_t sum4P(const uint64_t *d, size_t n) {
+  return sumVectorStreams<4, true>(d, n);
+}
+#endif
+
+struct ReadPattern {
+  const char *name;
+  uint64_t (*sum)(const uint64_t *, size_t);
+  bool (*supported)();
+};
+
+static bool always() { return true; }
+#if defined(__x86_64__)
+static bool hasAVX512() { return __builtin_cpu_supports("avx512f"); }
+static bool hasAVX2() { return __builtin_cpu_supports("avx2"); }
+#endif
+
+static const ReadPattern kPatterns[] = {
+    {"scalar x8, prefetch", sumScalarPrefetch, always},
+#if defined(__x86_64__)
+    {"avx512 1 stream", sum1, hasAVX512},
+    {"avx512 1 stream, prefetch", sum1P, hasAVX512},
+    {"avx512 4 streams", sum4, hasAVX512},
+    {"avx512 4 streams, prefetch", sum4P, hasAVX512},
+    {"avx2 4 streams", sum4AVX2, hasAVX2},
+    {"avx2 4 streams, prefetch", sum4PAVX2, hasAVX2},
+#else
+    {"vector 1 stream", sum1, always},
+    {"vector 1 stream, prefetch", sum1P, always},
+    {"vector 4 streams", sum4, always},
+    {"vector 4 streams, prefetch", sum4P, always},
+#endif
+};
+
+/// The best bytes per second of any pattern on `threads` threads (each on
+/// its own slice), over `repeats` rounds of every pattern in turn (so a
+/// slow moment of the machine does not fall on one pattern only).
 static double readBandwidth(const uint64_t *data, size_t count, int threads,
-                            int repeats) {
+                            int repeats, std::string &bestPattern) {
   double best = 0;
   std::vector<uint64_t> sums(threads);
-  for (int r = 0; r < repeats; ++r) {
-    size_t slice = count / threads / 8 * 8;
-    double seconds = timeParallel(threads, [&](int t) {
-      sums[t] = sumSlice(data + t * slice, slice);
-    });
-    best = std::max(best, slice * threads * sizeof(uint64_t) / seconds);
-  }
+  size_t slice = count / threads / 64 * 64;
+  for (int r = 0; r < repeats; ++r)
+    for (const ReadPattern &pattern : kPatterns) {
+      if (!pattern.supported())
+        continue;
+      double seconds = timeParallel(threads, [&](int t) {
+        sums[t] += pattern.sum(data + t * slice, slice);
+      });
+      double rate = slice * threads * sizeof(uint64_t) / seconds;
+      if (rate > best) {
+        best = rate;
+        bestPattern = pattern.name;
+      }
+    }
   volatile uint64_t sink = 0;
   for (uint64_t s : sums)
     sink = sink + s;
@@ -140,8 +241,10 @@ MachineLimits afm_bench::measureMachineLimits(size_t bandwidthBytes,
   // Touch every page (from every thread's slice) before timing.
   for (size_t i = 0; i < count; ++i)
     data[i] = i;
-  limits.readBytesPerSecond1 = readBandwidth(data, count, 1, repeats);
-  limits.readBytesPerSecondN = readBandwidth(data, count, threads, repeats);
+  limits.readBytesPerSecond1 =
+      readBandwidth(data, count, 1, repeats, limits.readPattern1);
+  limits.readBytesPerSecondN =
+      readBandwidth(data, count, threads, repeats, limits.readPatternN);
   std::free(data);
   double (*loop)() = selectFMALoop(limits.fmaISA);
   limits.fmaFlopsPerSecond1 = fmaPeak(loop, 1, repeats);

@@ -18,6 +18,10 @@ struct MachineLimits {
   /// Bytes per second reading a buffer far larger than the caches: one
   /// thread, and `threads` threads on disjoint slices.
   double readBytesPerSecond1 = 0, readBytesPerSecondN = 0;
+  /// The read pattern that reached each (the limit is the best of several:
+  /// scalar or vector loads, one or several streams, with and without
+  /// software prefetch).
+  std::string readPattern1, readPatternN;
   /// FP32 FLOP/s (an FMA is 2) of independent FMA chains in registers.
   double fmaFlopsPerSecond1 = 0, fmaFlopsPerSecondN = 0;
   /// The vector ISA the FMA loop ran on ("avx512f", "avx2+fma", ...).

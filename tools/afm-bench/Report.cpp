@@ -33,10 +33,13 @@ void afm_bench::printTable(llvm::raw_ostream &os, const MachineLimits &limits,
   os << llvm::formatv(
       "machine: read {0:f1} GB/s (1 thread), {1:f1} GB/s ({2} threads); "
       "FP32 FMA peak {3:f1} GFLOP/s (1 thread), {4:f1} GFLOP/s ({2} "
-      "threads), {5}\n",
+      "threads), {5}\n"
+      "read limit: best of several patterns; reached by '{6}' (1 thread), "
+      "'{7}' ({2} threads)\n",
       limits.readBytesPerSecond1 / 1e9, limits.readBytesPerSecondN / 1e9,
       limits.threads, limits.fmaFlopsPerSecond1 / 1e9,
-      limits.fmaFlopsPerSecondN / 1e9, limits.fmaISA);
+      limits.fmaFlopsPerSecondN / 1e9, limits.fmaISA, limits.readPattern1,
+      limits.readPatternN);
   if (!kernels.empty())
     os << llvm::formatv("{0,-28} {1,-20} {2,7} {3,10} {4,9} {5,8} {6,9} "
                         "{7,8}\n",
@@ -129,6 +132,8 @@ void afm_bench::printJSON(llvm::raw_ostream &os, const MachineLimits &limits,
             limits.readBytesPerSecond1 / 1e9},
            {"read_gbytes_per_second_all_threads",
             limits.readBytesPerSecondN / 1e9},
+           {"read_pattern_1_thread", limits.readPattern1},
+           {"read_pattern_all_threads", limits.readPatternN},
            {"fma_gflops_1_thread", limits.fmaFlopsPerSecond1 / 1e9},
            {"fma_gflops_all_threads", limits.fmaFlopsPerSecondN / 1e9},
            {"fma_isa", limits.fmaISA},

@@ -41,6 +41,7 @@ static const char usage[] =
     "  ttft_ms: prefill wall time in milliseconds\n"
     "  decode_tokens_per_s: N / decode wall time\n"
     "  kv_bytes: KV memory of the session\n"
+    "  weight_bytes: size of the weights section\n"
     "  target: the target the model was compiled for\n"
     "\n"
     "Errors go to stderr as 'afm-run: error: ...' with exit status 1.\n";
@@ -270,6 +271,8 @@ static int run(const options *o) {
                ? (double)o->decode / decodeSeconds
                : 0.0);
     printf("kv_bytes: %llu\n", (unsigned long long)afm_model_kv_bytes(model));
+    printf("weight_bytes: %llu\n",
+           (unsigned long long)afm_model_weight_bytes(model));
     printf("target: %s\n", afm_model_target(model));
   }
   status = fflush(stdout) == 0 ? 0 : 1;

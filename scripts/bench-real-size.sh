@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# A real-size model side by side with llama.cpp, in one run on this machine.
+#
+#   scripts/bench-real-size.sh [options]
+#     --preset NAME      afm-gen-example preset (default afm-on-device-3b)
+#     --work DIR         models, binaries and GGUF (default /tmp/afm-real-size;
+#                        kept between runs: the 3B takes 12 GB of F32 weights,
+#                        an .afmb of 1 GB and a GGUF of 1 GB)
+#     --build DIR        afm build directory (default build)
+#     --threads "1 2"    thread counts
+#     --prompts "128 1024"   prefill lengths
+#     --contexts "128 2048"  decode start positions
+#     --decode N         decode steps per measurement (default 32)
+#     --runs N           alternating runs of each engine (default 2; the best is kept)
+#     --prefill-chunk N  afm-compile --prefill-chunk (default 256)
+#     --gguf-type T      llama.cpp linear weights (default tq2_0; q2_k also fits)
+#
+# Steps: writes the model (afm-gen-example), compiles it (afm-compile:
+# wall time and peak RSS), converts it for llama.cpp (gguf-from-afm.mjs:
+# the same weights as TQ2_0 linear layers, a Q4_0 tied embedding; llama.cpp
+# runs it with a Q8_0 KV cache), measures this machine's read bandwidth
+# (afm-bench --bandwidth-only, the same run), then for each thread count
+# alternates the two engines on the same prompts and prints one table with
+# tokens/s, the ratio afm / llama.cpp and, for decode, the fraction of the
+# roofline: the weight and KV bytes a step reads over the bandwidth.
+# A benchmark, not a test: it asserts nothing. Don't run it beside a build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+preset=afm-on-device-3b
+work=/tmp/afm-real-size
+build=build
+threads="1 2"
+prompts="128 1024"
+contexts="128 2048"
+decode=32
+runs=2
+chunk=256
+ggufType=tq2_0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --preset) preset=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    --prompts) prompts=$2; shift 2 ;;
+    --contexts) contexts=$2; shift 2 ;;
+    --decode) decode=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --prefill-chunk) chunk=$2; shift 2 ;;
+    --gguf-type) ggufType=$2; shift 2 ;;
+    *) echo "bench-real-size: unknown option '$1' (see the header of $0)" >&2; exit 2 ;;
+  esac
+done
+bin=$build/bin
+model=$work/$preset
+mkdir -p "$work"
+log() { echo "bench-real-size: $*" >&2; }
+
+if [ ! -f "$model/model.safetensors" ]; then
+  log "writing $preset to $model"
+  "$bin/afm-gen-example" --preset "$preset" --out-dir "$model"
+fi
+afmb=$work/$preset-chunk$chunk.afmb
+if [ ! -f "$afmb" ] || [ "$bin/afm-compile" -nt "$afmb" ]; then
+  log "compiling $afmb"
+  /usr/bin/time -f "%e %M" -o "$work/compile.time" \
+    "$bin/afm-compile" --config "$model/config.json" \
+    --weights "$model/model.safetensors" --prefill-chunk "$chunk" -o "$afmb"
+fi
+gguf=$work/$preset-$ggufType.gguf
+if [ ! -f "$gguf" ]; then
+  log "converting to $gguf"
+  node scripts/gguf-from-afm.mjs "$model" -o "$gguf" --type "$ggufType" \
+    --embedding-type q4_0 2> "$work/gguf.log"
+fi
+
+vocab=$(sed -n 's/.*"vocab_size": \([0-9]*\).*/\1/p' "$model/config.json")
+# The same pseudo-random prompt for both engines is not needed (random
+# weights, greedy decode): each engine reads the same number of tokens.
+prompt() { awk -v n="$1" -v v="$vocab" 'BEGIN { s = 1; for (i = 0; i < n; i++) { s = (s * 1103515245 + 12345) % 2147483648; printf "%s%d", (i ? "," : ""), s % v } }'; }
+
+# afm-run: prefill P tokens (ttft), then N decode steps from position P.
+afm() { # threads prompt-length decode-steps -> "ttft_ms decode_tok_s"
+  "$bin/afm-run" "$afmb" --threads "$1" --prompt "$(prompt "$2")" --decode "$3" |
+    awk '/^ttft_ms:/ {t = $2} /^decode_tokens_per_s:/ {d = $2} END {print t, d}'
+}
+llama() { # threads prompt-length context decode-steps -> JSON lines
+  node scripts/bench-llama-cpp.mjs "$gguf" --threads "$1" --prompt-tokens "$2" \
+    --context "$3" --decode-tokens "$4" --context-size 4096 2> /dev/null
+}
+jsonField() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"; }
+best() { sort -g | tail -1; }
+
+log "measuring the read bandwidth"
+limits=$("$bin/afm-bench" --limits-only --json)
+limit1=$(echo "$limits" | sed -n 's/.*"read_gbytes_per_second_1_thread": *\([0-9.]*\).*/\1/p')
+limitN=$(echo "$limits" | sed -n 's/.*"read_gbytes_per_second_all_threads": *\([0-9.]*\).*/\1/p')
+# What a decode step reads: every weight once (the embedding table counts
+# whole, an upper bound for the tied LM head), plus the KV bytes of the
+# filled positions (the arena's bytes per position times the context).
+sizes=$("$bin/afm-run" "$afmb" --prompt 1 --decode 0)
+weightBytes=$(echo "$sizes" | awk '/^weight_bytes:/ {print $2}')
+kvPerPosition=$(echo "$sizes" | awk -v ctx="$(sed -n 's/.*"max_position_embeddings": \([0-9]*\).*/\1/p' "$model/config.json")" '/^kv_bytes:/ {print $2 / ctx}')
+
+echo "# $preset: afm vs llama.cpp ($(lscpu | sed -n 's/^Model name: *//p'), $(date -u +%F))"
+if [ -f "$work/compile.time" ]; then
+  read -r secs kb < "$work/compile.time"
+  echo "compile: ${secs} s wall, peak RSS $((kb / 1024)) MB"
+fi
+echo
+echo "| threads | measurement | afm tok/s | llama.cpp tok/s | afm / llama.cpp | afm roofline |"
+echo "|---|---|---|---|---|---|"
+for t in $threads; do
+  if [ "$t" = 1 ]; then bw=$limit1; else bw=$limitN; fi
+  for p in $prompts; do
+    a=(); l=()
+    for _ in $(seq "$runs"); do
+      ttft=$(afm "$t" "$p" 0 | awk '{print $1}')
+      a+=("$(awk -v p="$p" -v ms="$ttft" 'BEGIN {print p / (ms / 1000)}')")
+      l+=("$(llama "$t" "$p" 0 1 | head -1 | jsonField prefill_tokens_per_s)")
+    done
+    A=$(printf '%s\n' "${a[@]}" | best); L=$(printf '%s\n' "${l[@]}" | best)
+    awk -v t="$t" -v p="$p" -v a="$A" -v l="$L" 'BEGIN {printf "| %d | prefill %d tokens | %.1f | %.1f | %.2fx | |\n", t, p, a, l, a / l}'
+  done
+  for c in $contexts; do
+    a=(); l=()
+    for _ in $(seq "$runs"); do
+      a+=("$(afm "$t" "$c" "$decode" | awk '{print $2}')")
+      l+=("$(llama "$t" 1 "$c" "$decode" | head -1 | jsonField decode_tokens_per_s)")
+    done
+    A=$(printf '%s\n' "${a[@]}" | best); L=$(printf '%s\n' "${l[@]}" | best)
+    awk -v t="$t" -v c="$c" -v a="$A" -v l="$L" -v w="$weightBytes" -v kv="$kvPerPosition" -v bw="$bw" \
+      'BEGIN {b = w + kv * c; printf "| %d | decode at %d | %.2f | %.2f | %.2fx | %.0f%% (%.0f MB/token at %.1f GB/s) |\n", t, c, a, l, a / l, 100 * a * b / (bw * 1e9), b / 1e6, bw}'
+  done
+done
