@@ -176,8 +176,9 @@ static afm_status checkTensors(const char *name,
 /* Every KV buffer inside the arena a session allocates. */
 static afm_status checkKVCache(const char *name,
                                const Afm__Manifest__KVCacheLayout *kv,
-                               uint64_t *arenaBytes) {
+                               uint64_t *arenaBytes, uint64_t *cacheBytes) {
   *arenaBytes = kv ? kv->arena_bytes : 0;
+  *cacheBytes = kv && kv->n_buffers ? 0 : *arenaBytes;
   if (!kv)
     return AFM_OK;
   for (size_t i = 0; i < kv->n_buffers; ++i) {
@@ -196,6 +197,10 @@ static afm_status checkKVCache(const char *name,
                        "%llu of %llu bytes past the arena of %llu bytes",
                        name, i, b->layer, (ull)b->scales_offset,
                        (ull)b->scales_bytes, (ull)kv->arena_bytes);
+    if (b->offset + b->bytes > *cacheBytes)
+      *cacheBytes = b->offset + b->bytes;
+    if (end > *cacheBytes)
+      *cacheBytes = end;
   }
   return AFM_OK;
 }
@@ -227,7 +232,8 @@ afm_status afm_manifest_decode(const char *name, const uint8_t *data,
   if (status == AFM_OK)
     status = checkTensors(name, m, weights_size);
   if (status == AFM_OK)
-    status = checkKVCache(name, m->kv_cache, &out->arena_bytes);
+    status = checkKVCache(name, m->kv_cache, &out->arena_bytes,
+                          &out->kv_cache_bytes);
   if (status != AFM_OK) {
     afm_manifest_release(out);
     return status;

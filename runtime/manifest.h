@@ -25,6 +25,10 @@ typedef struct afm_manifest {
   uint32_t vocab_size;     /* 1 .. INT32_MAX */
   uint32_t context_length; /* 1 .. INT32_MAX */
   uint64_t arena_bytes;
+  /* Where the last KV buffer (codes or scales) ends: the caches' part of the
+   * arena; the rest is the compiled code's scratch memory. The arena when
+   * the manifest lists no buffers. */
+  uint64_t kv_cache_bytes;
 } afm_manifest;
 
 /* Decodes and validates `size` bytes of manifest for a weights section of

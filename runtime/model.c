@@ -143,6 +143,10 @@ int32_t afm_model_context_length(const afm_model *model) {
 }
 
 uint64_t afm_model_kv_bytes(const afm_model *model) {
+  return model ? model->manifest.kv_cache_bytes : 0;
+}
+
+uint64_t afm_model_arena_bytes(const afm_model *model) {
   return model ? model->manifest.arena_bytes : 0;
 }
 

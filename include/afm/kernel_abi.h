@@ -44,7 +44,9 @@ typedef struct afm_host_api {
  *             [0, position) of this sequence
  *   kv_arena  the session's KV memory (manifest kv_cache.arena_bytes,
  *             64-byte aligned, zeroed at session start and reset); the
- *             entry appends the `count` new positions
+ *             entry appends the `count` new positions. Past the caches it
+ *             is the entries' scratch memory (their temporaries), so
+ *             compiled code needs no allocation per call
  *   logits    vocab_size floats: written with the logits of position
  *             `position + count - 1`
  *   host      runtime services (threads); never NULL. Compiled code runs

@@ -59,8 +59,11 @@ void afm_model_free(afm_model *model);
 
 int32_t afm_model_vocab_size(const afm_model *model);
 int32_t afm_model_context_length(const afm_model *model);
-/* KV memory one session allocates, in bytes. */
+/* Bytes of the KV caches of one session. */
 uint64_t afm_model_kv_bytes(const afm_model *model);
+/* Bytes of the arena one session allocates: the KV caches, then the
+   scratch memory of the compiled code (its temporaries). */
+uint64_t afm_model_arena_bytes(const afm_model *model);
 /* Size of the weights section, in bytes: about what one decode step reads
    (every weight once; the embedding only one row of it). */
 uint64_t afm_model_weight_bytes(const afm_model *model);

@@ -72,4 +72,8 @@ void mlir::afm::printCompileReport(llvm::raw_ostream &os, ModuleOp lowered,
   os << llvm::formatv("kv cache: {0} bytes per token (all caches, scales "
                       "included); arena {1} bytes\n",
                       perToken, arena);
+  if (auto scratch = lowered->getAttrOfType<IntegerAttr>("afm.scratch_bytes"))
+    os << llvm::formatv("scratch: {0} bytes of temporaries in the session's "
+                        "arena, after the caches\n",
+                        scratch.getInt());
 }

@@ -272,25 +272,43 @@ static Value q4GemvSplitK(OpBuilder &b, Location loc, Value x,
       [&](OpBuilder &nb, Location l, ValueRange args) {
         return castFloat(nb, l, args[0], nb.getF32Type());
       });
+  // Rows in register tiles of `tile` (one activation vector serves them
+  // all): outputs o = ob * tile + oi.
+  int64_t tile = v % 4 == 0 ? 4 : v % 2 == 0 ? 2 : 1, blocks = v / tile;
   Value codes = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({v, groups, half}, b.getI8Type()),
-      parts[0], SmallVector<ReassociationIndices>{{0}, {1, 2}});
+      b, loc, RankedTensorType::get({blocks, tile, groups, half}, b.getI8Type()),
+      parts[0], SmallVector<ReassociationIndices>{{0, 1}, {2, 3}});
+  Value scales = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({blocks, tile, groups}, b.getF32Type()),
+      parts[1], SmallVector<ReassociationIndices>{{0, 1}, {2}});
   // The plane loop outside the group loop, as in the 2-bit kernel: one
   // shift per vector op.
-  AffineExpr t, o, j, gi, lane;
-  bindDims(ctx, t, o, j, gi, lane);
-  Value partial = buildGeneric(
-      b, loc, ValueRange{xt, codes, parts[1], codeShifts(b, loc, 4)},
-      zerosLike(b, loc, x, {v, half}),
-      mapsOf(5, {{t, j, gi, lane}, {o, gi, lane}, {o, gi}, {j}, {t, o, lane}},
+  AffineExpr t, ob, oi, j, gi, lane;
+  bindDims(ctx, t, ob, oi, j, gi, lane);
+  auto kernel = linalg::GenericOp::create(
+      b, loc, TypeRange{RankedTensorType::get({1, blocks, tile, half},
+                                              b.getF32Type())},
+      ValueRange{xt, codes, scales, codeShifts(b, loc, 4)},
+      ValueRange{createFilled(b, loc,
+                              {b.getIndexAttr(1), b.getIndexAttr(blocks),
+                               b.getIndexAttr(tile), b.getIndexAttr(half)},
+                              b.getF32Type(), 0.0)},
+      mapsOf(6,
+             {{t, j, gi, lane}, {ob, oi, gi, lane}, {ob, oi, gi}, {j},
+              {t, ob, oi, lane}},
              ctx),
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
-       IteratorType::reduction, IteratorType::parallel},
+      SmallVector<IteratorType>{IteratorType::parallel, IteratorType::parallel,
+                                IteratorType::parallel, IteratorType::reduction,
+                                IteratorType::reduction, IteratorType::parallel},
       [&](OpBuilder &nb, Location l, ValueRange args) {
         Value q = codeAtShift(nb, l, args[1], args[3], 4, true);
         Value w = arith::MulFOp::create(nb, l, q, args[2]);
-        return multiplyAdd(nb, l, args[0], w, args[4]);
+        linalg::YieldOp::create(nb, l, multiplyAdd(nb, l, args[0], w, args[4]));
       });
+  kernel->setAttr(kWholeTileDimsAttrName, b.getDenseI64ArrayAttr({2}));
+  Value partial = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({1, v, half}, b.getF32Type()),
+      kernel.getResult(0), SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
   return addAccumulator(b, loc, sumInnermost(b, loc, partial), Value(),
                         elementType);
 }

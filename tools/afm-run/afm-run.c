@@ -40,7 +40,8 @@ static const char usage[] =
     "  tokens: t1 ... t_{N+1}\n"
     "  ttft_ms: prefill wall time in milliseconds\n"
     "  decode_tokens_per_s: N / decode wall time\n"
-    "  kv_bytes: KV memory of the session\n"
+    "  kv_bytes: KV caches of the session\n"
+    "  arena_bytes: the session's arena: KV caches and scratch memory\n"
     "  weight_bytes: size of the weights section\n"
     "  target: the target the model was compiled for\n"
     "\n"
@@ -271,6 +272,8 @@ static int run(const options *o) {
                ? (double)o->decode / decodeSeconds
                : 0.0);
     printf("kv_bytes: %llu\n", (unsigned long long)afm_model_kv_bytes(model));
+    printf("arena_bytes: %llu\n",
+           (unsigned long long)afm_model_arena_bytes(model));
     printf("weight_bytes: %llu\n",
            (unsigned long long)afm_model_weight_bytes(model));
     printf("target: %s\n", afm_model_target(model));
