@@ -41,14 +41,12 @@ struct Buffer {
   uint64_t offset = 0;
 };
 
-/// The position in `body` of the last op that uses `root` or an alias of it:
-/// a result of memref type of any op that takes an alias (views, reshapes,
-/// casts, loops carrying it), or a memref argument of a region such an op
-/// holds. Conservative: an alias only makes the lifetime longer.
-unsigned lastUse(Value root, Block &body,
-                 const llvm::DenseMap<Operation *, unsigned> &position) {
-  unsigned last =
-      position.lookup(body.findAncestorOpInBlock(*root.getDefiningOp()));
+/// Calls `visit` with every use of `root` and of its aliases: the memref
+/// results of any op that takes an alias (views, reshapes, casts, loops
+/// carrying it) and the memref arguments of the regions such an op holds.
+/// Conservative: a value wrongly taken for an alias only makes the buffer
+/// live longer or stay where it is.
+void forEachAliasUse(Value root, function_ref<void(OpOperand &)> visit) {
   SmallVector<Value> work = {root};
   llvm::DenseSet<Value> seen = {root};
   auto add = [&](Value v) {
@@ -58,9 +56,8 @@ unsigned lastUse(Value root, Block &body,
   while (!work.empty()) {
     Value v = work.pop_back_val();
     for (OpOperand &use : v.getUses()) {
+      visit(use);
       Operation *user = use.getOwner();
-      if (Operation *top = body.findAncestorOpInBlock(*user))
-        last = std::max(last, position.lookup(top));
       for (Value result : user->getResults())
         add(result);
       for (Region &region : user->getRegions())
@@ -69,26 +66,28 @@ unsigned lastUse(Value root, Block &body,
             add(arg);
     }
   }
+}
+
+/// The position in `body` of the last op that uses `root` or an alias.
+unsigned lastUse(Value root, Block &body,
+                 const llvm::DenseMap<Operation *, unsigned> &position) {
+  unsigned last =
+      position.lookup(body.findAncestorOpInBlock(*root.getDefiningOp()));
+  forEachAliasUse(root, [&](OpOperand &use) {
+    if (Operation *top = body.findAncestorOpInBlock(*use.getOwner()))
+      last = std::max(last, position.lookup(top));
+  });
   return last;
 }
 
 /// Whether an alias of `root` is yielded by a loop (carried from one
 /// iteration into the next, so one buffer cannot serve every iteration).
 bool isCarriedAcrossIterations(Value root) {
-  SmallVector<Value> work = {root};
-  llvm::DenseSet<Value> seen = {root};
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    for (OpOperand &use : v.getUses()) {
-      Operation *user = use.getOwner();
-      if (isa<scf::YieldOp>(user))
-        return true;
-      for (Value result : user->getResults())
-        if (isa<BaseMemRefType>(result.getType()) && seen.insert(result).second)
-          work.push_back(result);
-    }
-  }
-  return false;
+  bool carried = false;
+  forEachAliasUse(root, [&](OpOperand &use) {
+    carried |= isa<scf::YieldOp>(use.getOwner());
+  });
+  return carried;
 }
 
 /// Whether every op between `op` and `body` is a sequential scf.for: a
@@ -109,8 +108,10 @@ uint64_t place(MutableArrayRef<Buffer> buffers) {
   SmallVector<Buffer *> order;
   for (Buffer &b : buffers)
     order.push_back(&b);
-  llvm::stable_sort(order, [](Buffer *a, Buffer *b) {
-    return a->bytes > b->bytes;
+  // Largest first; equal sizes in program order (pointers into `buffers`
+  // compare in that order).
+  llvm::sort(order, [](Buffer *a, Buffer *b) {
+    return a->bytes != b->bytes ? a->bytes > b->bytes : a < b;
   });
   SmallVector<Buffer *> placed;
   uint64_t end = 0;

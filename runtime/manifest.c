@@ -183,24 +183,24 @@ static afm_status checkKVCache(const char *name,
     return AFM_OK;
   for (size_t i = 0; i < kv->n_buffers; ++i) {
     const Afm__Manifest__KVBuffer *b = kv->buffers[i];
-    uint64_t end;
+    uint64_t end, scalesEnd;
     if (!afm_checked_add(b->offset, b->bytes, &end) || end > kv->arena_bytes)
       return afm_error(AFM_ERR_FORMAT,
                        "%s: KV buffer %zu (layer %u) at offset %llu of %llu "
                        "bytes ends past the arena of %llu bytes",
                        name, i, b->layer, (ull)b->offset, (ull)b->bytes,
                        (ull)kv->arena_bytes);
-    if (!afm_checked_add(b->scales_offset, b->scales_bytes, &end) ||
-        end > kv->arena_bytes)
+    if (!afm_checked_add(b->scales_offset, b->scales_bytes, &scalesEnd) ||
+        scalesEnd > kv->arena_bytes)
       return afm_error(AFM_ERR_FORMAT,
                        "%s: KV buffer %zu (layer %u) has scales at offset "
                        "%llu of %llu bytes past the arena of %llu bytes",
                        name, i, b->layer, (ull)b->scales_offset,
                        (ull)b->scales_bytes, (ull)kv->arena_bytes);
-    if (b->offset + b->bytes > *cacheBytes)
-      *cacheBytes = b->offset + b->bytes;
     if (end > *cacheBytes)
       *cacheBytes = end;
+    if (scalesEnd > *cacheBytes)
+      *cacheBytes = scalesEnd;
   }
   return AFM_OK;
 }

@@ -22,15 +22,22 @@ using namespace mlir::afm;
 using llvm::Error;
 using llvm::Expected;
 
+/// A tensor's name may be used once and is not the metadata key; `seen`
+/// holds the names before it.
+static Error checkName(llvm::StringRef name, llvm::StringSet<> &seen) {
+  if (name == "__metadata__")
+    return llvm::createStringError(
+        "'__metadata__' is reserved and cannot name a tensor");
+  if (!seen.insert(name).second)
+    return llvm::createStringError("tensor '" + name + "' is given twice");
+  return Error::success();
+}
+
 static Error checkTensors(llvm::ArrayRef<SafeTensor> tensors) {
   llvm::StringSet<> seen;
   for (const SafeTensor &tensor : tensors) {
-    if (tensor.name == "__metadata__")
-      return llvm::createStringError(
-          "'__metadata__' is reserved and cannot name a tensor");
-    if (!seen.insert(tensor.name).second)
-      return llvm::createStringError("tensor '" + tensor.name +
-                                     "' is given twice");
+    if (Error err = checkName(tensor.name, seen))
+      return err;
     std::optional<int64_t> size = tensorByteSize(tensor.shape, tensor.dtype);
     if (!size || static_cast<uint64_t>(*size) != tensor.data.size())
       return llvm::createStringError(llvm::formatv(
@@ -129,12 +136,9 @@ SafeTensorsStreamWriter::create(llvm::StringRef path,
                                 const std::map<std::string, std::string> &metadata) {
   llvm::StringSet<> seen;
   for (const SafeTensorSpec &spec : specs) {
-    if (spec.name == "__metadata__")
-      return llvm::createStringError(
-          path + ": '__metadata__' is reserved and cannot name a tensor");
-    if (!seen.insert(spec.name).second)
-      return llvm::createStringError(path + ": tensor '" + spec.name +
-                                     "' is given twice");
+    if (Error err = checkName(spec.name, seen))
+      return llvm::createStringError(path + ": " +
+                                     llvm::toString(std::move(err)));
     if (!tensorByteSize(spec.shape, spec.dtype))
       return llvm::createStringError(path + ": tensor '" + spec.name +
                                      "' has more than 2^63 bytes");

@@ -21,8 +21,8 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/Parallel.h"
 
-#include <mutex>
 #include <cstring>
+#include <mutex>
 
 #ifdef __GLIBC__
 #include <malloc.h>

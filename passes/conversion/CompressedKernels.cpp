@@ -103,6 +103,32 @@ static Value sumInnermost(OpBuilder &b, Location loc, Value x) {
       });
 }
 
+/// Activations split as [T, groups, lanes, planes] (splitColumns) moved to
+/// f32 [T, planes, groups, lanes]: code plane j (the j-th code of each
+/// byte) of a group of `lanes` code bytes is one contiguous vector of
+/// activations, in the order the split-K kernels read them.
+static Value activationPlanes(OpBuilder &b, Location loc, Value xs) {
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(xs.getType()).getShape();
+  int64_t groups = shape[1], lanes = shape[2], planes = shape[3];
+  AffineExpr d0, d1, d2, d3;
+  bindDims(ctx, d0, d1, d2, d3);
+  return buildGeneric(
+      b, loc, ValueRange{xs},
+      tensor::EmptyOp::create(
+          b, loc,
+          SmallVector<OpFoldResult>{getSizes(b, loc, xs)[0],
+                                    b.getIndexAttr(planes),
+                                    b.getIndexAttr(groups),
+                                    b.getIndexAttr(lanes)},
+          b.getF32Type()),
+      mapsOf(4, {{d0, d2, d3, d1}, {d0, d1, d2, d3}}, ctx),
+      SmallVector<IteratorType>(4, IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        return castFloat(nb, l, args[0], nb.getF32Type());
+      });
+}
+
 //===----------------------------------------------------------------------===//
 // 2-bit: y = acc + s * sum_k x[k] * level(q[n, k])
 //===----------------------------------------------------------------------===//
@@ -123,22 +149,7 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
   Value codes = tensor::ExpandShapeOp::create(
       b, loc, RankedTensorType::get({n, groups, lanes}, b.getI8Type()),
       parts[0], SmallVector<ReassociationIndices>{{0}, {1, 2}});
-  // x as [T, 4, groups, lanes]: code plane j of the bytes of a group is
-  // one contiguous vector of activations, in the order the kernel reads.
-  SmallVector<OpFoldResult> xtShape = {getSizes(b, loc, x)[0],
-                                       b.getIndexAttr(4),
-                                       b.getIndexAttr(groups),
-                                       b.getIndexAttr(lanes)};
-  AffineExpr d0, d1, d2, d3;
-  bindDims(ctx, d0, d1, d2, d3);
-  Value xt = buildGeneric(
-      b, loc, ValueRange{xs},
-      tensor::EmptyOp::create(b, loc, xtShape, b.getF32Type()),
-      mapsOf(4, {{d0, d2, d3, d1}, {d0, d1, d2, d3}}, ctx),
-      SmallVector<IteratorType>(4, IteratorType::parallel),
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        return castFloat(nb, l, args[0], nb.getF32Type());
-      });
+  Value xt = activationPlanes(b, loc, xs);
   // The code-in-byte loop comes before the byte loop, so that tiling
   // takes one code plane at a time: a uniform shift per vector op.
   AffineExpr t, o, j, g, lane;
@@ -254,24 +265,9 @@ static Value q4GemvSplitK(OpBuilder &b, Location loc, Value x,
   if (xType.getDimSize(0) != 1 || g % 2 != 0 || d % g != 0)
     return {};
   int64_t groups = d / g, half = g / 2;
-  // x as [T, 2, groups, half]: nibble plane j of a group's bytes is one
-  // contiguous vector of activations (column G * g + 2 * b + j).
-  Value xs = splitColumns(b, loc, x, {groups, half, 2});
-  AffineExpr d0, d1, d2, d3;
-  bindDims(ctx, d0, d1, d2, d3);
-  Value xt = buildGeneric(
-      b, loc, ValueRange{xs},
-      tensor::EmptyOp::create(
-          b, loc,
-          SmallVector<OpFoldResult>{getSizes(b, loc, x)[0], b.getIndexAttr(2),
-                                    b.getIndexAttr(groups),
-                                    b.getIndexAttr(half)},
-          b.getF32Type()),
-      mapsOf(4, {{d0, d2, d3, d1}, {d0, d1, d2, d3}}, ctx),
-      SmallVector<IteratorType>(4, IteratorType::parallel),
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        return castFloat(nb, l, args[0], nb.getF32Type());
-      });
+  // Nibble plane j of a group's bytes: columns G * g + 2 * b + j.
+  Value xt =
+      activationPlanes(b, loc, splitColumns(b, loc, x, {groups, half, 2}));
   // Rows in register tiles of `tile` (one activation vector serves them
   // all): outputs o = ob * tile + oi.
   int64_t tile = v % 4 == 0 ? 4 : v % 2 == 0 ? 2 : 1, blocks = v / tile;
@@ -312,7 +308,6 @@ static Value q4GemvSplitK(OpBuilder &b, Location loc, Value x,
   return addAccumulator(b, loc, sumInnermost(b, loc, partial), Value(),
                         elementType);
 }
-
 
 //===----------------------------------------------------------------------===//
 // ASTC, CPU form: y = acc + sum_k x[k] * scale[b] * q[n, k] (offsets apart)

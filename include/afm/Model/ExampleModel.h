@@ -24,13 +24,6 @@ std::vector<llvm::StringRef> examplePresetNames();
 /// The config of preset `name`; an error listing the presets otherwise.
 llvm::Expected<ModelConfig> examplePresetConfig(llvm::StringRef name);
 
-/// Random F32 weights for every tensor of `expectedTensors(config)`, in that
-/// order, from one SplitMix64 stream seeded with `seed`: the embeddings
-/// 0.1 * N(0, 1) (small next to what the layers add, so greedy tokens vary),
-/// projection matrices (including an untied LM head, routers and stacked
-/// experts) N(0, 1 / fan_in) with fan_in = the last dimension, the input
-/// width, and norm weights 1 + 0.1 * N(0, 1). The same config and seed give
-/// the same bits on every machine.
 /// How one tensor of an example model is drawn: N(mean, stddev^2) values
 /// from the seed's stream, starting at its `firstDraw`-th 64-bit draw
 /// (each value takes two).
@@ -52,6 +45,13 @@ std::vector<ExampleTensorPlan> planExampleTensors(const ModelConfig &config);
 void generateExampleValues(const ExampleTensorPlan &plan, uint64_t seed,
                            int64_t begin, llvm::MutableArrayRef<float> out);
 
+/// Random F32 weights for every tensor of `expectedTensors(config)`, in that
+/// order, from one SplitMix64 stream seeded with `seed`: the embeddings
+/// 0.1 * N(0, 1) (small next to what the layers add, so greedy tokens vary),
+/// projection matrices (including an untied LM head, routers and stacked
+/// experts) N(0, 1 / fan_in) with fan_in = the last dimension, the input
+/// width, and norm weights 1 + 0.1 * N(0, 1). The same config and seed give
+/// the same bits on every machine.
 std::vector<SafeTensor> generateExampleWeights(const ModelConfig &config,
                                                uint64_t seed);
 
