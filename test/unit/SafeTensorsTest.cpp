@@ -111,6 +111,79 @@ TEST(SafeTensorsWriter, RejectsBadTensors) {
             "tensor 'a' has 12 bytes of data but shape [2, 2] of F32 needs 16");
 }
 
+/// The specs of `tensors`, for the stream writer.
+std::vector<SafeTensorSpec> specsOf(const std::vector<SafeTensor> &tensors) {
+  std::vector<SafeTensorSpec> specs;
+  for (const SafeTensor &t : tensors)
+    specs.push_back({t.name, t.dtype, t.shape});
+  return specs;
+}
+
+std::string readFile(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+  return buffer ? (*buffer)->getBuffer().str() : std::string();
+}
+
+// Streamed in pieces of 3 bytes (across tensor boundaries), a file is the
+// bytes serializeSafeTensors makes of the same tensors and metadata.
+TEST(SafeTensorsStreamWriter, PiecesGiveTheSerializedFile) {
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("afm-stream", "safetensors",
+                                                  path));
+  std::vector<SafeTensor> tensors = sampleTensors();
+  std::map<std::string, std::string> metadata = {{"k", "v"}};
+  auto writer = SafeTensorsStreamWriter::create(path, specsOf(tensors),
+                                                metadata);
+  ASSERT_TRUE(bool(writer)) << errorText(writer);
+  std::vector<uint8_t> data;
+  for (const SafeTensor &t : tensors)
+    data.insert(data.end(), t.data.begin(), t.data.end());
+  for (size_t i = 0; i < data.size(); i += 3)
+    ASSERT_EQ(errorText((*writer)->append(llvm::ArrayRef<uint8_t>(data).slice(
+                  i, std::min<size_t>(3, data.size() - i)))),
+              "");
+  ASSERT_EQ(errorText((*writer)->finish()), "");
+  llvm::Expected<std::string> expected = serializeSafeTensors(tensors, metadata);
+  ASSERT_TRUE(bool(expected));
+  EXPECT_EQ(readFile(path), *expected);
+  llvm::sys::fs::remove(path);
+}
+
+// Bad specs, too much data and an incomplete tensor are errors naming the
+// file; a writer that did not finish leaves no file behind.
+TEST(SafeTensorsStreamWriter, RejectsBadSpecsAndData) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("afm-stream", dir));
+  std::string path = (dir + "/m.safetensors").str();
+  auto twice = SafeTensorsStreamWriter::create(
+      path, {{"a", DType::F32, {1}}, {"a", DType::F32, {1}}});
+  EXPECT_EQ(errorText(twice), path + ": tensor 'a' is given twice");
+  auto reserved =
+      SafeTensorsStreamWriter::create(path, {{"__metadata__", DType::F32, {1}}});
+  EXPECT_THAT(errorText(reserved), HasSubstr("'__metadata__' is reserved"));
+  {
+    auto writer = SafeTensorsStreamWriter::create(path, {{"a", DType::F32, {1}}});
+    ASSERT_TRUE(bool(writer));
+    std::vector<uint8_t> five(5, 0);
+    EXPECT_EQ(errorText((*writer)->append(five)),
+              path + ": more data than the 1 tensors of the header hold");
+  }
+  {
+    auto writer =
+        SafeTensorsStreamWriter::create(path, {{"a", DType::F32, {2}}});
+    ASSERT_TRUE(bool(writer));
+    std::vector<uint8_t> four(4, 0);
+    EXPECT_EQ(errorText((*writer)->append(four)), "");
+    EXPECT_EQ(errorText((*writer)->finish()),
+              path + ": tensor 'a' is incomplete");
+  }
+  EXPECT_FALSE(llvm::sys::fs::exists(path));
+  std::error_code ec;
+  llvm::sys::fs::directory_iterator it(dir, ec);
+  EXPECT_EQ(it, llvm::sys::fs::directory_iterator()) << "a temporary file is left";
+  llvm::sys::fs::remove_directories(dir);
+}
+
 /// The error of opening `bytes` as "m.safetensors".
 std::string openError(llvm::StringRef bytes) {
   llvm::Expected<SafeTensorsFile> file = openBytes(bytes, "m.safetensors");
