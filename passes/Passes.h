@@ -69,8 +69,9 @@ struct CodegenPipelineOptions
       llvm::cl::init(false)};
   Option<bool> int8Activations{
       *this, "int8-activations",
-      llvm::cl::desc("Quantize the inputs of 2-bit linear layers to int8 per "
-                     "row and multiply with integer dot products"),
+      llvm::cl::desc("Quantize the inputs of 2-bit and ASTC linear layers "
+                     "and of a 4-bit LM head to int8 per row and multiply "
+                     "with integer dot products"),
       llvm::cl::init(false)};
   Option<int64_t> minParallelWork{
       *this, "min-parallel-work",

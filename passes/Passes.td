@@ -24,24 +24,29 @@ def AFMLowerToLinalgPass : Pass<"afm-lower-to-linalg", "mlir::ModuleOp"> {
     experts, compressed weights) are left in place for the passes that own
     them; the AOT pipeline reports any afm op that survives lowering.
 
-    With `int8-activations`, linear layers over 2-bit weights quantize each
-    row of their input to int8 (symmetric, scale max|x| / 127, round half to
-    even) and multiply in integers, the balanced offset and the scales
-    applied once per output; the target's integer dot products (VNNI,
+    With `int8-activations`, linear layers over 2-bit and ASTC weights and
+    an LM head over a 4-bit table quantize each row of their input to int8
+    (symmetric, scale max|x| / 127, round half to even) and multiply in
+    integers, the offsets and the scales applied once per output (the 4-bit
+    group scales once per group); the target's integer dot products (VNNI,
     vpmaddubsw, sdot) then run the inner loop. A model imported from a
     config with `linear_activations: "int8"` asks for it in its `afm.model`
     attribute.
   }];
   let options = [
     Option<"int8Activations", "int8-activations", "bool", /*default=*/"false",
-           "Quantize the inputs of 2-bit linear layers to int8 per row and "
-           "multiply with integer dot products">,
+           "Quantize the inputs of 2-bit and ASTC linear layers and of a "
+           "4-bit LM head to int8 per row and multiply with integer dot "
+           "products">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
     "mlir::linalg::LinalgDialect",
     "mlir::math::MathDialect",
     "mlir::tensor::TensorDialect",
+    // The 4-bit head reads its code bytes as i32 words (a memref.view).
+    "mlir::bufferization::BufferizationDialect",
+    "mlir::memref::MemRefDialect",
   ];
 }
 

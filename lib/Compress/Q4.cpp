@@ -1,6 +1,7 @@
 //===- Q4.cpp - 4-bit grouped tables for embeddings -----------------------===//
 
 #include "afm/Compress/Q4.h"
+#include "afm/Compress/Q4Layout.h"
 
 #include <algorithm>
 #include <cmath>
@@ -60,6 +61,20 @@ mlir::afm::unpackQ4(llvm::ArrayRef<uint8_t> packed, size_t rows, size_t cols) {
       codes[r * cols + k] = static_cast<int8_t>(nibble >= 8 ? nibble - 16 : nibble);
     }
   return codes;
+}
+
+std::vector<uint8_t> mlir::afm::kernelOrderQ4Codes(
+    llvm::ArrayRef<uint8_t> packed, size_t rows, size_t cols, size_t group) {
+  int64_t c = static_cast<int64_t>(cols), g = static_cast<int64_t>(group);
+  if (!q4HasInterleavedCodes(c, g))
+    return packed.vec();
+  size_t rowBytes = q4RowBytes(cols);
+  std::vector<uint8_t> ordered(packed.size());
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t b = 0; b < rowBytes; ++b)
+      ordered[r * rowBytes + q4CodeByteInRow(2 * b, c, g)] =
+          packed[r * rowBytes + b];
+  return ordered;
 }
 
 void mlir::afm::dequantizeQ4Row(const Q4Table &table, size_t row, float *out) {

@@ -212,7 +212,8 @@ static llvm::Error encodeQ4(EncodedWeight &e, Q4WeightType type,
     auto t = quantizeQ4(block, count, cols, group);
     if (!t)
       return t.takeError();
-    std::vector<uint8_t> packed = packQ4(t->codes, count, cols);
+    std::vector<uint8_t> packed =
+        kernelOrderQ4Codes(packQ4(t->codes, count, cols), count, cols, group);
     codes.insert(codes.end(), packed.begin(), packed.end());
     scales.insert(scales.end(), t->scales.begin(), t->scales.end());
     for (size_t r = 0; r < count; ++r) {
@@ -377,6 +378,10 @@ WeightEncoder::encode(StringRef name, Type type, Attribute value,
         return fail("inline value of weight '" + name + "' has no data");
       e.parts["codes"] = *codes;
       e.parts["scales"] = *scales;
+      // The kernels' byte order (Q4Layout.h); the payload is the plain one.
+      if (auto q4 = dyn_cast<Q4WeightType>(type))
+        e.parts["codes"] = kernelOrderQ4Codes(*codes, e.rows, e.cols,
+                                              q4.getGroup());
       std::vector<float> s = asVector<float>(*scales);
       if (auto q2 = dyn_cast<Q2WeightType>(type)) {
         auto unpacked = unpackQ2(*codes, e.rows, e.cols);

@@ -242,5 +242,11 @@ std::vector<float> ReferenceModel::ffnBlock(int64_t track, int64_t layer,
 
 std::vector<float> ReferenceModel::logits(ArrayRef<float> hidden) const {
   std::vector<float> normed = rmsNorm(hidden, finalNorm, cfg.rmsNormEps);
-  return linear(normed, cfg.tieWordEmbeddings ? embedTokens : lmHead);
+  if (!cfg.tieWordEmbeddings)
+    return linear(normed, lmHead);
+  // A tied 4-bit table multiplies int8 activations when the linear layers
+  // do (the compiled head's integer dot products).
+  if (cfg.int8Activations && cfg.embeddingFormat == EmbeddingFormat::Q4)
+    return linear(roundToInt8Activations(normed), embedTokens);
+  return linear(normed, embedTokens);
 }

@@ -13,6 +13,8 @@
 #include "passes/conversion/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -474,7 +476,9 @@ struct AFMLowerToLinalgPass
     MLIRContext *ctx = &getContext();
     ConversionTarget target(*ctx);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
-                           math::MathDialect, tensor::TensorDialect>();
+                           math::MathDialect, tensor::TensorDialect,
+                           bufferization::BufferizationDialect,
+                           memref::MemRefDialect>();
     target.addIllegalOp<RMSNormOp, RoPEOp, LoRAOp, EmbeddingOp, LinearOp,
                         LMHeadOp, SwiGLUOp, DequantizeOp, ASTCDecodeOp,
                         ASTCOffsetsOp, MinShiftOp>();

@@ -2,6 +2,7 @@
 
 #include "passes/conversion/CompressedKernels.h"
 
+#include "afm/Compress/Q4Layout.h"
 #include "dialects/afm/IR/AFMOps.h"
 #include "passes/conversion/LinalgBuilders.h"
 
@@ -85,22 +86,6 @@ static Value multiplyAdd(OpBuilder &b, Location loc, Value x, Value w,
   Value product =
       arith::MulFOp::create(b, loc, castFloat(b, loc, x, b.getF32Type()), w);
   return arith::AddFOp::create(b, loc, out, product);
-}
-
-/// `[T, A, B] -> [T, A]`, summed over B in f32.
-static Value sumInnermost(OpBuilder &b, Location loc, Value x) {
-  MLIRContext *ctx = b.getContext();
-  auto type = cast<RankedTensorType>(x.getType());
-  AffineExpr t, a, i;
-  bindDims(ctx, t, a, i);
-  return buildGeneric(
-      b, loc, ValueRange{x}, zerosLike(b, loc, x, {type.getDimSize(1)}),
-      mapsOf(3, {{t, a, i}, {t, a}}, ctx),
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        return arith::AddFOp::create(
-            nb, l, args[1], castFloat(nb, l, args[0], nb.getF32Type()));
-      });
 }
 
 /// Activations split as [T, groups, lanes, planes] (splitColumns) moved to
@@ -571,17 +556,8 @@ static Value astcInt8BlockMatmul(OpBuilder &b, Location loc, Value x,
             .getResult();
       });
   // y = sums * amax / 127 (+ acc), once per output.
-  AffineExpr row, col;
-  bindDims(ctx, row, col);
-  return buildOutputStep(
-      b, loc, getSizes(b, loc, x)[0], type.getRows(), {sums, amax},
-      {{row, col}, {row}}, acc, elementType,
-      [&](OpBuilder &nbld, Location l, ValueRange args) -> Value {
-        Value step = arith::DivFOp::create(
-            nbld, l, args[1],
-            arith::ConstantOp::create(nbld, l, nbld.getF32FloatAttr(127.0)));
-        return arith::MulFOp::create(nbld, l, args[0], step);
-      });
+  return buildRowScaledOutput(b, loc, getSizes(b, loc, x)[0], type.getRows(),
+                              sums, amax, acc, elementType);
 }
 
 /// `acc + x W^T` for one row of x and a float W [N, K] in split-K form:
@@ -702,11 +678,25 @@ Value afm::buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
   }
   if (how.int8Activations && isa<ASTCWeightType>(weight.getType()))
     x = buildInt8RoundTrip(b, loc, x);
-  if (auto q4 = dyn_cast<Q4WeightType>(weight.getType());
-      q4 && q4.getGroup() % 2 == 0 && !acc) {
-    if (Value y = q4GemvSplitK(b, loc, x, q4, bound.getParts(), elementType))
-      return y;
-    return q4Matmul(b, loc, x, q4, bound.getParts(), elementType);
+  if (auto q4 = dyn_cast<Q4WeightType>(weight.getType()); q4 && !acc) {
+    if (q4HasInterleavedCodes(q4.getCols(), q4.getGroup())) {
+      if (Value y = buildQ4InterleavedMatmul(b, loc, x, q4, bound.getParts(),
+                                             elementType,
+                                             how.int8Activations))
+        return y;
+      // Rows of dynamic count: the materialized table below, on the
+      // activations the kernel would multiply.
+      if (how.int8Activations)
+        x = buildInt8RoundTrip(b, loc, x);
+    } else if (q4.getGroup() % 2 == 0) {
+      // The same numerics as the interleaved kernel's.
+      if (how.int8Activations)
+        x = buildInt8RoundTrip(b, loc, x);
+      if (Value y =
+              q4GemvSplitK(b, loc, x, q4, bound.getParts(), elementType))
+        return y;
+      return q4Matmul(b, loc, x, q4, bound.getParts(), elementType);
+    }
   }
   // 2-bit over many rows, ASTC without the min-shift fusion, odd 4-bit
   // groups: the reconstructed weight is materialized, then multiplied.
@@ -747,14 +737,39 @@ static Value remIndex(OpBuilder &b, Location loc, Value i, int64_t d) {
   return arith::RemUIOp::create(b, loc, i, indexConst(b, loc, d));
 }
 
+/// The byte of a q4 row holding column `col`: afm/Compress/Q4Layout.h's
+/// q4CodeByteInRow, in index arithmetic.
+static Value q4CodeByte(OpBuilder &b, Location loc, Value col,
+                        Q4WeightType type) {
+  int64_t cols = type.getCols(), group = type.getGroup();
+  if (!q4HasInterleavedCodes(cols, group))
+    return divIndex(b, loc, col, 2);
+  auto mul = [&](Value v, int64_t c) {
+    return arith::MulIOp::create(b, loc, v, indexConst(b, loc, c)).getResult();
+  };
+  auto add = [&](Value u, Value v) {
+    return arith::AddIOp::create(b, loc, u, v).getResult();
+  };
+  Value g = divIndex(b, loc, col, group);
+  Value set = divIndex(b, loc, g, kQ4InterleavedGroups);
+  Value lane = remIndex(b, loc, g, kQ4InterleavedGroups);
+  Value byte = divIndex(b, loc, remIndex(b, loc, col, group), 2);
+  Value word = divIndex(b, loc, byte, 4);
+  Value inWord = remIndex(b, loc, byte, 4);
+  return add(add(mul(set, kQ4InterleavedGroups * (group / 2)),
+                 mul(add(mul(word, kQ4InterleavedGroups), lane), 4)),
+             inWord);
+}
+
 /// The 4-bit value at column `col` of row `row` of a bound q4 table.
 static Value q4Value(OpBuilder &b, Location loc, ValueRange parts, Value row,
-                     Value col, int64_t group) {
+                     Value col, Q4WeightType type) {
   Value byte = tensor::ExtractOp::create(
-      b, loc, parts[0], ValueRange{row, divIndex(b, loc, col, 2)});
+      b, loc, parts[0], ValueRange{row, q4CodeByte(b, loc, col, type)});
   Value q = extractCode(b, loc, byte, remIndex(b, loc, col, 2), 4, true);
   Value scale = tensor::ExtractOp::create(
-      b, loc, parts[1], ValueRange{row, divIndex(b, loc, col, group)});
+      b, loc, parts[1],
+      ValueRange{row, divIndex(b, loc, col, type.getGroup())});
   return arith::MulFOp::create(b, loc, q, scale);
 }
 
@@ -776,8 +791,7 @@ Value afm::buildQ4Gather(OpBuilder &b, Location loc, Value tokens,
         Value row = arith::IndexCastOp::create(nb, l, nb.getIndexType(),
                                                args[0]);
         return castFloat(nb, l,
-                         q4Value(nb, l, bound.getParts(), row, idx[1],
-                                 type.getGroup()),
+                         q4Value(nb, l, bound.getParts(), row, idx[1], type),
                          elementType);
       });
 }
@@ -812,7 +826,7 @@ Value afm::buildDequantized(OpBuilder &b, Location loc, Value weight,
           return arith::MulFOp::create(nb, l, level, scale);
         }
         if (auto q4 = dyn_cast<Q4WeightType>(weight.getType()))
-          return q4Value(nb, l, parts, n, k, q4.getGroup());
+          return q4Value(nb, l, parts, n, k, q4);
         // Row pair (br / 2), nibble br % 2 of byte j % 4 of the codes
         // (columns 0..3) or the tail codes (4, 5).
         constexpr int64_t dim = kASTCCPUBlockDim;

@@ -22,11 +22,11 @@ namespace mlir::afm {
 
 /// How linear layers over compressed weights compute.
 struct LinearLowering {
-  /// 2-bit and ASTC layers quantize each row of their input to int8
-  /// (symmetric, max|x| / 127, round half to even) and multiply in
-  /// integers (Q2Int8Matmul.cpp, astcInt8BlockMatmul); over many rows, the
-  /// rounded activations go to the f32 GEMM, so every row sees the same
-  /// numerics.
+  /// 2-bit and ASTC layers, and the tied 4-bit head, quantize each row of
+  /// their input to int8 (symmetric, max|x| / 127, round half to even) and
+  /// multiply in integers (Q2Int8Matmul.cpp, astcInt8BlockMatmul,
+  /// Q4Matmul.cpp); over many rows, the rounded activations go to the f32
+  /// GEMM, so every row sees the same numerics.
   bool int8Activations = false;
 };
 
@@ -65,9 +65,23 @@ Value buildOutputStep(
     Value acc, Type elementType,
     function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
+/// `acc + sums * amax[row] / 127` as `elementType` (`acc` may be null):
+/// an int8 kernel's integer-exact sums `[rows, n]` scaled back by the
+/// rows' activation scales, once per output.
+Value buildRowScaledOutput(OpBuilder &b, Location loc, OpFoldResult rows,
+                           int64_t n, Value sums, Value amax, Value acc,
+                           Type elementType);
+
 /// `x [T, K]` with each row quantized to int8 as `buildQ2Int8Matmul` does
 /// and scaled back: the activations the integer kernel multiplies.
 Value buildInt8RoundTrip(OpBuilder &b, Location loc, Value x);
+
+/// `x * W^T` for a bound 4-bit table whose codes are interleaved
+/// (afm/Compress/Q4Layout.h), on int8-rounded or f32 activations; null
+/// when the codes are in the plain order or x's shape is not static.
+Value buildQ4InterleavedMatmul(OpBuilder &b, Location loc, Value x,
+                               Q4WeightType type, ValueRange parts,
+                               Type elementType, bool int8Activations);
 
 /// `table[tokens[t], :]` for a bound `!afm.q4` table, dequantized per row.
 Value buildQ4Gather(OpBuilder &b, Location loc, Value tokens, Value weight,

@@ -155,3 +155,19 @@ Value afm::zerosLike(OpBuilder &b, Location loc, Value x,
     sizes.push_back(b.getIndexAttr(c));
   return createFilled(b, loc, sizes, b.getF32Type(), 0.0);
 }
+
+Value afm::sumInnermost(OpBuilder &b, Location loc, Value x) {
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(x.getType());
+  AffineExpr t, a, i;
+  bindDims(ctx, t, a, i);
+  return buildGeneric(
+      b, loc, ValueRange{x}, zerosLike(b, loc, x, {type.getDimSize(1)}),
+      mapsOf(3, {{t, a, i}, {t, a}}, ctx),
+      {utils::IteratorType::parallel, utils::IteratorType::parallel,
+       utils::IteratorType::reduction},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        return arith::AddFOp::create(
+            nb, l, args[1], castFloat(nb, l, args[0], nb.getF32Type()));
+      });
+}

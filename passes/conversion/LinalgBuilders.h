@@ -72,6 +72,10 @@ Value splitColumns(OpBuilder &b, Location loc, Value x,
 /// A zero-filled f32 `[T, cols...]` for accumulating over the rows of `x`.
 Value zerosLike(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> cols);
 
+/// `[T, A, B] -> [T, A]`, summed over B in f32: the one horizontal sum of
+/// a split-K kernel's partial sums, once per output.
+Value sumInnermost(OpBuilder &b, Location loc, Value x);
+
 /// `[0, bits, 2 * bits, ...]`: the shift of each code in a byte, as an i8
 /// tensor the kernels index by the code-in-byte loop. Vectorized, it is a
 /// small constant vector, where `linalg.index` arithmetic would be a wide

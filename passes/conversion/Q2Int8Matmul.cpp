@@ -258,3 +258,17 @@ Value afm::buildOutputStep(
         return castFloat(nb, l, y, elementType);
       });
 }
+
+Value afm::buildRowScaledOutput(OpBuilder &b, Location loc, OpFoldResult rows,
+                                int64_t n, Value sums, Value amax, Value acc,
+                                Type elementType) {
+  AffineExpr r, c;
+  bindDims(b.getContext(), r, c);
+  return buildOutputStep(
+      b, loc, rows, n, {sums, amax}, {{r, c}, {r}}, acc, elementType,
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        Value step = arith::DivFOp::create(nb, l, args[1],
+                                           f32Const(nb, l, 127.0));
+        return arith::MulFOp::create(nb, l, args[0], step);
+      });
+}

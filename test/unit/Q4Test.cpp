@@ -1,11 +1,13 @@
 //===- Q4Test.cpp - 4-bit grouped tables ----------------------------------===//
 
 #include "afm/Compress/Q4.h"
+#include "afm/Compress/Q4Layout.h"
 #include "CompressTestSupport.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 using namespace mlir::afm;
 
@@ -73,4 +75,48 @@ TEST(Q4, GroupMustDivideColumns) {
   ASSERT_FALSE(static_cast<bool>(t));
   EXPECT_NE(llvm::toString(t.takeError()).find("does not divide"),
             std::string::npos);
+}
+
+// The kernels' order: word w of 16 consecutive groups is one 64-byte run,
+// group by group; each byte moves exactly once.
+TEST(Q4Layout, SixteenGroupsInterleaveByWord) {
+  int64_t cols = 1024, group = 32; // 2 sets of 16 groups, 4 words a group
+  ASSERT_TRUE(q4HasInterleavedCodes(cols, group));
+  // Column 0 of group 0: byte 0; column 8 (word 1 of group 0): byte 64;
+  // column 32 (group 1, word 0): byte 4; column 2 * 3 + 1 (byte 3 of word
+  // 0, high nibble): byte 3; group 16 starts the second set at 256.
+  EXPECT_EQ(q4CodeByteInRow(0, cols, group), 0);
+  EXPECT_EQ(q4CodeByteInRow(8, cols, group), 64);
+  EXPECT_EQ(q4CodeByteInRow(32, cols, group), 4);
+  EXPECT_EQ(q4CodeByteInRow(7, cols, group), 3);
+  EXPECT_EQ(q4CodeByteInRow(16 * 32, cols, group), 256);
+  EXPECT_EQ(q4CodeByteInRow(15 * 32 + 31, cols, group), 3 * 64 + 15 * 4 + 3);
+  std::set<int64_t> bytes;
+  for (int64_t k = 0; k < cols; k += 2)
+    bytes.insert(q4CodeByteInRow(k, cols, group));
+  EXPECT_EQ(bytes.size(), size_t(cols / 2));
+  EXPECT_EQ(*bytes.rbegin(), cols / 2 - 1);
+
+  std::mt19937 rng(9);
+  std::vector<uint8_t> packed(3 * cols / 2);
+  for (uint8_t &b : packed)
+    b = static_cast<uint8_t>(rng());
+  std::vector<uint8_t> ordered = kernelOrderQ4Codes(packed, 3, cols, group);
+  ASSERT_EQ(ordered.size(), packed.size());
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t k = 0; k < cols; k += 2)
+      ASSERT_EQ(ordered[r * cols / 2 + q4CodeByteInRow(k, cols, group)],
+                packed[r * cols / 2 + k / 2]);
+}
+
+// Rows without whole sets of 16 groups, or groups of a partial word, keep
+// the plain order.
+TEST(Q4Layout, OtherShapesKeepThePlainOrder) {
+  EXPECT_FALSE(q4HasInterleavedCodes(64, 32));   // 2 groups
+  EXPECT_FALSE(q4HasInterleavedCodes(640, 32));  // 20 groups
+  EXPECT_TRUE(q4HasInterleavedCodes(1536, 32));  // 48 groups: 3 sets
+  EXPECT_FALSE(q4HasInterleavedCodes(16 * 4, 4)); // half-word groups
+  std::vector<uint8_t> packed = {1, 2, 3, 4};
+  EXPECT_EQ(kernelOrderQ4Codes(packed, 1, 8, 4), packed);
+  EXPECT_EQ(q4CodeByteInRow(5, 64, 32), 2);
 }

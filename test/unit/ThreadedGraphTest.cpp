@@ -12,6 +12,7 @@ extern "C" {
 #include "runtime/thread_pool.h"
 }
 
+#include "afm/Compress/Q4Layout.h"
 #include "afm/CodeGen/ObjectEmitter.h"
 #include "afm/Compiler/HostLibrary.h"
 #include "afm/InitAll.h"
@@ -181,7 +182,9 @@ TEST_F(ThreadedGraphTest, Q4EmbeddingMatchesAPlainLoopOnTwoThreads) {
   for (int64_t t = 0; t < tokens; ++t) {
     int64_t row = ids.data<int32_t>()[t];
     for (int64_t j = 0; j < dim; ++j) {
-      uint8_t byte = codes.data<uint8_t>()[row * dim / 2 + j / 2];
+      // Bound codes are in the kernels' order (afm/Compress/Q4Layout.h).
+      uint8_t byte = codes.data<uint8_t>()[row * dim / 2 +
+                                           afm::q4CodeByteInRow(j, dim, group)];
       int nibble = j % 2 ? byte >> 4 : byte & 15;
       int q = nibble >= 8 ? nibble - 16 : nibble;
       float expected = scales.data<float>()[row * dim / group + j / group] * q;

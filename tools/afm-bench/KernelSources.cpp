@@ -26,6 +26,10 @@ std::vector<KernelSpec> afm_bench::defaultKernels() {
   kernels.push_back({"f32 GEMM (afm.linear)", F::F32, 512, 4096, 4096});
   kernels.push_back({"2-bit GEMM", F::Q2, 512, 4096, 4096});
   kernels.push_back({"ASTC GEMM (CPU transcode)", F::ASTC, 512, 4096, 4096});
+  // The paper's tied 4-bit LM head (150K x 3072) over one decode row.
+  kernels.push_back({"4-bit LM head", F::Q4, 1, 150000, 3072});
+  kernels.push_back({"4-bit LM head (int8 activations)", F::Q4, 1, 150000,
+                     3072, 0, 0, /*int8Activations=*/true});
   // A decode step's row, and a prefill chunk's rows, of a 32K x 4096 table.
   for (int64_t tokens : {1, 512})
     kernels.push_back(
@@ -154,6 +158,19 @@ static KernelSource linearSource(const KernelSpec &s) {
         x, y, n, k, row);
     source.arguments = {{bytes(n * row, 1), Rotation::Weights, randomBytes()},
                         {4, Rotation::Weights, constant(0.01f)}};
+  } else if (s.format == KernelFormat::Q4) {
+    int64_t row = k / 2, groups = k / 32;
+    source.mlir = llvm::formatv(
+        "func.func @main(%x: {0}, %codes: tensor<{2}x{4}xi8>, "
+        "%scales: tensor<{2}x{5}xf32>) -> {1} {{\n"
+        "  %w = afm.bound_weight %codes, %scales : tensor<{2}x{4}xi8>, "
+        "tensor<{2}x{5}xf32> -> !afm.q4<{2}x{3}, group = 32>\n"
+        "  %y = afm.lm_head %x, %w : {0}, !afm.q4<{2}x{3}, group = 32> "
+        "-> {1}\n  return %y : {1}\n}\n",
+        x, y, n, k, row, groups);
+    source.arguments = {{bytes(n * row, 1), Rotation::Weights, randomBytes()},
+                        {bytes(n * groups, 4), Rotation::Weights,
+                         constant(0.01f)}};
   } else {
     int64_t nb = (n + 5) / 6,
             kb = mlir::afm::getASTCStoredBlockColumns(k, 6);

@@ -22,6 +22,7 @@ enum class KernelFormat {
   F32Matmul,   // tosa.matmul, W [K, N] f32
   Q2,          // afm.linear over !afm.q2, per-tensor scale
   ASTC,        // afm.linear over !afm.astc (CPU transcode)
+  Q4,          // afm.lm_head over !afm.q4, group 32 (a tied 4-bit head)
   Q4Embedding, // afm.embedding over !afm.q4, group 32
   I8Attention, // afm.attention over an i8 KV cache, one decode step
 };

@@ -171,6 +171,8 @@ int main(int argc, char **argv) {
       "  f32, 2-bit and ASTC GEMV (4096x4096, 2048x8192) and GEMM (M = 512);\n"
       "  4-bit embedding gather (1 and 512 random rows of a 32768x4096 "
       "table,\n  group 32: one decode step's row, a prefill chunk's rows);\n"
+      "  4-bit LM head (150000x3072, group 32: the paper's tied head), f32\n"
+      "  and int8 activations;\n"
       "  int8-KV attention decode step (1 query token, 4096 positions, 32\n"
       "  query and 8 KV heads of 128).\n"
       "GB/s counts the weight bytes read (embedding: rows and scales;\n"

@@ -48,6 +48,13 @@ std::vector<uint8_t> packQ4(llvm::ArrayRef<int8_t> codes, size_t rows,
 llvm::Expected<std::vector<int8_t>> unpackQ4(llvm::ArrayRef<uint8_t> packed,
                                              size_t rows, size_t cols);
 
+/// Packed codes (the layout above) in the order the kernels read them
+/// (Q4Layout.h): the same bytes, interleaved 16 groups at a time when the
+/// shape allows, else unchanged.
+std::vector<uint8_t> kernelOrderQ4Codes(llvm::ArrayRef<uint8_t> packed,
+                                        size_t rows, size_t cols,
+                                        size_t group);
+
 /// scale * code for the `cols` entries of `row` (the embedding lookup).
 void dequantizeQ4Row(const Q4Table &table, size_t row, float *out);
 
