@@ -671,6 +671,11 @@ Value afm::buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
     if (how.int8Activations && !decodeOnce && supportsQ2Int8Matmul(q2))
       return buildQ2Int8Matmul(b, loc, x, q2, bound.getParts(), elementType,
                                acc);
+    // Many rows: integer GEMM tiles, exact like the GEMV.
+    if (how.int8Activations && decodeOnce)
+      if (Value y = buildQ2Int8Gemm(b, loc, x, q2, bound.getParts(),
+                                    elementType, acc))
+        return y;
     if (how.int8Activations)
       x = buildInt8RoundTrip(b, loc, x);
     else if (!decodeOnce)

@@ -25,8 +25,9 @@ struct LinearLowering {
   /// 2-bit and ASTC layers, and the tied 4-bit head, quantize each row of
   /// their input to int8 (symmetric, max|x| / 127, round half to even) and
   /// multiply in integers (Q2Int8Matmul.cpp, astcInt8BlockMatmul,
-  /// Q4Matmul.cpp); over many rows, the rounded activations go to the f32
-  /// GEMM, so every row sees the same numerics.
+  /// Q4Matmul.cpp); over many rows, 2-bit layers run an integer GEMM
+  /// (buildQ2Int8Gemm) and the others the f32 GEMM on the rounded
+  /// activations, so every row sees the same numerics.
   bool int8Activations = false;
 };
 
@@ -47,6 +48,13 @@ bool supportsQ2Int8Matmul(Q2WeightType type);
 /// the rows of `x` quantized to int8 and integer products.
 Value buildQ2Int8Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
                         ValueRange parts, Type elementType, Value acc);
+
+/// The same product over many rows of x (a prompt chunk) as a register-
+/// tiled integer GEMM: 4 rows of x by 2 rows of W per tile, every code
+/// word used for 4 rows and every activation word for 2 outputs. Null when
+/// x's rows are not a static multiple of 4 or the type is not supported.
+Value buildQ2Int8Gemm(OpBuilder &b, Location loc, Value x, Q2WeightType type,
+                      ValueRange parts, Type elementType, Value acc);
 
 /// `amax[t] = max_k |x[t, k]|` (f32 `[T]`), the scale of row t's int8
 /// activations is amax / 127.

@@ -3,6 +3,8 @@
 #include "passes/conversion/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
@@ -170,4 +172,22 @@ Value afm::sumInnermost(OpBuilder &b, Location loc, Value x) {
         return arith::AddFOp::create(
             nb, l, args[1], castFloat(nb, l, args[0], nb.getF32Type()));
       });
+}
+
+Value afm::buildBytesAsWords(OpBuilder &b, Location loc, Value bytes,
+                             ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(bytes.getType());
+  Value buffer = bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), bytes,
+      /*readOnly=*/true);
+  SmallVector<ReassociationIndices> all(1);
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all[0].push_back(d);
+  Value flat = memref::CollapseShapeOp::create(b, loc, buffer, all);
+  Value words = memref::ViewOp::create(
+      b, loc, MemRefType::get(shape, b.getI32Type()), flat,
+      arith::ConstantIndexOp::create(b, loc, 0), ValueRange{});
+  return bufferization::ToTensorOp::create(
+      b, loc, RankedTensorType::get(shape, b.getI32Type()), words,
+      /*restrict=*/true, /*writable=*/false);
 }

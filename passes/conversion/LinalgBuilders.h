@@ -76,6 +76,13 @@ Value zerosLike(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> cols);
 /// a split-K kernel's partial sums, once per output.
 Value sumInnermost(OpBuilder &b, Location loc, Value x);
 
+/// The bytes of a static i8 tensor (packed weight codes) read as i32 words
+/// of `shape` (little-endian: byte 4i + m is bits 8m.. of word i), through
+/// a view of the same buffer: nothing is copied. `shape` must hold a
+/// quarter as many elements.
+Value buildBytesAsWords(OpBuilder &b, Location loc, Value bytes,
+                        ArrayRef<int64_t> shape);
+
 /// `[0, bits, 2 * bits, ...]`: the shift of each code in a byte, as an i8
 /// tensor the kernels index by the code-in-byte loop. Vectorized, it is a
 /// small constant vector, where `linalg.index` arithmetic would be a wide

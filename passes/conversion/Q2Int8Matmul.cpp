@@ -116,42 +116,54 @@ bool afm::supportsQ2Int8Matmul(Q2WeightType type) {
   return ((type.getCols() + 3) / 4) % 4 == 0;
 }
 
-Value afm::buildQ2Int8Matmul(OpBuilder &b, Location loc, Value x,
-                             Q2WeightType type, ValueRange parts,
-                             Type elementType, Value acc) {
+namespace {
+/// A 2-bit layer's activations as its int8 kernels read them.
+struct Q2Activations {
+  int64_t kBytes, lanes, groups, words;
+  /// [T] f32: the rows' largest magnitudes (scale amax / 127).
+  Value amax;
+  /// [T, 4, groups, lanes] i8: code plane j of a group's bytes is one
+  /// contiguous vector of activations, in the order the kernels read.
+  Value xq;
+  /// [T] i32: each row's sum of codes.
+  Value rowSum;
+};
+} // namespace
+
+static Q2Activations q2Activations(OpBuilder &b, Location loc, Value x,
+                                   Q2WeightType type) {
   MLIRContext *ctx = b.getContext();
   Type i8 = b.getI8Type(), i32 = b.getI32Type();
-  int64_t n = type.getRows(), kBytes = (type.getCols() + 3) / 4;
+  Q2Activations a;
+  a.kBytes = (type.getCols() + 3) / 4;
   // As in the f32 kernel: each output keeps partial sums per byte column of
   // a group of `lanes` code bytes (64: one 512-bit vector), here grouped
   // four bytes to an i32 lane, so the inner loop is element-wise over
   // contiguous bytes.
-  int64_t lanes = lanesDividing(kBytes, 64);
-  int64_t groups = kBytes / lanes, words = lanes / 4;
+  a.lanes = lanesDividing(a.kBytes, 64);
+  a.groups = a.kBytes / a.lanes;
+  a.words = a.lanes / 4;
   OpFoldResult rows = getSizes(b, loc, x)[0];
-
-  Value amax = buildRowAbsMax(b, loc, x);
-  // xq as [T, 4, groups, lanes]: code plane j of a group's bytes is one
-  // contiguous vector of activations, in the order the kernel reads.
-  Value xs = splitColumns(b, loc, padColumns(b, loc, x, kBytes * 4),
-                          {groups, lanes, 4});
+  a.amax = buildRowAbsMax(b, loc, x);
+  Value xs = splitColumns(b, loc, padColumns(b, loc, x, a.kBytes * 4),
+                          {a.groups, a.lanes, 4});
   AffineExpr d0, d1, d2, d3;
   bindDims(ctx, d0, d1, d2, d3);
-  Value xq = buildGeneric(
-      b, loc, ValueRange{xs, amax},
+  a.xq = buildGeneric(
+      b, loc, ValueRange{xs, a.amax},
       tensor::EmptyOp::create(
           b, loc,
           SmallVector<OpFoldResult>{rows, b.getIndexAttr(4),
-                                    b.getIndexAttr(groups),
-                                    b.getIndexAttr(lanes)},
+                                    b.getIndexAttr(a.groups),
+                                    b.getIndexAttr(a.lanes)},
           i8),
       mapsOf(4, {{d0, d2, d3, d1}, {d0}, {d0, d1, d2, d3}}, ctx),
       SmallVector<IteratorType>(4, IteratorType::parallel),
       [&](OpBuilder &nb, Location l, ValueRange args) {
         return buildInt8Code(nb, l, args[0], args[1]);
       });
-  Value rowSum = buildGeneric(
-      b, loc, ValueRange{xq},
+  a.rowSum = buildGeneric(
+      b, loc, ValueRange{a.xq},
       createFilled(b, loc, {rows}, b.getI32IntegerAttr(0)),
       mapsOf(4, {{d0, d1, d2, d3}, {d0}}, ctx),
       {IteratorType::parallel, IteratorType::reduction,
@@ -160,6 +172,47 @@ Value afm::buildQ2Int8Matmul(OpBuilder &b, Location loc, Value x,
         return arith::AddIOp::create(
             nb, l, args[1], arith::ExtSIOp::create(nb, l, i32, args[0]));
       });
+  return a;
+}
+
+/// y = s * (amax / 127) * (dot - 1.5 rowsum) (+ acc), from the exact
+/// integer 2 dot - 3 rowsum, once per output of `dot` [T, N] i32.
+static Value q2Int8Output(OpBuilder &b, Location loc, Value x, Value dot,
+                          const Q2Activations &a, Q2WeightType type,
+                          Value scales, Value acc, Type elementType) {
+  MLIRContext *ctx = b.getContext();
+  Type i32 = b.getI32Type();
+  AffineExpr r, c;
+  bindDims(ctx, r, c);
+  AffineExpr scaleIndex = type.getGranularity() == ScaleGranularity::PerTensor
+                              ? getAffineConstantExpr(0, ctx)
+                              : c;
+  return buildOutputStep(
+      b, loc, getSizes(b, loc, x)[0], type.getRows(),
+      {dot, a.rowSum, a.amax, scales}, {{r, c}, {r}, {r}, {scaleIndex}}, acc,
+      elementType, [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        Value twice = arith::ShLIOp::create(
+            nb, l, args[0], arith::ConstantIntOp::create(nb, l, i32, 1));
+        Value offset = arith::MulIOp::create(
+            nb, l, args[1], arith::ConstantIntOp::create(nb, l, i32, 3));
+        Value exact = arith::SIToFPOp::create(
+            nb, l, nb.getF32Type(),
+            arith::SubIOp::create(nb, l, twice, offset));
+        Value step = arith::MulFOp::create(nb, l, args[2],
+                                           f32Const(nb, l, 0.5 / 127.0));
+        return arith::MulFOp::create(
+            nb, l, exact, arith::MulFOp::create(nb, l, step, args[3]));
+      });
+}
+
+Value afm::buildQ2Int8Matmul(OpBuilder &b, Location loc, Value x,
+                             Q2WeightType type, ValueRange parts,
+                             Type elementType, Value acc) {
+  MLIRContext *ctx = b.getContext();
+  Type i8 = b.getI8Type(), i32 = b.getI32Type();
+  int64_t n = type.getRows();
+  Q2Activations a = q2Activations(b, loc, x, type);
+  OpFoldResult rows = getSizes(b, loc, x)[0];
 
   // dot[t, o] = sum_{g, j, i, m} q(codes[o, g, 4i + m], plane j) *
   //                              xq[t, j, g, 4i + m]
@@ -169,14 +222,14 @@ Value afm::buildQ2Int8Matmul(OpBuilder &b, Location loc, Value x,
   Value xq5 = tensor::ExpandShapeOp::create(
       b, loc,
       RankedTensorType::get({cast<ShapedType>(x.getType()).getDimSize(0), 4,
-                             groups, words, 4},
+                             a.groups, a.words, 4},
                             i8),
-      xq, SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}},
+      a.xq, SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}},
       SmallVector<OpFoldResult>{rows, b.getIndexAttr(4),
-                                b.getIndexAttr(groups), b.getIndexAttr(words),
-                                b.getIndexAttr(4)});
+                                b.getIndexAttr(a.groups),
+                                b.getIndexAttr(a.words), b.getIndexAttr(4)});
   Value codes = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({n, groups, words, 4}, i8), parts[0],
+      b, loc, RankedTensorType::get({n, a.groups, a.words, 4}, i8), parts[0],
       SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
   // The plane loop j inside the group loop g: a group's code bytes are
   // loaded once and shifted four ways.
@@ -204,30 +257,110 @@ Value afm::buildQ2Int8Matmul(OpBuilder &b, Location loc, Value x,
             arith::ExtSIOp::create(nb, l, i32, args[0]));
         return arith::AddIOp::create(nb, l, args[2], product);
       });
+  return q2Int8Output(b, loc, x, dot, a, type, parts[1], acc, elementType);
+}
 
-  // y = s * (amax / 127) * (dot - 1.5 rowsum), from the exact integer
-  // 2 dot - 3 rowsum.
-  AffineExpr r, c;
-  bindDims(ctx, r, c);
-  AffineExpr scaleIndex = type.getGranularity() == ScaleGranularity::PerTensor
-                              ? getAffineConstantExpr(0, ctx)
-                              : c;
-  return buildOutputStep(
-      b, loc, rows, n, {dot, rowSum, amax, parts[1]},
-      {{r, c}, {r}, {r}, {scaleIndex}}, acc, elementType,
-      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        Value twice = arith::ShLIOp::create(
-            nb, l, args[0], arith::ConstantIntOp::create(nb, l, i32, 1));
-        Value offset = arith::MulIOp::create(
-            nb, l, args[1], arith::ConstantIntOp::create(nb, l, i32, 3));
-        Value exact = arith::SIToFPOp::create(
-            nb, l, nb.getF32Type(),
-            arith::SubIOp::create(nb, l, twice, offset));
-        Value step = arith::MulFOp::create(nb, l, args[2],
-                                           f32Const(nb, l, 0.5 / 127.0));
-        return arith::MulFOp::create(
-            nb, l, exact, arith::MulFOp::create(nb, l, step, args[3]));
+/// Rows of x (activations) and of W (outputs) in one register tile.
+static constexpr int64_t kGemmTileRows = 4, kGemmTileOutputs = 2;
+
+Value afm::buildQ2Int8Gemm(OpBuilder &b, Location loc, Value x,
+                           Q2WeightType type, ValueRange parts,
+                           Type elementType, Value acc) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t tokens = xType.getDimSize(0), n = type.getRows();
+  if (!xType.hasStaticShape() || !supportsQ2Int8Matmul(type) ||
+      tokens % kGemmTileRows != 0)
+    return {};
+  MLIRContext *ctx = b.getContext();
+  Type i32 = b.getI32Type();
+  Q2Activations a = q2Activations(b, loc, x, type);
+  int64_t rt = kGemmTileRows, ro = n % kGemmTileOutputs == 0
+                                        ? kGemmTileOutputs
+                                        : 1;
+  // Both sides as i32 words of four code bytes (four activation bytes of
+  // one plane): word i of group g.
+  Value xq = buildBytesAsWords(b, loc, a.xq, {tokens, 4, a.groups, a.words});
+  Value codes = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({n / ro, ro, a.groups, a.words}, i32),
+      buildBytesAsWords(b, loc, parts[0], {n, a.groups, a.words}),
+      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  SmallVector<Value> inputs = {codes};
+  AffineExpr tb, ob, ti, oi, g, i;
+  bindDims(ctx, tb, ob, ti, oi, g, i);
+  SmallVector<SmallVector<AffineExpr>> maps = {{ob, oi, g, i}};
+  for (int64_t j = 0; j < 4; ++j) {
+    Value plane = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({tokens, a.groups, a.words}, i32), xq,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(j),
+                               b.getIndexAttr(0), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(tokens), b.getIndexAttr(1),
+                               b.getIndexAttr(a.groups),
+                               b.getIndexAttr(a.words)},
+        ArrayRef<OpFoldResult>(SmallVector<OpFoldResult>(4, b.getIndexAttr(1))));
+    inputs.push_back(tensor::ExpandShapeOp::create(
+        b, loc,
+        RankedTensorType::get({tokens / rt, rt, a.groups, a.words}, i32),
+        plane, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}}));
+    maps.push_back({tb, ti, g, i});
+  }
+  maps.push_back({tb, ti, ob, oi, i});
+  // partial[t, o, i] = sum_g sum_j dot(plane j of codes[o, g, i],
+  // xq[t, j, g, i]): the tile's rt x ro outputs stay in registers over
+  // the groups, each code word is loaded once for rt rows and each
+  // activation word once for ro outputs.
+  auto kernel = linalg::GenericOp::create(
+      b, loc,
+      TypeRange{RankedTensorType::get({tokens / rt, rt, n / ro, ro, a.words},
+                                      i32)},
+      inputs,
+      ValueRange{createFilled(b, loc,
+                              {b.getIndexAttr(tokens / rt), b.getIndexAttr(rt),
+                               b.getIndexAttr(n / ro), b.getIndexAttr(ro),
+                               b.getIndexAttr(a.words)},
+                              b.getI32IntegerAttr(0))},
+      mapsOf(6, maps, ctx),
+      SmallVector<IteratorType>{IteratorType::parallel, IteratorType::parallel,
+                                IteratorType::parallel, IteratorType::parallel,
+                                IteratorType::reduction,
+                                IteratorType::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        // The tile's dot products from zero, then one add into the output:
+        // the vectorizer knows an add as the reduction's combiner.
+        Value sum = arith::ConstantIntOp::create(nb, l, i32, 0);
+        for (int64_t j = 0; j < 4; ++j) {
+          Value shifted =
+              j ? arith::ShRUIOp::create(
+                      nb, l, args[0],
+                      arith::ConstantIntOp::create(nb, l, i32, 2 * j))
+                      .getResult()
+                : args[0];
+          Value plane = arith::AndIOp::create(
+              nb, l, shifted,
+              arith::ConstantIntOp::create(nb, l, i32, 0x03030303));
+          sum = DotBytesOp::create(nb, l, i32, sum, plane, args[1 + j]);
+        }
+        linalg::YieldOp::create(
+            nb, l, arith::AddIOp::create(nb, l, args.back(), sum).getResult());
       });
+  kernel->setAttr(kWholeTileDimsAttrName, b.getDenseI64ArrayAttr({2, 3}));
+  Value partial = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({tokens, n, a.words}, i32),
+      kernel.getResult(0),
+      SmallVector<ReassociationIndices>{{0, 1}, {2, 3}, {4}});
+  // The lanes of each output, summed once (in i32: exact).
+  AffineExpr t, o, lane;
+  bindDims(ctx, t, o, lane);
+  Value dot = buildGeneric(
+      b, loc, ValueRange{partial},
+      createFilled(b, loc, {b.getIndexAttr(tokens), b.getIndexAttr(n)},
+                   b.getI32IntegerAttr(0)),
+      mapsOf(3, {{t, o, lane}, {t, o}}, ctx),
+      {IteratorType::parallel, IteratorType::parallel,
+       IteratorType::reduction},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        return arith::AddIOp::create(nb, l, args[1], args[0]);
+      });
+  return q2Int8Output(b, loc, x, dot, a, type, parts[1], acc, elementType);
 }
 
 Value afm::buildOutputStep(

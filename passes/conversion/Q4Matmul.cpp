@@ -35,9 +35,7 @@
 #include "passes/conversion/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -57,27 +55,6 @@ struct Q4Tiling {
 
 static Value i32Const(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIntOp::create(b, loc, b.getI32Type(), value);
-}
-
-/// The codes `[V, D/2] i8` read as `[V, sets, words, 16] i32`: the same
-/// bytes (word w of group 16 * set + lane at [v, set, w, lane]).
-static Value codeWords(OpBuilder &b, Location loc, Value codes,
-                       const Q4Tiling &q) {
-  auto type = cast<RankedTensorType>(codes.getType());
-  Type i32 = b.getI32Type();
-  Value bytes = bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()), codes,
-      /*readOnly=*/true);
-  Value flat = memref::CollapseShapeOp::create(
-      b, loc, bytes, SmallVector<ReassociationIndices>{{0, 1}});
-  SmallVector<int64_t> shape = {q.rows, q.sets, q.words,
-                                kQ4InterleavedGroups};
-  Value words = memref::ViewOp::create(
-      b, loc, MemRefType::get(shape, i32), flat,
-      arith::ConstantIndexOp::create(b, loc, 0), ValueRange{});
-  return bufferization::ToTensorOp::create(
-      b, loc, RankedTensorType::get(shape, i32), words, /*restrict=*/true,
-      /*writable=*/false);
 }
 
 /// `[blocks, tile, sets, 16]`: word `w` of every group, rows in register
@@ -374,7 +351,10 @@ Value afm::buildQ4InterleavedMatmul(OpBuilder &b, Location loc, Value x,
   q.words = g / 8;
   q.tile = q.rows % 4 == 0 ? 4 : q.rows % 2 == 0 ? 2 : 1;
   q.blocks = q.rows / q.tile;
-  Value words = codeWords(b, loc, parts[0], q);
+  // The codes `[V, D/2] i8` read as `[V, sets, words, 16] i32`: word w of
+  // group 16 * set + lane at [v, set, w, lane].
+  Value words = buildBytesAsWords(
+      b, loc, parts[0], {q.rows, q.sets, q.words, kQ4InterleavedGroups});
   return int8Activations
              ? int8Group(b, loc, x, words, parts[1], q, elementType)
              : f32Group(b, loc, x, words, parts[1], q, elementType);

@@ -43,19 +43,40 @@ func.func @linear_q2(%x: tensor<?x64xf32>, %codes: tensor<128x16xi8>, %scales: t
 // -----
 
 // A model imported with "linear_activations": "int8" asks for it in its
-// afm.model attribute; 40 rows (a long prompt) round x to int8 and back,
-// then multiply the decoded weights in f32.
+// afm.model attribute. 40 rows (a long prompt, a multiple of 4) take the
+// integer GEMM: both sides read as i32 words (views, nothing copied),
+// register tiles of 4 rows of x by 2 outputs (afm.whole_tile_dims), four
+// afm.dot_bytes per code word (one per 2-bit plane).
 // CHECK-LABEL: func.func @prompt
+// CHECK: memref.view %{{.*}} : memref<2048xi8> to memref<128x1x4xi32>
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<10x4x64x2x4xi32>) attrs = {afm.whole_tile_dims = array<i64: 2, 3>}
+// CHECK-COUNT-4: afm.dot_bytes
+// CHECK-NOT: linalg.matmul
 // FLOAT-LABEL: func.func @prompt
-// FLOAT: math.roundeven
-// FLOAT: arith.fptosi %{{.*}} : f32 to i8
-// FLOAT: arith.sitofp %{{.*}} : i8 to f32
-// FLOAT: linalg.matmul
+// FLOAT-NOT: linalg.matmul
+// FLOAT: afm.dot_bytes
 module attributes {afm.model = {linear_activations = "int8"}} {
   func.func @prompt(%x: tensor<40x64xf32>, %codes: tensor<128x16xi8>, %scales: tensor<1xf32>) -> tensor<40x128xf32> {
     %w = afm.bound_weight %codes, %scales : tensor<128x16xi8>, tensor<1xf32> -> !afm.q2<128x64, per_tensor>
     %y = afm.linear %x, %w : tensor<40x64xf32>, !afm.q2<128x64, per_tensor> -> tensor<40x128xf32>
     return %y : tensor<40x128xf32>
+  }
+}
+
+// -----
+
+// 42 rows (not a multiple of the 4-row tile) round x to int8 and back,
+// then multiply the decoded weights in f32.
+// CHECK-LABEL: func.func @prompt_odd
+// CHECK: math.roundeven
+// CHECK: arith.fptosi %{{.*}} : f32 to i8
+// CHECK: arith.sitofp %{{.*}} : i8 to f32
+// CHECK: linalg.matmul
+module attributes {afm.model = {linear_activations = "int8"}} {
+  func.func @prompt_odd(%x: tensor<42x64xf32>, %codes: tensor<128x16xi8>, %scales: tensor<1xf32>) -> tensor<42x128xf32> {
+    %w = afm.bound_weight %codes, %scales : tensor<128x16xi8>, tensor<1xf32> -> !afm.q2<128x64, per_tensor>
+    %y = afm.linear %x, %w : tensor<42x64xf32>, !afm.q2<128x64, per_tensor> -> tensor<42x128xf32>
+    return %y : tensor<42x128xf32>
   }
 }
 

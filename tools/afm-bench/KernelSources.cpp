@@ -25,6 +25,8 @@ std::vector<KernelSpec> afm_bench::defaultKernels() {
   kernels.push_back({"f32 GEMM (tosa.matmul)", F::F32Matmul, 512, 4096, 4096});
   kernels.push_back({"f32 GEMM (afm.linear)", F::F32, 512, 4096, 4096});
   kernels.push_back({"2-bit GEMM", F::Q2, 512, 4096, 4096});
+  kernels.push_back({"2-bit GEMM (int8 activations)", F::Q2, 512, 4096, 4096,
+                     0, 0, /*int8Activations=*/true});
   kernels.push_back({"ASTC GEMM (CPU transcode)", F::ASTC, 512, 4096, 4096});
   // The paper's tied 4-bit LM head (150K x 3072) over one decode row.
   kernels.push_back({"4-bit LM head", F::Q4, 1, 150000, 3072});
