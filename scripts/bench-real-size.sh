@@ -12,7 +12,9 @@
 #     --contexts "128 2048"  decode start positions
 #     --decode N         decode steps per measurement (default 32)
 #     --runs N           alternating runs of each engine (default 2; the best is kept)
-#     --prefill-chunk N  afm-compile --prefill-chunk (default 256)
+#     --prefill-chunk N  afm-compile --prefill-chunk (default 128: a 128-token
+#                        prompt is one chunk; 1024 tokens are 8, as fast per
+#                        token as 4 of 256 on the 3B)
 #     --gguf-type T      llama.cpp linear weights (default tq2_0; q2_k also fits)
 #
 # Steps: writes the model (afm-gen-example), compiles it (afm-compile:
@@ -35,7 +37,7 @@ prompts="128 1024"
 contexts="128 2048"
 decode=32
 runs=2
-chunk=256
+chunk=128
 ggufType=tq2_0
 while [ $# -gt 0 ]; do
   case "$1" in
