@@ -684,19 +684,16 @@ Value afm::buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
   if (how.int8Activations && isa<ASTCWeightType>(weight.getType()))
     x = buildInt8RoundTrip(b, loc, x);
   if (auto q4 = dyn_cast<Q4WeightType>(weight.getType()); q4 && !acc) {
-    if (q4HasInterleavedCodes(q4.getCols(), q4.getGroup())) {
-      if (Value y = buildQ4InterleavedMatmul(b, loc, x, q4, bound.getParts(),
-                                             elementType,
-                                             how.int8Activations))
-        return y;
-      // Rows of dynamic count: the materialized table below, on the
-      // activations the kernel would multiply.
-      if (how.int8Activations)
-        x = buildInt8RoundTrip(b, loc, x);
-    } else if (q4.getGroup() % 2 == 0) {
-      // The same numerics as the interleaved kernel's.
-      if (how.int8Activations)
-        x = buildInt8RoundTrip(b, loc, x);
+    if (Value y = buildQ4InterleavedMatmul(b, loc, x, q4, bound.getParts(),
+                                           elementType, how.int8Activations))
+      return y;
+    // Plain-order codes, or interleaved ones under rows of dynamic count
+    // (the materialized table below): the activations the interleaved
+    // kernel would multiply.
+    if (how.int8Activations)
+      x = buildInt8RoundTrip(b, loc, x);
+    if (!q4HasInterleavedCodes(q4.getCols(), q4.getGroup()) &&
+        q4.getGroup() % 2 == 0) {
       if (Value y =
               q4GemvSplitK(b, loc, x, q4, bound.getParts(), elementType))
         return y;

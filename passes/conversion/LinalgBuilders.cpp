@@ -161,14 +161,22 @@ Value afm::zerosLike(OpBuilder &b, Location loc, Value x,
 Value afm::sumInnermost(OpBuilder &b, Location loc, Value x) {
   MLIRContext *ctx = b.getContext();
   auto type = cast<RankedTensorType>(x.getType());
+  auto integer = dyn_cast<IntegerType>(type.getElementType());
   AffineExpr t, a, i;
   bindDims(ctx, t, a, i);
+  Value init =
+      integer ? createFilled(b, loc,
+                             {getSizes(b, loc, x)[0],
+                              b.getIndexAttr(type.getDimSize(1))},
+                             b.getIntegerAttr(integer, 0))
+              : zerosLike(b, loc, x, {type.getDimSize(1)});
   return buildGeneric(
-      b, loc, ValueRange{x}, zerosLike(b, loc, x, {type.getDimSize(1)}),
-      mapsOf(3, {{t, a, i}, {t, a}}, ctx),
+      b, loc, ValueRange{x}, init, mapsOf(3, {{t, a, i}, {t, a}}, ctx),
       {utils::IteratorType::parallel, utils::IteratorType::parallel,
        utils::IteratorType::reduction},
-      [&](OpBuilder &nb, Location l, ValueRange args) {
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        if (integer)
+          return arith::AddIOp::create(nb, l, args[1], args[0]);
         return arith::AddFOp::create(
             nb, l, args[1], castFloat(nb, l, args[0], nb.getF32Type()));
       });

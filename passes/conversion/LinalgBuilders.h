@@ -72,8 +72,9 @@ Value splitColumns(OpBuilder &b, Location loc, Value x,
 /// A zero-filled f32 `[T, cols...]` for accumulating over the rows of `x`.
 Value zerosLike(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> cols);
 
-/// `[T, A, B] -> [T, A]`, summed over B in f32: the one horizontal sum of
-/// a split-K kernel's partial sums, once per output.
+/// `[T, A, B] -> [T, A]`, summed over B in f32 (integers in their own
+/// type, exactly): the one horizontal sum of a split-K kernel's partial
+/// sums, once per output.
 Value sumInnermost(OpBuilder &b, Location loc, Value x);
 
 /// The bytes of a static i8 tensor (packed weight codes) read as i32 words

@@ -348,18 +348,7 @@ Value afm::buildQ2Int8Gemm(OpBuilder &b, Location loc, Value x,
       kernel.getResult(0),
       SmallVector<ReassociationIndices>{{0, 1}, {2, 3}, {4}});
   // The lanes of each output, summed once (in i32: exact).
-  AffineExpr t, o, lane;
-  bindDims(ctx, t, o, lane);
-  Value dot = buildGeneric(
-      b, loc, ValueRange{partial},
-      createFilled(b, loc, {b.getIndexAttr(tokens), b.getIndexAttr(n)},
-                   b.getI32IntegerAttr(0)),
-      mapsOf(3, {{t, o, lane}, {t, o}}, ctx),
-      {IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction},
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        return arith::AddIOp::create(nb, l, args[1], args[0]);
-      });
+  Value dot = sumInnermost(b, loc, partial);
   return q2Int8Output(b, loc, x, dot, a, type, parts[1], acc, elementType);
 }
 

@@ -46,7 +46,7 @@ using utils::IteratorType;
 namespace {
 /// The shape of an interleaved table as the kernel iterates it.
 struct Q4Tiling {
-  int64_t rows, groups, blocks, tile;
+  int64_t rows, blocks, tile;
   /// Sets of 16 groups per row, and 4-byte words per group (per nibble
   /// plane: a word holds 8 columns).
   int64_t sets, words;
@@ -346,8 +346,7 @@ Value afm::buildQ4InterleavedMatmul(OpBuilder &b, Location loc, Value x,
     return {};
   Q4Tiling q;
   q.rows = type.getRows();
-  q.groups = d / g;
-  q.sets = q.groups / kQ4InterleavedGroups;
+  q.sets = d / g / kQ4InterleavedGroups;
   q.words = g / 8;
   q.tile = q.rows % 4 == 0 ? 4 : q.rows % 2 == 0 ? 2 : 1;
   q.blocks = q.rows / q.tile;

@@ -2,7 +2,8 @@
 //
 // The one definition of the byte order of a bound `!afm.q4` table's codes,
 // shared by the packager (lib/Package), which writes them, and the kernels
-// (passes/conversion/CompressedKernels.cpp), which read them. Header only,
+// (passes/conversion/Q4Matmul.cpp; the gather in CompressedKernels.cpp),
+// which read them. Header only,
 // no MLIR: both sides include it.
 //
 // Row-major rows of packed nibbles (Q4.h: column k in byte k / 2, low
