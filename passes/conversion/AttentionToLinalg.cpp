@@ -24,6 +24,7 @@
 
 #include "dialects/afm/IR/AFMOps.h"
 #include "passes/GEMMTiles.h"
+#include "passes/conversion/AttentionSpec.h"
 #include "passes/conversion/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -52,33 +53,19 @@ using utils::IteratorType;
 constexpr IteratorType kPar = IteratorType::parallel;
 constexpr IteratorType kRed = IteratorType::reduction;
 
-/// What both attention ops lower from.
-struct AttentionSpec {
-  Value query;          // [T, H, D]
-  Value key, value;     // [T, G, D], null for shared-KV attention
-  Value cache;          // memref<2 x G x C x D>
-  Value scales;         // memref<2 x G x C> of an i8 cache, else null
-  Value position;       // index of query row 0
-  Value count;          // real rows (index)
-  AttentionKind kind;
-  std::optional<int64_t> window;
-  double scale;
-};
-
 /// Builds the attention computation at the current insertion point and
 /// returns the [T, H, D] result.
 class AttentionBuilder {
 public:
   AttentionBuilder(OpBuilder &b, Location loc, const AttentionSpec &spec)
       : b(b), loc(loc), spec(spec), ctx(b.getContext()) {
-    auto queryType = cast<RankedTensorType>(spec.query.getType());
-    tokens = queryType.getDimSize(0);
-    heads = queryType.getDimSize(1);
-    headDim = queryType.getDimSize(2);
-    KVCacheShape shape = *getKVCacheShape(spec.cache.getType());
+    AttentionShape shape = spec.shape();
+    tokens = shape.tokens;
+    heads = shape.heads;
+    headDim = shape.headDim;
     kvHeads = shape.kvHeads;
     capacity = shape.capacity;
-    group = heads / kvHeads;
+    group = shape.group;
     f32 = b.getF32Type();
   }
 
@@ -339,9 +326,7 @@ Value AttentionBuilder::cacheScores(Value q4, Value keys, Value keyScales,
 }
 
 Value AttentionBuilder::filledPositions() {
-  return spec.key ? spec.position
-                  : arith::AddIOp::create(b, loc, spec.position, spec.count)
-                        .getResult();
+  return spec.filledPositions(b, loc);
 }
 
 Value AttentionBuilder::mask(Value scoreTensor, bool newRows,
@@ -559,6 +544,15 @@ Value AttentionBuilder::build() {
     newValues = dequantize(valueCodes, valueScales);
     stored = {keyCodes, valueCodes, keyScales, valueScales};
     storage = {spec.cache, spec.cache, spec.scales, spec.scales};
+  }
+
+  // One query row: flash-decoding over the filled slots
+  // (DecodeAttention.cpp).
+  if (isDecodeAttention(spec)) {
+    Value result = buildDecodeAttention(b, loc, spec, newKeys, newValues);
+    if (spec.key)
+      appendRows(stored, storage);
+    return result;
   }
 
   // Online softmax over blocks of the filled part of the cache only (a

@@ -81,16 +81,39 @@ func.func @local(%q: tensor<4x4x16xf32>, %k: tensor<4x2x16xf32>, %v: tensor<4x2x
 // -----
 
 // Shared-KV attention reads a cache another layer already filled for these
-// positions (filled = pos + count) and appends nothing.
+// positions (filled = pos + count) and appends nothing. One query row is a
+// decode step: flash-decoding, tasks of (KV head, block of filled slots)
+// in an scf.forall whose partials (maxima, sums, weighted values) are
+// folded per query head afterwards.
 // CHECK-LABEL: func.func @shared
-// CHECK-SAME: %[[POS:[^:]*]]: index)
+// CHECK-SAME: %[[KV:[^:]*]]: memref<2x2x64x16xf32>, %[[POS:[^:]*]]: index)
 // CHECK: %[[FILLED:.*]] = arith.addi %[[POS]], %c1
-// CHECK: arith.minui %[[FILLED]], %c64
-// CHECK-NOT: tensor<1x2x2x1xf32>
-// The one loop is the one over cache blocks; nothing is appended.
-// CHECK: scf.for
-// CHECK: arith.subi %{{.*}}, %c1
-// CHECK-NOT: scf.for
+// CHECK: %[[SLOTS:.*]] = arith.minui %[[FILLED]], %c64
+// CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[SLOTS]], %c64
+// CHECK: %[[TASKS:.*]] = arith.muli %[[BLOCKS]], %c2
+// CHECK: %[[PARTS:.*]]:3 = scf.forall (%{{.*}}) in (%[[TASKS]]) shared_outs({{.*}}) -> (tensor<2x1x2xf32>, tensor<2x1x2xf32>, tensor<2x1x2x16xf32>)
+// Sixteen slots at a time, each key row read once for both query heads.
+// CHECK: scf.for %{{.*}} step %c16 iter_args
+// CHECK: vector.load %[[KV]][%c0{{.*}}] : memref<2x2x64x16xf32>, vector<16xf32>
+// CHECK-NOT: vector.load
+// CHECK: arith.mulf
+// CHECK: arith.mulf
+// A tree of shuffles: slot j's score in lane j.
+// CHECK: vector.shuffle {{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
+// CHECK: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+// CHECK: vector.reduction <maximumf>
+// CHECK: math.exp
+// Values: each slot's probability broadcast from its lane.
+// CHECK: vector.load %[[KV]][%c1{{.*}}] : memref<2x2x64x16xf32>, vector<16xf32>
+// CHECK: vector.shuffle {{.*}} [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+// CHECK: vector.fma
+// CHECK: tensor.parallel_insert_slice
+// The combine loops over the filled blocks only.
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %[[BLOCKS]]
+// CHECK: tensor.extract %[[PARTS]]#0
+// CHECK: tensor.extract %[[PARTS]]#1
+// CHECK: vector.transfer_read %[[PARTS]]#2
+// CHECK: arith.divf
 // CHECK-NOT: materialize_in_destination
 func.func @shared(%q: tensor<1x4x16xf32>, %kv: memref<2x2x64x16xf32>, %pos: index) -> tensor<1x4x16xf32> {
   %o = afm.shared_kv_attention global %q from %kv at %pos : tensor<1x4x16xf32>, memref<2x2x64x16xf32> -> tensor<1x4x16xf32>
@@ -191,17 +214,48 @@ func.func @int8(%q: tensor<2x4x16xf32>, %k: tensor<2x2x16xf32>, %v: tensor<2x2x1
 
 // -----
 
-// Shared-KV attention over an i8 cache dequantizes with the owner's scales
-// (in its two contractions) and quantizes nothing.
+// Shared-KV attention over an i8 cache: codes widened to f32 as they are
+// read; the key scales multiply the scores, the value scales the
+// probabilities. Nothing is quantized or appended.
 // CHECK-LABEL: func.func @shared_int8
 // CHECK-SAME: %[[KV:[^:]*]]: memref<2x2x64x16xi8>, %[[S:[^:]*]]: memref<2x2x64xf32>
-// CHECK: memref.subview %[[S]][0, 0, 0] [1, 2, 64]
-// CHECK: memref.subview %[[S]][1, 0, 0] [1, 2, 64]
-// CHECK: arith.sitofp %{{.*}} : i8 to f32
-// CHECK: arith.sitofp %{{.*}} : i8 to f32
+// CHECK: scf.forall
+// CHECK: %[[CODES:.*]] = vector.load %[[KV]][%c0{{.*}}] : memref<2x2x64x16xi8>, vector<16xi8>
+// CHECK: %[[WIDE:.*]] = arith.extsi %[[CODES]] : vector<16xi8> to vector<16xi32>
+// CHECK: arith.sitofp %[[WIDE]] : vector<16xi32> to vector<16xf32>
+// CHECK: vector.load %[[S]][%c0{{.*}}] : memref<2x2x64xf32>, vector<16xf32>
+// CHECK: vector.load %[[S]][%c1{{.*}}] : memref<2x2x64xf32>, vector<16xf32>
 // CHECK-NOT: arith.fptosi
 // CHECK-NOT: materialize_in_destination
 func.func @shared_int8(%q: tensor<1x4x16xf32>, %kv: memref<2x2x64x16xi8>, %s: memref<2x2x64xf32>, %pos: index) -> tensor<1x4x16xf32> {
   %o = afm.shared_kv_attention global %q from %kv scales %s at %pos : tensor<1x4x16xf32>, memref<2x2x64x16xi8>, memref<2x2x64xf32> -> tensor<1x4x16xf32>
+  return %o : tensor<1x4x16xf32>
+}
+
+// -----
+
+// A decode step of a local layer that owns its i8 cache: the new row is
+// quantized for the cache, and attention folds its dequantized key and
+// value in after the cache's partials; slots are visible within the window
+// (key position + window > query position); the row is appended after
+// every read.
+// CHECK-LABEL: func.func @decode_local_int8
+// CHECK-SAME: %[[KV:[^:]*]]: memref<2x2x64x16xi8>, %[[S:[^:]*]]: memref<2x2x64xf32>, %[[POS:[^:]*]]: index)
+// CHECK: arith.fptosi
+// CHECK: %[[SLOTS:.*]] = arith.minui %[[POS]], %c64
+// CHECK: scf.forall
+// CHECK: vector.broadcast %c32_i32 : i32 to vector<16xi32>
+// CHECK: arith.cmpi sgt
+// CHECK: vector.fma
+// CHECK: scf.forall.in_parallel
+// CHECK: vector.reduction <add>
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK: scf.for
+// CHECK: %[[ROW:.*]] = memref.subview %[[KV]]
+// CHECK: bufferization.materialize_in_destination {{.*}} in restrict writable %[[ROW]]
+// CHECK-NOT: vector.load %[[KV]]
+func.func @decode_local_int8(%q: tensor<1x4x16xf32>, %k: tensor<1x2x16xf32>, %v: tensor<1x2x16xf32>, %kv: memref<2x2x64x16xi8>, %s: memref<2x2x64xf32>, %pos: index) -> tensor<1x4x16xf32> {
+  %o = afm.attention local %q, %k, %v into %kv scales %s at %pos {window = 32} : tensor<1x4x16xf32>, tensor<1x2x16xf32>, tensor<1x2x16xf32>, memref<2x2x64x16xi8>, memref<2x2x64xf32> -> tensor<1x4x16xf32>
   return %o : tensor<1x4x16xf32>
 }

@@ -1,0 +1,61 @@
+//===- AttentionSpec.h - what attention over a bound cache lowers from ----===//
+//
+// Shared by the general lowering (AttentionToLinalg.cpp: linalg over blocks
+// of the cache, any number of query rows) and the decode kernel
+// (DecodeAttention.cpp: one query row, split across threads over cache
+// positions).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_PASSES_CONVERSION_ATTENTIONSPEC_H
+#define AFM_PASSES_CONVERSION_ATTENTIONSPEC_H
+
+#include "dialects/afm/IR/AFMOps.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <optional>
+
+namespace mlir::afm {
+
+/// The static sizes of an attention: query [tokens, heads, headDim], a
+/// cache of kvHeads x capacity slots, `group` query heads per KV head.
+struct AttentionShape {
+  int64_t tokens, heads, headDim, kvHeads, capacity, group;
+};
+
+/// What both attention ops lower from.
+struct AttentionSpec {
+  Value query;          // [T, H, D]
+  Value key, value;     // [T, G, D], null for shared-KV attention
+  Value cache;          // memref<2 x G x C x D>
+  Value scales;         // memref<2 x G x C> of an i8 cache, else null
+  Value position;       // index of query row 0
+  Value count;          // real rows (index)
+  AttentionKind kind;
+  std::optional<int64_t> window;
+  double scale;
+
+  /// How many positions the cache holds when attention reads it: before
+  /// the append for attention that owns its cache, after the owner's
+  /// append for shared-KV attention.
+  Value filledPositions(OpBuilder &b, Location loc) const;
+  AttentionShape shape() const;
+};
+
+/// True when buildDecodeAttention handles `spec`: one query row, a head
+/// dimension and a capacity that are whole multiples of 16, an f32 or i8
+/// cache.
+bool isDecodeAttention(const AttentionSpec &spec);
+
+/// One query row's attention over the filled part of the cache, then over
+/// the row's own key and value (`newKeys`, `newValues`: [1, G, D] f32 as
+/// attention reads them, null for shared-KV attention). Returns [1, H, D].
+/// Does not append to the cache.
+Value buildDecodeAttention(OpBuilder &b, Location loc,
+                           const AttentionSpec &spec, Value newKeys,
+                           Value newValues);
+
+} // namespace mlir::afm
+
+#endif // AFM_PASSES_CONVERSION_ATTENTIONSPEC_H
