@@ -244,6 +244,12 @@ def AFMLowerAttentionPass : Pass<"afm-lower-attention", "mlir::ModuleOp"> {
       stores each key and value row at slot `(position + row) mod capacity`,
       after all reads of the cache.
 
+    One query row (a decode step) with a head dimension and capacity that
+    are multiples of 16 lowers instead to flash-decoding in the vector
+    dialect: an `scf.forall` over (KV head, block of filled slots) whose
+    tasks keep online-softmax partials, 16 slots per vector of scores, then
+    an `scf.forall` over KV heads that folds the partials and the new row.
+
     A cache that is still `!afm.kv_cache` is an error: bind the ABI first.
   }];
   let dependentDialects = [

@@ -99,11 +99,22 @@ limits=$("$bin/afm-bench" --limits-only --json)
 limit1=$(echo "$limits" | sed -n 's/.*"read_gbytes_per_second_1_thread": *\([0-9.]*\).*/\1/p')
 limitN=$(echo "$limits" | sed -n 's/.*"read_gbytes_per_second_all_threads": *\([0-9.]*\).*/\1/p')
 # What a decode step reads: every weight once (the embedding table counts
-# whole, an upper bound for the tied LM head), plus the KV bytes of the
-# filled positions (the arena's bytes per position times the context).
+# whole, an upper bound for the tied LM head), plus, in every layer (the
+# KV-sharing layers read their owner's cache), the K and V rows of the
+# positions it attends to: min(context, window), each row head_dim codes
+# and one f32 scale per KV head for an int8 cache, head_dim f32 otherwise.
 sizes=$("$bin/afm-run" "$afmb" --prompt 1 --decode 0)
 weightBytes=$(echo "$sizes" | awk '/^weight_bytes:/ {print $2}')
-kvPerPosition=$(echo "$sizes" | awk -v ctx="$(sed -n 's/.*"max_position_embeddings": \([0-9]*\).*/\1/p' "$model/config.json")" '/^kv_bytes:/ {print $2 / ctx}')
+configField() { sed -n "s/.*\"$1\": \"\{0,1\}\([0-9a-z]*\).*/\1/p" "$model/config.json" | head -1; }
+layers=$(configField num_hidden_layers)
+kvHeads=$(configField num_key_value_heads)
+headDim=$(configField head_dim)
+window=$(configField sliding_window)
+rowBytes=$(awk -v d="$headDim" -v t="$(configField kv_cache_dtype)" 'BEGIN {print (t == "int8") ? d + 4 : 4 * d}')
+kvBytesAt() { # context -> KV bytes a decode step reads
+  awk -v c="$1" -v w="${window:-0}" -v l="$layers" -v g="$kvHeads" -v r="$rowBytes" \
+    'BEGIN {p = (w > 0 && c > w) ? w : c; print l * 2 * g * r * p}'
+}
 
 echo "# $preset: afm vs llama.cpp ($(lscpu | sed -n 's/^Model name: *//p'), $(date -u +%F))"
 if [ -f "$work/compile.time" ]; then
@@ -132,7 +143,7 @@ for t in $threads; do
       l+=("$(llama "$t" 1 "$c" "$decode" | head -1 | jsonField decode_tokens_per_s)")
     done
     A=$(printf '%s\n' "${a[@]}" | best); L=$(printf '%s\n' "${l[@]}" | best)
-    awk -v t="$t" -v c="$c" -v a="$A" -v l="$L" -v w="$weightBytes" -v kv="$kvPerPosition" -v bw="$bw" \
-      'BEGIN {b = w + kv * c; printf "| %d | decode at %d | %.2f | %.2f | %.2fx | %.0f%% (%.0f MB/token at %.1f GB/s) |\n", t, c, a, l, a / l, 100 * a * b / (bw * 1e9), b / 1e6, bw}'
+    awk -v t="$t" -v c="$c" -v a="$A" -v l="$L" -v w="$weightBytes" -v kv="$(kvBytesAt "$c")" -v bw="$bw" \
+      'BEGIN {b = w + kv; printf "| %d | decode at %d | %.2f | %.2f | %.2fx | %.0f%% (%.0f MB/token at %.1f GB/s) |\n", t, c, a, l, a / l, 100 * a * b / (bw * 1e9), b / 1e6, bw}'
   done
 done
