@@ -43,6 +43,21 @@ struct AttentionSpec {
   AttentionShape shape() const;
 };
 
+/// Whether cache slot `slot` holds a position the query at `query` sees,
+/// given `filled` (the filled positions, or slots), the newest filled
+/// position `last` and its slot `lastSlot` of a ring buffer of `capacity`:
+/// the slot holds last - ((lastSlot - slot) mod capacity) when slot <
+/// filled; visible if causal and, for local attention, within the window.
+/// The operands are all index values or all vectors of i32.
+Value cachedSlotVisible(OpBuilder &b, Location loc, const AttentionSpec &spec,
+                        int64_t capacity, Value slot, Value filled, Value last,
+                        Value lastSlot, Value query);
+
+/// `valid` and, for local attention, keyPosition + window > query (the key
+/// is among the window's latest positions). Operands as above.
+Value withinWindow(OpBuilder &b, Location loc, const AttentionSpec &spec,
+                   Value valid, Value keyPosition, Value query);
+
 /// True when buildDecodeAttention handles `spec`: one query row, a head
 /// dimension and a capacity that are whole multiples of 16, an f32 or i8
 /// cache.

@@ -331,8 +331,6 @@ Value AttentionBuilder::filledPositions() {
 
 Value AttentionBuilder::mask(Value scoreTensor, bool newRows,
                              Value firstSlot) {
-  bool local = spec.kind == AttentionKind::Local;
-  int64_t window = spec.window.value_or(0);
   Value filledPositions = this->filledPositions();
   // The newest cached position and its slot, once: the per-slot position
   // below then needs a compare and a select, not a vector division.
@@ -344,40 +342,23 @@ Value AttentionBuilder::mask(Value scoreTensor, bool newRows,
   return mapElementwise(
       b, loc, ValueRange{scoreTensor}, f32,
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        auto idx = [&](int64_t v) {
-          return arith::ConstantIndexOp::create(nb, l, v).getResult();
-        };
-        auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
-          return arith::CmpIOp::create(nb, l, p, x, y).getResult();
-        };
-        auto andI = [&](Value x, Value y) {
-          return arith::AndIOp::create(nb, l, x, y).getResult();
-        };
         Value t = linalg::IndexOp::create(nb, l, 0);
         Value j = linalg::IndexOp::create(nb, l, 3);
         if (firstSlot)
           j = arith::AddIOp::create(nb, l, firstSlot, j);
-        // The query's position p and the key's position.
+        // The query's position p.
         Value p = arith::AddIOp::create(nb, l, spec.position, t);
-        Value valid, keyPos;
+        Value valid;
         if (newRows) {
-          keyPos = arith::AddIOp::create(nb, l, spec.position, j);
-          valid = cmp(arith::CmpIPredicate::ule, j, t);
+          // The chunk's own key j is at position + j: causal by row.
+          Value keyPos = arith::AddIOp::create(nb, l, spec.position, j);
+          valid = withinWindow(
+              nb, l, spec,
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ule, j, t),
+              keyPos, p);
         } else {
-          // back = (last - j) mod C: how many positions before the newest
-          // the slot's position is (valid slots have j <= last).
-          Value before = arith::SubIOp::create(nb, l, lastSlot, j);
-          Value back = arith::SelectOp::create(
-              nb, l, cmp(arith::CmpIPredicate::ule, j, lastSlot), before,
-              arith::AddIOp::create(nb, l, before, idx(capacity)));
-          keyPos = arith::SubIOp::create(nb, l, last, back);
-          valid = andI(cmp(arith::CmpIPredicate::ult, j, filledPositions),
-                       cmp(arith::CmpIPredicate::ule, keyPos, p));
-        }
-        if (local) {
-          // keyPos >= p - window + 1, written as keyPos + window > p.
-          Value reach = arith::AddIOp::create(nb, l, keyPos, idx(window));
-          valid = andI(valid, cmp(arith::CmpIPredicate::ugt, reach, p));
+          valid = cachedSlotVisible(nb, l, spec, capacity, j,
+                                    filledPositions, last, lastSlot, p);
         }
         Value scaled =
             arith::MulFOp::create(nb, l, a[0], constantF32(spec.scale));

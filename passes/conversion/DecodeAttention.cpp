@@ -82,6 +82,34 @@ private:
   Value minusInfinity() {
     return f32(-std::numeric_limits<double>::infinity());
   }
+  /// The state before any slot: max -inf, sum 0, accumulators 0.
+  Running emptyState() {
+    Running state{minusInfinity(), f32(0.0), {}};
+    Value zeros = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vf, b.getF32FloatAttr(0.0)));
+    state.acc.assign(chunks, zeros);
+    return state;
+  }
+  /// States as loop-carried values (per head: max, sum, accumulators),
+  /// and back.
+  static SmallVector<Value> pack(ArrayRef<Running> states) {
+    SmallVector<Value> values;
+    for (const Running &state : states) {
+      values.push_back(state.max);
+      values.push_back(state.sum);
+      llvm::append_range(values, state.acc);
+    }
+    return values;
+  }
+  SmallVector<Running> unpack(ValueRange values) {
+    SmallVector<Running> states;
+    for (int64_t at = 0; at < static_cast<int64_t>(values.size());
+         at += 2 + chunks)
+      states.push_back(Running{
+          values[at], values[at + 1],
+          SmallVector<Value>(values.slice(at + 2, chunks))});
+    return states;
+  }
 
   /// Chunk c (16 values) of the row at `slot` of half `half` (0 keys,
   /// 1 values) of KV head g, in f32.
@@ -124,20 +152,6 @@ private:
   VectorType vf;
 };
 } // namespace
-
-Value AttentionSpec::filledPositions(OpBuilder &b, Location loc) const {
-  return key ? position
-             : arith::AddIOp::create(b, loc, position, count).getResult();
-}
-
-AttentionShape AttentionSpec::shape() const {
-  auto queryType = cast<RankedTensorType>(query.getType());
-  KVCacheShape cacheShape = *getKVCacheShape(cache.getType());
-  return AttentionShape{queryType.getDimSize(0),   queryType.getDimSize(1),
-                        queryType.getDimSize(2),   cacheShape.kvHeads,
-                        cacheShape.capacity,
-                        queryType.getDimSize(1) / cacheShape.kvHeads};
-}
 
 bool afm::isDecodeAttention(const AttentionSpec &spec) {
   auto queryType = cast<RankedTensorType>(spec.query.getType());
@@ -237,40 +251,16 @@ DecodeAttention::scoreTree(Value g, Value slot0,
 }
 
 Value DecodeAttention::visible(const SlotFacts &facts, Value slot0) {
-  Type i32Type = b.getI32Type();
-  auto vi32 = VectorType::get({kLanes}, i32Type);
+  auto vi32 = VectorType::get({kLanes}, b.getI32Type());
   SmallVector<int32_t> laneIds;
   for (int64_t j = 0; j < kLanes; ++j)
     laneIds.push_back(static_cast<int32_t>(j));
   Value lanes = arith::ConstantOp::create(
       b, loc, DenseIntElementsAttr::get(vi32, ArrayRef<int32_t>(laneIds)));
   Value slot = arith::AddIOp::create(b, loc, splat(i32(slot0)), lanes);
-  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
-    return arith::CmpIOp::create(b, loc, p, x, y);
-  };
-  // The slot's position: (last - j) mod C positions before the newest.
-  Value lastSlot = splat(facts.lastSlot);
-  Value before = arith::SubIOp::create(b, loc, lastSlot, slot);
-  Value back = arith::SelectOp::create(
-      b, loc, cmp(arith::CmpIPredicate::sle, slot, lastSlot), before,
-      arith::AddIOp::create(
-          b, loc, before,
-          splat(arith::ConstantIntOp::create(b, loc, i32Type, capacity))));
-  Value keyPosition = arith::SubIOp::create(b, loc, splat(facts.last), back);
-  Value query = splat(facts.query);
-  Value valid = arith::AndIOp::create(
-      b, loc, cmp(arith::CmpIPredicate::slt, slot, splat(facts.filledSlots)),
-      cmp(arith::CmpIPredicate::sle, keyPosition, query));
-  if (spec.kind == AttentionKind::Local) {
-    // keyPosition >= query - window + 1, as keyPosition + window > query.
-    Value window = splat(
-        arith::ConstantIntOp::create(b, loc, i32Type, spec.window.value_or(0)));
-    valid = arith::AndIOp::create(
-        b, loc, valid,
-        cmp(arith::CmpIPredicate::sgt,
-            arith::AddIOp::create(b, loc, keyPosition, window), query));
-  }
-  return valid;
+  return cachedSlotVisible(b, loc, spec, capacity, slot,
+                           splat(facts.filledSlots), splat(facts.last),
+                           splat(facts.lastSlot), splat(facts.query));
 }
 
 std::tuple<Value, Value, Value> DecodeAttention::rescale(Value oldMax,
@@ -444,25 +434,8 @@ SmallVector<DecodeAttention::Running>
 DecodeAttention::runBlock(Value g, Value begin, Value end,
                           const SlotFacts &facts,
                           ArrayRef<SmallVector<Value>> queries) {
-  // Loop-carried: per head, max, sum, then the D/16 accumulators.
-  SmallVector<Value> init;
-  for (int64_t r = 0; r < group; ++r) {
-    init.push_back(minusInfinity());
-    init.push_back(f32(0.0));
-    for (int64_t c = 0; c < chunks; ++c)
-      init.push_back(arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(vf, b.getF32FloatAttr(0.0))));
-  }
-  int64_t stride = 2 + chunks;
-  auto unpack = [&](ValueRange values) {
-    SmallVector<Running> states;
-    for (int64_t r = 0; r < group; ++r) {
-      ValueRange mine = values.slice(r * stride, stride);
-      states.push_back(Running{mine[0], mine[1],
-                               SmallVector<Value>(mine.drop_front(2))});
-    }
-    return states;
-  };
+  SmallVector<Value> init =
+      pack(SmallVector<Running>(group, emptyState()));
   auto loop = scf::ForOp::create(b, loc, begin, end, index(kLanes), init);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
@@ -479,7 +452,6 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
   Value hidden = splat(minusInfinity());
   Value valueScales = quantized ? cacheScales(1, g, slot0) : Value();
   SmallVector<Value> weights; // per head: probability (times value scale)
-  SmallVector<Value> yielded;
   SmallVector<Running> next;
   for (int64_t r = 0; r < group; ++r) {
     Value s = arith::SelectOp::create(
@@ -527,12 +499,7 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
       }
     }
   }
-  for (const Running &state : next) {
-    yielded.push_back(state.max);
-    yielded.push_back(state.sum);
-    llvm::append_range(yielded, state.acc);
-  }
-  scf::YieldOp::create(b, loc, yielded);
+  scf::YieldOp::create(b, loc, pack(next));
   return unpack(loop.getResults());
 }
 
@@ -540,19 +507,13 @@ SmallVector<Value> DecodeAttention::combine(Value g, int64_t r, Value blocks,
                                             Value maxima, Value sums,
                                             Value weighted, Value newKeys,
                                             Value newValues) {
-  Running state{minusInfinity(), f32(0.0), {}};
-  for (int64_t c = 0; c < chunks; ++c)
-    state.acc.push_back(arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(vf, b.getF32FloatAttr(0.0))));
-  SmallVector<Value> init = {state.max, state.sum};
-  llvm::append_range(init, state.acc);
+  SmallVector<Value> init = pack(emptyState());
   auto loop = scf::ForOp::create(b, loc, index(0), blocks, index(1), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value blockIndex = loop.getInductionVar();
-    ValueRange args = loop.getRegionIterArgs();
-    Running current{args[0], args[1], SmallVector<Value>(args.drop_front(2))};
+    Running current = unpack(loop.getRegionIterArgs()).front();
     Value head = index(r);
     Value max = tensor::ExtractOp::create(b, loc, maxima,
                                           ValueRange{g, blockIndex, head});
@@ -564,14 +525,9 @@ SmallVector<Value> DecodeAttention::combine(Value g, int64_t r, Value blocks,
           b, loc, vf, weighted,
           ValueRange{g, blockIndex, head, index(c * kLanes)}, f32(0.0),
           ArrayRef<bool>{true}));
-    Running next = fold(current, max, sum, acc);
-    SmallVector<Value> yielded = {next.max, next.sum};
-    llvm::append_range(yielded, next.acc);
-    scf::YieldOp::create(b, loc, yielded);
+    scf::YieldOp::create(b, loc, pack(fold(current, max, sum, acc)));
   }
-  ValueRange results = loop.getResults();
-  state = Running{results[0], results[1],
-                  SmallVector<Value>(results.drop_front(2))};
+  Running state = unpack(loop.getResults()).front();
   if (newKeys) {
     // The row's own key: always visible to itself.
     Value headRow = arith::AddIOp::create(

@@ -244,8 +244,8 @@ func.func @shared_int8(%q: tensor<1x4x16xf32>, %kv: memref<2x2x64x16xi8>, %s: me
 // CHECK: arith.fptosi
 // CHECK: %[[SLOTS:.*]] = arith.minui %[[POS]], %c64
 // CHECK: scf.forall
-// CHECK: vector.broadcast %c32_i32 : i32 to vector<16xi32>
-// CHECK: arith.cmpi sgt
+// CHECK: arith.constant dense<32> : vector<16xi32>
+// CHECK: arith.cmpi ugt
 // CHECK: vector.fma
 // CHECK: scf.forall.in_parallel
 // CHECK: vector.reduction <add>
