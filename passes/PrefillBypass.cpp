@@ -152,7 +152,7 @@ static Value rebuildOnRow(OpBuilder &b, Operation *op, OpFoldResult row) {
         return SharedKVAttentionOp::create(
             b, loc, rowType, o.getKindAttr(), take(o.getQuery()), o.getCache(),
             o.getScales(), position, one, o.getWindowAttr(),
-            o.getScaleAttr());
+            o.getScaleAttr(), o.getInt8QueryAttr());
       })
       .Default([](Operation *) { return Value(); });
 }

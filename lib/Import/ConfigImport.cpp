@@ -149,13 +149,14 @@ Value DecoderBuilder::attentionBlock(Value h, const TrackLayout &track,
     Value cache = caches.lookup(kvCacheIndex(config, track.track, layer));
     attn = AttentionOp::create(b, loc, q.getType(), kind, q, k, v, cache,
                                /*scales=*/Value(), position, count, window,
-                               FloatAttr());
+                               FloatAttr(), roundsQueryToInt8(config));
   } else {
     // Block 2: read the cache of the source layer, which Block 1 filled.
     Value cache = caches.lookup(kvSourceLayer(config, layer));
     attn = SharedKVAttentionOp::create(b, loc, q.getType(), kind, q, cache,
                                        /*scales=*/Value(), position, count,
-                                       window, FloatAttr());
+                                       window, FloatAttr(),
+                                       roundsQueryToInt8(config));
   }
   Value merged = tensor::CollapseShapeOp::create(
       b, loc, tensor({tokens, track.heads * hd}), attn,

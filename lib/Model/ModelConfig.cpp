@@ -595,6 +595,10 @@ bool mlir::afm::usesRope(const ModelConfig &config, int64_t layer) {
   return isLocalLayer(config, layer) || config.ropeInGlobalLayers;
 }
 
+bool mlir::afm::roundsQueryToInt8(const ModelConfig &config) {
+  return config.int8Activations && config.kvCacheDType == KVCacheDType::Int8;
+}
+
 int64_t mlir::afm::block1Layers(const ModelConfig &config) {
   int64_t layers = config.numHiddenLayers;
   if (config.architecture != Architecture::OnDevice)

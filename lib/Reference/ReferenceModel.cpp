@@ -190,6 +190,14 @@ std::vector<float> ReferenceModel::attentionBlock(int64_t track,
     for (int64_t h = 0; h < shape.numHeads; ++h)
       applyRope(llvm::MutableArrayRef<float>(q).slice(h * hd, hd), pos,
                 cfg.ropeTheta);
+  // Each head's query rounded to int8 as int8 activations are
+  // (`int8_query`): the compiled scores are integer dot products of codes.
+  if (roundsQueryToInt8(cfg))
+    for (int64_t h = 0; h < shape.numHeads; ++h) {
+      llvm::MutableArrayRef<float> head =
+          llvm::MutableArrayRef<float>(q).slice(h * hd, hd);
+      llvm::copy(roundToInt8Activations(head), head.begin());
+    }
   if (!isBlock2Layer(cfg, layer)) {
     std::vector<float> k = project(x, w.kProj);
     std::vector<float> v = project(x, w.vProj);

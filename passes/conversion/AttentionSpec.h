@@ -35,6 +35,9 @@ struct AttentionSpec {
   AttentionKind kind;
   std::optional<int64_t> window;
   double scale;
+  /// Each query head vector is rounded to int8 before the scores
+  /// (`int8_query`; an i8 cache).
+  bool int8Query = false;
 
   /// How many positions the cache holds when attention reads it: before
   /// the append for attention that owns its cache, after the owner's

@@ -25,6 +25,7 @@
 #include "dialects/afm/IR/AFMOps.h"
 #include "passes/GEMMTiles.h"
 #include "passes/conversion/AttentionSpec.h"
+#include "passes/conversion/CompressedKernels.h"
 #include "passes/conversion/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -102,6 +103,9 @@ private:
   std::pair<Value, Value> quantize(Value rows);
   /// codes * scales as an [A, B, D] f32 tensor.
   Value dequantize(Value codes, Value scales);
+  /// The query with each head vector rounded to int8 and scaled back, as
+  /// int8 linear activations are (`int8_query`).
+  Value roundedQuery();
   /// out[t, g, r, n] += sum_k lhs[t, g, r, k] * rhs(rhsMap(t, g, r, n, k)),
   /// where rhs is f32, or i8 codes times `scales(scalesMap(...))`.
   Value contract(Value lhs, Value rhs, Value init, AffineMap rhsMap,
@@ -506,10 +510,24 @@ AttentionBuilder::fold(Running state, Value scores, Value values,
   return Running{rowMax, rowSum, acc};
 }
 
+Value AttentionBuilder::roundedQuery() {
+  // [T, H, D] as T * H rows of D: each head vector rounded on its own.
+  auto rowsType = RankedTensorType::get({tokens * heads, headDim}, f32);
+  Value rows = tensor::CollapseShapeOp::create(
+      b, loc, rowsType, spec.query,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}});
+  return tensor::ExpandShapeOp::create(
+      b, loc, spec.query.getType(), buildInt8RoundTrip(b, loc, rows),
+      SmallVector<ReassociationIndices>{{0, 1}, {2}});
+}
+
 Value AttentionBuilder::build() {
   auto q4Type = RankedTensorType::get({tokens, kvHeads, group, headDim}, f32);
+  // The decode kernel rounds its query itself, as this does.
+  bool decode = isDecodeAttention(spec);
   Value q4 = tensor::ExpandShapeOp::create(
-      b, loc, q4Type, spec.query,
+      b, loc, q4Type,
+      spec.int8Query && !decode ? roundedQuery() : spec.query,
       SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
   auto [keys, keyScales] = cacheHalf(0);
   auto [values, valueScales] = cacheHalf(1);
@@ -529,7 +547,7 @@ Value AttentionBuilder::build() {
 
   // One query row: flash-decoding over the filled slots
   // (DecodeAttention.cpp).
-  if (isDecodeAttention(spec)) {
+  if (decode) {
     Value result = buildDecodeAttention(b, loc, spec, newKeys, newValues);
     if (spec.key)
       appendRows(stored, storage);
@@ -642,6 +660,7 @@ static FailureOr<AttentionSpec> getSpec(OpTy op, Value key, Value value,
   spec.scale = op.getScale()
                    ? op.getScale()->convertToDouble()
                    : 1.0 / std::sqrt(double(queryType.getDimSize(2)));
+  spec.int8Query = op.getInt8Query();
   return spec;
 }
 

@@ -26,6 +26,14 @@
 // scale * (q . codes) and (p * scale) * codes, the general lowering's
 // scale * code products up to f32 rounding.
 //
+// With `int8_query`, each query head is rounded to int8 codes once per
+// task (as the general lowering's buildInt8RoundTrip rounds it) and a
+// score is exact in i32: per 64 bytes of a key row, one afm.dot_bytes of
+// the key codes with their sign bit flipped (code + 128, unsigned) against
+// the query codes, minus 128 * (sum of the query codes) once per score;
+// the query's step joins the key scale. That is 8 vpdpbusd per slot and
+// KV head (4 query heads of 128) instead of 32 FMAs and 16 conversions.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/conversion/AttentionSpec.h"
@@ -51,6 +59,8 @@ namespace {
 constexpr int64_t kLanes = 16;
 /// Most slots per task.
 constexpr int64_t kBlockSlots = 256;
+/// Bytes of codes per vector of 16 i32 lanes (integer scores).
+constexpr int64_t kWordBytes = 4 * kLanes;
 
 class DecodeAttention {
 public:
@@ -61,6 +71,23 @@ private:
   /// Scalars of the mask, computed once before the tasks (i32).
   struct SlotFacts {
     Value filledSlots, last, lastSlot, query;
+  };
+  /// One query head as the scores read it.
+  struct QueryHead {
+    /// D / 16 f32 vectors: the query as attention multiplies it (rounded
+    /// to int8 and scaled back with int8_query), used against the row's
+    /// own key.
+    SmallVector<Value> chunks;
+    /// What multiplies the cached keys in f32: `chunks`, or with
+    /// int8_query the codes as floats (exact products and sums).
+    SmallVector<Value> scoreChunks;
+    /// The f32 scalar a score is multiplied by (besides the key scale):
+    /// the attention scale, times the query's step with int8_query.
+    Value scoreScale;
+    /// Integer scores only: D / 64 vectors of 16 i32 lanes of four codes,
+    /// and 128 * the sum of the codes (i32), what the sign flip adds.
+    SmallVector<Value> words;
+    Value flipOffset;
   };
   /// The online-softmax state of one query head.
   struct Running {
@@ -82,12 +109,13 @@ private:
   Value minusInfinity() {
     return f32(-std::numeric_limits<double>::infinity());
   }
-  /// The state before any slot: max -inf, sum 0, accumulators 0.
-  Running emptyState() {
+  /// The state before any slot: max -inf, sum 0, `accChunks`
+  /// accumulators 0.
+  Running emptyState(int64_t accChunks) {
     Running state{minusInfinity(), f32(0.0), {}};
     Value zeros = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(vf, b.getF32FloatAttr(0.0)));
-    state.acc.assign(chunks, zeros);
+    state.acc.assign(accChunks, zeros);
     return state;
   }
   /// States as loop-carried values (per head: max, sum, accumulators),
@@ -101,35 +129,41 @@ private:
     }
     return values;
   }
-  SmallVector<Running> unpack(ValueRange values) {
+  static SmallVector<Running> unpack(ValueRange values, int64_t accChunks) {
     SmallVector<Running> states;
     for (int64_t at = 0; at < static_cast<int64_t>(values.size());
-         at += 2 + chunks)
-      states.push_back(Running{
-          values[at], values[at + 1],
-          SmallVector<Value>(values.slice(at + 2, chunks))});
+         at += 2 + accChunks)
+      states.push_back(
+          Running{values[at], values[at + 1],
+                  SmallVector<Value>(values.slice(at + 2, accChunks))});
     return states;
   }
 
-  /// Chunk c (16 values) of the row at `slot` of half `half` (0 keys,
-  /// 1 values) of KV head g, in f32.
-  Value cacheChunk(int64_t half, Value g, Value slot, int64_t c);
+  /// The 16 values from column `column` of the row at `slot` of half
+  /// `half` (0 keys, 1 values) of KV head g, in f32.
+  Value cacheChunk(int64_t half, Value g, Value slot, Value column);
   /// The scales of slots [slot0, slot0 + 16) of half `half` of head g.
   Value cacheScales(int64_t half, Value g, Value slot0);
   /// 16-lane chunks of a [1, heads, D] tensor's row `row`.
   SmallVector<Value> rowChunks(Value tensor, Value row);
+  /// Query head `headRow` as the scores read it.
+  QueryHead queryHead(Value headRow);
+  /// One key row's partial products with every query head: f32 vectors
+  /// of 16 lanes, or i32 ones with integer scores.
+  SmallVector<Value> slotProducts(Value g, Value slot,
+                                  ArrayRef<QueryHead> queries);
   /// One vector per query head whose lane j (of 2^k, lanes / 2^k wide
   /// each) sums slot `first + j`'s partial products.
   SmallVector<Value> scoreTree(Value g, Value slot0,
-                               ArrayRef<SmallVector<Value>> queries,
-                               int64_t first, int64_t count);
+                               ArrayRef<QueryHead> queries, int64_t first,
+                               int64_t count);
   /// Which of slots [slot0, slot0 + 16) the query sees.
   Value visible(const SlotFacts &facts, Value slot0);
   /// One task: the state of each query head of KV head g over slots
   /// [begin, end), 16 at a time.
   SmallVector<Running> runBlock(Value g, Value begin, Value end,
                                 const SlotFacts &facts,
-                                ArrayRef<SmallVector<Value>> queries);
+                                ArrayRef<QueryHead> queries);
   /// The tasks' partials folded for query head r of KV head g, then the
   /// row's own key and value; the normalized result's chunks.
   SmallVector<Value> combine(Value g, int64_t r, Value blocks, Value maxima,
@@ -141,14 +175,16 @@ private:
   std::tuple<Value, Value, Value> rescale(Value oldMax, Value max);
   /// Folds a score (or block maximum) `max` with sum `sum` and weighted
   /// values `acc` into `state`.
-  Running fold(const Running &state, Value max, Value sum,
-               ArrayRef<Value> acc);
+  Running fold(const Running &state, Value max, Value sum, ArrayRef<Value> acc);
 
   OpBuilder &b;
   Location loc;
   const AttentionSpec &spec;
   int64_t heads, headDim, kvHeads, capacity, group, chunks, block;
   bool quantized;
+  /// Scores as i32 dot products of codes: int8_query and whole 64-byte
+  /// pieces of a key row.
+  bool integerScores;
   VectorType vf;
 };
 } // namespace
@@ -175,15 +211,16 @@ DecodeAttention::DecodeAttention(OpBuilder &b, Location loc,
   // Whole vectors of slots per task; capacity is a multiple of 16.
   block = kLanes * divisorAtMost(capacity / kLanes, kBlockSlots / kLanes);
   quantized = static_cast<bool>(spec.scales);
+  integerScores = spec.int8Query && headDim % kWordBytes == 0;
   vf = VectorType::get({kLanes}, b.getF32Type());
 }
 
 Value DecodeAttention::cacheChunk(int64_t half, Value g, Value slot,
-                                  int64_t c) {
+                                  Value column) {
   auto cacheType = cast<MemRefType>(spec.cache.getType());
   Value load = vector::LoadOp::create(
-      b, loc, VectorType::get({kLanes}, cacheType.getElementType()),
-      spec.cache, ValueRange{index(half), g, slot, index(c * kLanes)});
+      b, loc, VectorType::get({kLanes}, cacheType.getElementType()), spec.cache,
+      ValueRange{index(half), g, slot, column});
   if (!quantized)
     return load;
   Value wide = arith::ExtSIOp::create(
@@ -205,25 +242,113 @@ SmallVector<Value> DecodeAttention::rowChunks(Value tensor, Value row) {
   return result;
 }
 
-SmallVector<Value>
-DecodeAttention::scoreTree(Value g, Value slot0,
-                           ArrayRef<SmallVector<Value>> queries, int64_t first,
-                           int64_t count) {
-  if (count == 1) {
-    // One slot: its key row, read once, against every query head.
-    Value slot = arith::AddIOp::create(b, loc, slot0, index(first));
+DecodeAttention::QueryHead DecodeAttention::queryHead(Value headRow) {
+  QueryHead head;
+  head.chunks = rowChunks(spec.query, headRow);
+  head.scoreScale = f32(spec.scale);
+  if (!spec.int8Query) {
+    head.scoreChunks = head.chunks;
+    return head;
+  }
+  // buildInt8RoundTrip's operations, on vectors: code =
+  // round_half_even(x * (127 / amax)) (0 for a zero vector), the value
+  // attention multiplies code * (amax / 127).
+  Value amax = math::AbsFOp::create(b, loc, head.chunks[0]);
+  for (int64_t c = 1; c < chunks; ++c)
+    amax = arith::MaximumFOp::create(
+        b, loc, amax, math::AbsFOp::create(b, loc, head.chunks[c]));
+  amax = vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXIMUMF,
+                                     amax);
+  Value positive =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, amax, f32(0.0));
+  Value inverse = arith::SelectOp::create(
+      b, loc, positive, arith::DivFOp::create(b, loc, f32(127.0), amax),
+      f32(0.0));
+  Value step = arith::DivFOp::create(b, loc, amax, f32(127.0));
+  auto vi8 = VectorType::get({kLanes}, b.getI8Type());
+  auto vi32 = VectorType::get({kLanes}, b.getI32Type());
+  SmallVector<Value> codes;
+  Value codeSum;
+  for (Value &chunk : head.chunks) {
+    Value code = math::RoundEvenOp::create(
+        b, loc, arith::MulFOp::create(b, loc, chunk, splat(inverse)));
+    head.scoreChunks.push_back(code);
+    chunk = arith::MulFOp::create(b, loc, code, splat(step));
+    Value narrow = arith::FPToSIOp::create(b, loc, vi8, code);
+    codes.push_back(narrow);
+    Value wide = arith::ExtSIOp::create(b, loc, vi32, narrow);
+    codeSum = codeSum ? arith::AddIOp::create(b, loc, codeSum, wide) : wide;
+  }
+  head.scoreScale = arith::MulFOp::create(b, loc, head.scoreScale, step);
+  if (!integerScores)
+    return head;
+  // Four 16-byte chunks make one 64-byte vector of four codes per lane.
+  auto concat = [&](Value x, Value y) {
+    int64_t n = cast<VectorType>(x.getType()).getNumElements();
+    return vector::ShuffleOp::create(
+        b, loc, x, y, llvm::to_vector(llvm::seq<int64_t>(0, 2 * n)));
+  };
+  for (int64_t c = 0; c < chunks; c += 4)
+    head.words.push_back(
+        vector::BitCastOp::create(b, loc, vi32,
+                                  concat(concat(codes[c], codes[c + 1]),
+                                         concat(codes[c + 2], codes[c + 3]))));
+  Value sum =
+      vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, codeSum);
+  head.flipOffset = arith::ShLIOp::create(
+      b, loc, sum, arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(7)));
+  return head;
+}
+
+SmallVector<Value> DecodeAttention::slotProducts(Value g, Value slot,
+                                                 ArrayRef<QueryHead> queries) {
+  SmallVector<Value> parts;
+  if (integerScores) {
+    // Each 64 bytes of the key row as 16 lanes of four codes, sign bits
+    // flipped so that they read as unsigned code + 128.
+    auto vi32 = VectorType::get({kLanes}, b.getI32Type());
+    Value flip = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(
+            vi32, b.getI32IntegerAttr(static_cast<int32_t>(0x80808080))));
     SmallVector<Value> key;
-    for (int64_t c = 0; c < chunks; ++c)
-      key.push_back(cacheChunk(0, g, slot, c));
-    SmallVector<Value> parts;
-    for (ArrayRef<Value> query : queries) {
-      Value sum = arith::MulFOp::create(b, loc, query[0], key[0]);
-      for (int64_t c = 1; c < chunks; ++c)
-        sum = vector::FMAOp::create(b, loc, query[c], key[c], sum);
+    for (int64_t w = 0; w < headDim / kWordBytes; ++w) {
+      Value bytes = vector::LoadOp::create(
+          b, loc, VectorType::get({kWordBytes}, b.getI8Type()), spec.cache,
+          ValueRange{index(0), g, slot, index(w * kWordBytes)});
+      key.push_back(arith::XOrIOp::create(
+          b, loc, vector::BitCastOp::create(b, loc, vi32, bytes), flip));
+    }
+    Value zero = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vi32, b.getI32IntegerAttr(0)));
+    for (const QueryHead &query : queries) {
+      Value sum = zero;
+      for (auto [k, q] : llvm::zip(key, query.words))
+        sum = DotBytesOp::create(b, loc, sum.getType(), sum, k, q);
       parts.push_back(sum);
     }
     return parts;
   }
+  SmallVector<Value> key;
+  for (int64_t c = 0; c < chunks; ++c)
+    key.push_back(cacheChunk(0, g, slot, index(c * kLanes)));
+  for (const QueryHead &query : queries) {
+    ArrayRef<Value> q = query.scoreChunks;
+    Value sum = arith::MulFOp::create(b, loc, q[0], key[0]);
+    for (int64_t c = 1; c < chunks; ++c)
+      sum = vector::FMAOp::create(b, loc, q[c], key[c], sum);
+    parts.push_back(sum);
+  }
+  return parts;
+}
+
+SmallVector<Value> DecodeAttention::scoreTree(Value g, Value slot0,
+                                              ArrayRef<QueryHead> queries,
+                                              int64_t first, int64_t count) {
+  // One slot: its key row, read once, against every query head.
+  if (count == 1)
+    return slotProducts(g, arith::AddIOp::create(b, loc, slot0, index(first)),
+                        queries);
   // Each half holds count/2 slots of `width` lanes; the result holds
   // count slots of width/2 lanes: slot i's lanes are the sum of the two
   // halves of its lanes in its source vector (left for the first half of
@@ -245,7 +370,9 @@ DecodeAttention::scoreTree(Value g, Value slot0,
   for (auto [l, r] : llvm::zip(left, right)) {
     Value a = vector::ShuffleOp::create(b, loc, l, r, low);
     Value c = vector::ShuffleOp::create(b, loc, l, r, high);
-    result.push_back(arith::AddFOp::create(b, loc, a, c));
+    result.push_back(integerScores
+                         ? arith::AddIOp::create(b, loc, a, c).getResult()
+                         : arith::AddFOp::create(b, loc, a, c).getResult());
   }
   return result;
 }
@@ -264,24 +391,23 @@ Value DecodeAttention::visible(const SlotFacts &facts, Value slot0) {
 }
 
 std::tuple<Value, Value, Value> DecodeAttention::rescale(Value oldMax,
-                                                          Value max) {
+                                                         Value max) {
   // Exponents against m' = max(m, max), or 0 while everything so far is
   // masked (m' = -inf), so that exp(-inf) = 0 and never NaN.
   Value next = arith::MaximumFOp::create(b, loc, oldMax, max);
   Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, next,
                                      minusInfinity());
   Value shift = arith::SelectOp::create(b, loc, none, f32(0.0), next);
-  Value correction = math::ExpOp::create(
-      b, loc, arith::SubFOp::create(b, loc, oldMax, shift));
+  Value correction =
+      math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, oldMax, shift));
   return {next, shift, correction};
 }
 
-DecodeAttention::Running DecodeAttention::fold(const Running &state,
-                                               Value max, Value sum,
-                                               ArrayRef<Value> acc) {
+DecodeAttention::Running DecodeAttention::fold(const Running &state, Value max,
+                                               Value sum, ArrayRef<Value> acc) {
   auto [next, shift, oldScale] = rescale(state.max, max);
-  Value newScale = math::ExpOp::create(
-      b, loc, arith::SubFOp::create(b, loc, max, shift));
+  Value newScale =
+      math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, max, shift));
   Running result;
   result.max = next;
   result.sum = arith::AddFOp::create(
@@ -289,17 +415,16 @@ DecodeAttention::Running DecodeAttention::fold(const Running &state,
       arith::MulFOp::create(b, loc, sum, newScale));
   Value oldSplat = splat(oldScale), newSplat = splat(newScale);
   for (auto [mine, theirs] : llvm::zip(state.acc, acc))
-    result.acc.push_back(vector::FMAOp::create(
-        b, loc, theirs, newSplat,
-        arith::MulFOp::create(b, loc, mine, oldSplat)));
+    result.acc.push_back(
+        vector::FMAOp::create(b, loc, theirs, newSplat,
+                              arith::MulFOp::create(b, loc, mine, oldSplat)));
   return result;
 }
 
 Value DecodeAttention::build(Value newKeys, Value newValues) {
   Type f32Type = b.getF32Type();
   Value filled = spec.filledPositions(b, loc);
-  Value filledSlots =
-      arith::MinUIOp::create(b, loc, filled, index(capacity));
+  Value filledSlots = arith::MinUIOp::create(b, loc, filled, index(capacity));
   Value last = arith::SubIOp::create(b, loc, filled, index(1));
   SlotFacts facts{i32(filledSlots), i32(last),
                   i32(arith::RemUIOp::create(b, loc, last, index(capacity))),
@@ -317,9 +442,9 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
   Value weighted = tensor::EmptyOp::create(
       b, loc, ArrayRef<int64_t>{kvHeads, maxBlocks, group, headDim}, f32Type);
   Value tasks = arith::MulIOp::create(b, loc, blocks, index(kvHeads));
-  auto forall = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{tasks},
-                                      ValueRange{maxima, sums, weighted},
-                                      std::nullopt);
+  auto forall =
+      scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{tasks},
+                            ValueRange{maxima, sums, weighted}, std::nullopt);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forall.getBody());
@@ -330,12 +455,10 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
     Value end = arith::MinUIOp::create(
         b, loc, arith::AddIOp::create(b, loc, begin, index(block)),
         filledSlots);
-    SmallVector<SmallVector<Value>> queries;
+    SmallVector<QueryHead> queries;
     for (int64_t r = 0; r < group; ++r)
-      queries.push_back(rowChunks(
-          spec.query, arith::AddIOp::create(
-                          b, loc, arith::MulIOp::create(b, loc, g, index(group)),
-                          index(r))));
+      queries.push_back(queryHead(arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, g, index(group)), index(r))));
     SmallVector<Running> states = runBlock(g, begin, end, facts, queries);
 
     // This task's slices of the partials, written in place.
@@ -367,19 +490,17 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
                                              ArrayRef<bool>{true})
           .getResult();
     };
-    Value maxSlice =
-        writeRow(maxOut, [](const Running &s) { return s.max; });
-    Value sumSlice =
-        writeRow(sumOut, [](const Running &s) { return s.sum; });
+    Value maxSlice = writeRow(maxOut, [](const Running &s) { return s.max; });
+    Value sumSlice = writeRow(sumOut, [](const Running &s) { return s.sum; });
     Value accSlice = tensor::ExtractSliceOp::create(
         b, loc, accType, weightedOut, accOffsets, accSizes, ones4);
     for (auto [r, state] : llvm::enumerate(states))
       for (auto [c, chunk] : llvm::enumerate(state.acc))
-        accSlice = vector::TransferWriteOp::create(
-                       b, loc, chunk, accSlice,
-                       ValueRange{index(r), index(c * kLanes)},
-                       ArrayRef<bool>{true})
-                       .getResult();
+        accSlice =
+            vector::TransferWriteOp::create(
+                b, loc, chunk, accSlice,
+                ValueRange{index(r), index(c * kLanes)}, ArrayRef<bool>{true})
+                .getResult();
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(b, loc, maxSlice, maxOut, rowOffsets,
                                           rowSizes, ones3);
@@ -403,10 +524,10 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
     Value g = combineAll.getInductionVar(0);
     Value out = combineAll.getRegionIterArgs()[0];
     SmallVector<OpFoldResult> offsets = {
-        b.getIndexAttr(0), arith::MulIOp::create(b, loc, g, index(group)).getResult(),
+        b.getIndexAttr(0),
+        arith::MulIOp::create(b, loc, g, index(group)).getResult(),
         b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
-                                       b.getIndexAttr(group),
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(group),
                                        b.getIndexAttr(headDim)};
     SmallVector<OpFoldResult> ones(3, b.getIndexAttr(1));
     Value slice = tensor::ExtractSliceOp::create(
@@ -417,11 +538,11 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
           combine(g, r, blocks, forall.getResult(0), forall.getResult(1),
                   forall.getResult(2), newKeys, newValues);
       for (auto [c, chunk] : llvm::enumerate(row))
-        slice = vector::TransferWriteOp::create(
-                    b, loc, chunk, slice,
-                    ValueRange{index(r), index(c * kLanes)},
-                    ArrayRef<bool>{true})
-                    .getResult();
+        slice =
+            vector::TransferWriteOp::create(
+                b, loc, chunk, slice, ValueRange{index(r), index(c * kLanes)},
+                ArrayRef<bool>{true})
+                .getResult();
     }
     b.setInsertionPointToStart(combineAll.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(b, loc, slice, out, offsets, sizes,
@@ -432,33 +553,43 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
 
 SmallVector<DecodeAttention::Running>
 DecodeAttention::runBlock(Value g, Value begin, Value end,
-                          const SlotFacts &facts,
-                          ArrayRef<SmallVector<Value>> queries) {
-  SmallVector<Value> init =
-      pack(SmallVector<Running>(group, emptyState()));
-  auto loop = scf::ForOp::create(b, loc, begin, end, index(kLanes), init);
+                          const SlotFacts &facts, ArrayRef<QueryHead> queries) {
+  // The sums of exponentials stay 16 lanes wide (one per slot of the
+  // vector) until the end of the block: no horizontal sum per step.
+  SmallVector<Running> empty(group, emptyState(chunks));
+  Value zeros = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(vf, b.getF32FloatAttr(0.0)));
+  for (Running &state : empty)
+    state.sum = zeros;
+  auto loop =
+      scf::ForOp::create(b, loc, begin, end, index(kLanes), pack(empty));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value slot0 = loop.getInductionVar();
-  SmallVector<Running> states = unpack(loop.getRegionIterArgs());
+  SmallVector<Running> states = unpack(loop.getRegionIterArgs(), chunks);
 
   // Scores of the 16 slots for every head: masked, scaled, -inf where not
   // visible.
   SmallVector<Value> scores = scoreTree(g, slot0, queries, 0, kLanes);
-  Value scale = splat(f32(spec.scale));
-  if (quantized)
-    scale = arith::MulFOp::create(b, loc, scale, cacheScales(0, g, slot0));
+  Value keyScales = quantized ? cacheScales(0, g, slot0) : Value();
   Value valid = visible(facts, slot0);
   Value hidden = splat(minusInfinity());
   Value valueScales = quantized ? cacheScales(1, g, slot0) : Value();
   SmallVector<Value> weights; // per head: probability (times value scale)
   SmallVector<Running> next;
   for (int64_t r = 0; r < group; ++r) {
+    Value score = scores[r];
+    if (integerScores)
+      score = arith::SIToFPOp::create(
+          b, loc, vf,
+          arith::SubIOp::create(b, loc, score, splat(queries[r].flipOffset)));
+    Value scale = splat(queries[r].scoreScale);
+    if (keyScales)
+      scale = arith::MulFOp::create(b, loc, scale, keyScales);
     Value s = arith::SelectOp::create(
-        b, loc, valid, arith::MulFOp::create(b, loc, scores[r], scale),
-        hidden);
-    Value blockMax = vector::ReductionOp::create(
-        b, loc, vector::CombiningKind::MAXIMUMF, s);
+        b, loc, valid, arith::MulFOp::create(b, loc, score, scale), hidden);
+    Value blockMax =
+        vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXIMUMF, s);
     // As fold() does for one score, with a vector of them.
     const Running &state = states[r];
     auto [m, shift, correction] = rescale(state.max, blockMax);
@@ -466,10 +597,8 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
         b, loc, arith::SubFOp::create(b, loc, s, splat(shift)));
     Running updated;
     updated.max = m;
-    updated.sum = arith::AddFOp::create(
-        b, loc, arith::MulFOp::create(b, loc, state.sum, correction),
-        vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, probs));
     Value corrections = splat(correction);
+    updated.sum = vector::FMAOp::create(b, loc, state.sum, corrections, probs);
     for (Value acc : state.acc)
       updated.acc.push_back(arith::MulFOp::create(b, loc, acc, corrections));
     if (valueScales)
@@ -481,15 +610,14 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
   // fit in half the vector registers, for every slot: each chunk of a
   // value row is read once for all heads, and each head's probability of
   // the slot is broadcast from its lane once per group.
-  int64_t groupChunks = std::max<int64_t>(1, kLanes / group);
-  while (chunks % groupChunks)
-    --groupChunks;
+  int64_t groupChunks =
+      divisorAtMost(chunks, std::max<int64_t>(1, kLanes / group));
   for (int64_t c0 = 0; c0 < chunks; c0 += groupChunks) {
     for (int64_t j = 0; j < kLanes; ++j) {
       Value slot = arith::AddIOp::create(b, loc, slot0, index(j));
       SmallVector<Value> row;
       for (int64_t c = c0; c < c0 + groupChunks; ++c)
-        row.push_back(cacheChunk(1, g, slot, c));
+        row.push_back(cacheChunk(1, g, slot, index(c * kLanes)));
       for (int64_t r = 0; r < group; ++r) {
         Value weight = vector::ShuffleOp::create(
             b, loc, weights[r], weights[r], SmallVector<int64_t>(kLanes, j));
@@ -500,20 +628,25 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
     }
   }
   scf::YieldOp::create(b, loc, pack(next));
-  return unpack(loop.getResults());
+  b.setInsertionPointAfter(loop);
+  SmallVector<Running> results = unpack(loop.getResults(), chunks);
+  for (Running &result : results)
+    result.sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                             result.sum);
+  return results;
 }
 
 SmallVector<Value> DecodeAttention::combine(Value g, int64_t r, Value blocks,
                                             Value maxima, Value sums,
                                             Value weighted, Value newKeys,
                                             Value newValues) {
-  SmallVector<Value> init = pack(emptyState());
+  SmallVector<Value> init = pack(emptyState(chunks));
   auto loop = scf::ForOp::create(b, loc, index(0), blocks, index(1), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value blockIndex = loop.getInductionVar();
-    Running current = unpack(loop.getRegionIterArgs()).front();
+    Running current = unpack(loop.getRegionIterArgs(), chunks).front();
     Value head = index(r);
     Value max = tensor::ExtractOp::create(b, loc, maxima,
                                           ValueRange{g, blockIndex, head});
@@ -527,12 +660,12 @@ SmallVector<Value> DecodeAttention::combine(Value g, int64_t r, Value blocks,
           ArrayRef<bool>{true}));
     scf::YieldOp::create(b, loc, pack(fold(current, max, sum, acc)));
   }
-  Running state = unpack(loop.getResults()).front();
+  Running state = unpack(loop.getResults(), chunks).front();
   if (newKeys) {
     // The row's own key: always visible to itself.
     Value headRow = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, g, index(group)), index(r));
-    SmallVector<Value> query = rowChunks(spec.query, headRow);
+    SmallVector<Value> query = queryHead(headRow).chunks;
     SmallVector<Value> key = rowChunks(newKeys, g);
     Value dot = arith::MulFOp::create(b, loc, query[0], key[0]);
     for (int64_t c = 1; c < chunks; ++c)

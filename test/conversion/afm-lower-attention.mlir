@@ -259,3 +259,45 @@ func.func @decode_local_int8(%q: tensor<1x4x16xf32>, %k: tensor<1x2x16xf32>, %v:
   %o = afm.attention local %q, %k, %v into %kv scales %s at %pos {window = 32} : tensor<1x4x16xf32>, tensor<1x2x16xf32>, tensor<1x2x16xf32>, memref<2x2x64x16xi8>, memref<2x2x64xf32> -> tensor<1x4x16xf32>
   return %o : tensor<1x4x16xf32>
 }
+
+// -----
+
+// int8_query, one query row and a head dimension of whole 64-byte words:
+// each query head is rounded to int8 codes (round half to even of
+// x * 127 / absmax) packed four to an i32 lane; a score is afm.dot_bytes
+// of the key codes with their sign bits flipped (xor 0x80808080) against
+// them, minus 128 * the sum of the codes, then scaled by the query's step
+// and the key scale. No f32 product touches a key.
+// CHECK-LABEL: func.func @decode_int8_query
+// CHECK-SAME: %[[KV:[^:]*]]: memref<2x2x64x64xi8>
+// CHECK: scf.forall
+// CHECK: math.roundeven
+// CHECK: vector.bitcast {{.*}} : vector<64xi8> to vector<16xi32>
+// CHECK: arith.shli
+// CHECK: scf.for
+// CHECK: %[[KEY:.*]] = vector.load %[[KV]][%c0{{.*}}] : memref<2x2x64x64xi8>, vector<64xi8>
+// CHECK: %[[WORDS:.*]] = vector.bitcast %[[KEY]] : vector<64xi8> to vector<16xi32>
+// CHECK: %[[FLIPPED:.*]] = arith.xori %[[WORDS]], %{{.*}} : vector<16xi32>
+// CHECK: afm.dot_bytes %{{.*}}, %[[FLIPPED]], %{{.*}} : vector<16xi32>
+// CHECK: arith.subi
+// CHECK: arith.sitofp {{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK: scf.forall.in_parallel
+func.func @decode_int8_query(%q: tensor<1x4x64xf32>, %kv: memref<2x2x64x64xi8>, %s: memref<2x2x64xf32>, %pos: index) -> tensor<1x4x64xf32> {
+  %o = afm.shared_kv_attention global %q from %kv scales %s at %pos {int8_query} : tensor<1x4x64xf32>, memref<2x2x64x64xi8>, memref<2x2x64xf32> -> tensor<1x4x64xf32>
+  return %o : tensor<1x4x64xf32>
+}
+
+// -----
+
+// int8_query over many query rows (the general lowering): the query is
+// rounded per head vector before the scores, as the decode kernel rounds
+// it.
+// CHECK-LABEL: func.func @prefill_int8_query
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x4x16xf32> into tensor<8x16xf32>
+// CHECK: math.roundeven
+// CHECK: tensor.expand_shape
+// CHECK: scf.for
+func.func @prefill_int8_query(%q: tensor<2x4x16xf32>, %kv: memref<2x2x8x16xi8>, %s: memref<2x2x8xf32>, %pos: index) -> tensor<2x4x16xf32> {
+  %o = afm.shared_kv_attention global %q from %kv scales %s at %pos {int8_query} : tensor<2x4x16xf32>, memref<2x2x8x16xi8>, memref<2x2x8xf32> -> tensor<2x4x16xf32>
+  return %o : tensor<2x4x16xf32>
+}

@@ -38,6 +38,11 @@ std::vector<KernelSpec> afm_bench::defaultKernels() {
         {"4-bit embedding gather", F::Q4Embedding, tokens, 32768, 4096});
   kernels.push_back({"int8-KV attention decode", F::I8Attention, 1, 4096, 128,
                      /*heads=*/32, /*kvHeads=*/8});
+  // The same with the query rounded to int8 (int8_query: what a model
+  // with int8 activations and an int8 cache compiles to).
+  kernels.push_back({"int8-KV attention decode (int8 query)", F::I8Attention,
+                     1, 4096, 128, /*heads=*/32, /*kvHeads=*/8,
+                     /*int8Activations=*/true});
   return kernels;
 }
 
@@ -249,9 +254,9 @@ static KernelSource attentionSource(const KernelSpec &s) {
       "  %p64 = tensor.extract %pos[%c0] : tensor<1xi64>\n"
       "  %p = arith.index_cast %p64 : i64 to index\n"
       "  %o = afm.attention global %q, %k, %v into %cache scales %scales at "
-      "%p : {0}, {1}, {1}, {2}, {3} -> {0}\n"
+      "%p {4}: {0}, {1}, {1}, {2}, {3} -> {0}\n"
       "  return %o : {0}\n}\n",
-      q, kv, cache, scales);
+      q, kv, cache, scales, s.int8Activations ? "{int8_query} " : "");
   size_t cacheBytes = bytes(2 * kvHeads * context * dim, 1),
          scaleBytes = bytes(2 * kvHeads * context, 4);
   source.arguments = {

@@ -331,6 +331,7 @@ static LogicalResult verifyAttention(Operation *op, AttentionKind kind,
                                      Type cacheType, Value scales,
                                      std::optional<int64_t> window,
                                      std::optional<APFloat> scale,
+                                     bool int8Query,
                                      RankedTensorType result) {
   if (query != result)
     return op->emitOpError("result type ")
@@ -370,6 +371,9 @@ static LogicalResult verifyAttention(Operation *op, AttentionKind kind,
              << cache->kvHeads << "x" << cache->capacity
              << "xf32> to match the cache, got " << scalesType;
   }
+  if (int8Query && !cache->elementType.isSignlessInteger(8))
+    return op->emitOpError("int8_query needs an i8 cache, got ")
+           << cacheType;
   if (kind == AttentionKind::Local) {
     if (!window)
       return op->emitOpError("local attention requires a window");
@@ -388,7 +392,7 @@ LogicalResult AttentionOp::verify() {
   RankedTensorType query = getQuery().getType();
   if (failed(verifyAttention(*this, getKind(), query, getCache().getType(),
                              getScales(), getWindow(), getScale(),
-                             getType())))
+                             getInt8Query(), getType())))
     return failure();
   KVCacheShape cache = *getKVCacheShape(getCache().getType());
   for (auto [name, value] :
@@ -409,7 +413,7 @@ LogicalResult AttentionOp::verify() {
 LogicalResult SharedKVAttentionOp::verify() {
   return verifyAttention(*this, getKind(), getQuery().getType(),
                          getCache().getType(), getScales(), getWindow(),
-                         getScale(), getType());
+                         getScale(), getInt8Query(), getType());
 }
 
 //===----------------------------------------------------------------------===//

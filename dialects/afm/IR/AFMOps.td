@@ -389,6 +389,13 @@ def AFM_AttentionOp : AFM_Op<"attention", [AttrSizedOperandSegments]> {
     is required for an `i8` memref cache and not allowed otherwise (an
     unbound `!afm.kv_cache` carries its scales implicitly).
 
+    With `int8_query` (an `i8` cache only), each query head vector is
+    rounded to int8 before the scores, as int8 linear activations are
+    (`step = absmax / 127`, codes `round_half_even(x * 127 / absmax)`, 0
+    for a zero vector), so that a score is an exact integer dot product of
+    codes times `step * key scale * scale`. The values and the softmax stay
+    f32.
+
     Example:
 
     ```mlir
@@ -412,7 +419,8 @@ def AFM_AttentionOp : AFM_Op<"attention", [AttrSizedOperandSegments]> {
                            [MemRead, MemWrite]>:$scales,
                        Index:$position, Optional<Index>:$count,
                        OptionalAttr<I64Attr>:$window,
-                       OptionalAttr<F32Attr>:$scale);
+                       OptionalAttr<F32Attr>:$scale,
+                       UnitAttr:$int8_query);
   let results = (outs AFM_HeadsTensor:$result);
   let assemblyFormat = [{
     $kind $query `,` $key `,` $value `into` $cache (`scales` $scales^)?
@@ -434,8 +442,8 @@ def AFM_SharedKVAttentionOp
     attends to the cached positions `<= position + t` (and, for `local`,
     within the window). With `count`, rows past it are padding with
     unspecified outputs; without, all rows are real. A bound `i8` cache comes
-    with the owner's `scales`, as for `afm.attention`. Otherwise identical to
-    `afm.attention`.
+    with the owner's `scales`, as for `afm.attention`, and `int8_query`
+    means what it means there. Otherwise identical to `afm.attention`.
 
     Example:
 
@@ -452,7 +460,8 @@ def AFM_SharedKVAttentionOp
                            "the scales of a bound i8 cache", [MemRead]>:$scales,
                        Index:$position, Optional<Index>:$count,
                        OptionalAttr<I64Attr>:$window,
-                       OptionalAttr<F32Attr>:$scale);
+                       OptionalAttr<F32Attr>:$scale,
+                       UnitAttr:$int8_query);
   let results = (outs AFM_HeadsTensor:$result);
   let assemblyFormat = [{
     $kind $query `from` $cache (`scales` $scales^)? `at` $position

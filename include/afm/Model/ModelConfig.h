@@ -162,6 +162,11 @@ bool isLocalLayer(const ModelConfig &config, int64_t layer);
 /// global layers iff `ropeInGlobalLayers`.
 bool usesRope(const ModelConfig &config, int64_t layer);
 
+/// Whether attention rounds each query head vector to int8 before its
+/// scores (`afm.attention`'s `int8_query`): with int8 linear activations
+/// over an int8 KV cache, so a score is an integer dot product of codes.
+bool roundsQueryToInt8(const ModelConfig &config);
+
 /// The number of Block-1 layers of an afm-on-device config:
 /// ceil(block1Fraction * L), at least 1 (see docs/model-config.md,
 /// "Decisions", for the rounding); L for the other architectures.

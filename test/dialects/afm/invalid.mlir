@@ -738,3 +738,11 @@ func.func @dot_bytes_mixed(%a: i32, %v: vector<16xi32>) {
   %d = "afm.dot_bytes"(%a, %v, %v) : (i32, vector<16xi32>, vector<16xi32>) -> i32
   return
 }
+
+// -----
+
+func.func @int8_query_over_f32_cache(%q: tensor<1x4x16xf32>, %k: tensor<1x2x16xf32>, %v: tensor<1x2x16xf32>, %kv: memref<2x2x64x16xf32>, %p: index) {
+  // expected-error @+1 {{'afm.attention' op int8_query needs an i8 cache, got 'memref<2x2x64x16xf32>'}}
+  %o = afm.attention global %q, %k, %v into %kv at %p {int8_query} : tensor<1x4x16xf32>, tensor<1x2x16xf32>, tensor<1x2x16xf32>, memref<2x2x64x16xf32> -> tensor<1x4x16xf32>
+  return
+}
