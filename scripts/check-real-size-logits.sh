@@ -64,21 +64,21 @@ fi
 vocab=$(sed -n 's/.*"vocab_size": \([0-9]*\).*/\1/p' "$model/config.json")
 
 # check VARIANT CONFIG: compile, run both evaluators, compare; prints the
-# comparison and returns afm-compare's status.
+# comparison and returns afm-compare's status (1 when a step fails).
 check() {
   local variant=$1 config=$2 out=$work/$preset-logits-$1
   mkdir -p "$out"
   log "$variant: compiling $out/model.afmb"
   "$bin/afm-compile" --config "$config" --weights "$model/model.safetensors" \
     --prefill-chunk "$chunk" --dequantized-weights "$out/deq.safetensors" \
-    -o "$out/model.afmb"
+    -o "$out/model.afmb" || return 1
   log "$variant: reference evaluator"
   "$bin/afm-reference" --config "$config" --weights "$out/deq.safetensors" \
     --prompt "$prompt" --decode "$decode" --logits-out "$out/ref.bin" \
-    > "$out/ref.txt"
+    > "$out/ref.txt" || return 1
   rm -f "$out/deq.safetensors"
   "$bin/afm-run" "$out/model.afmb" --prompt "$prompt" --decode "$decode" \
-    --logits-out "$out/run.bin" > "$out/run.txt"
+    --logits-out "$out/run.bin" > "$out/run.txt" || return 1
   echo "== $variant (prompt $prompt, $decode decode steps, tolerance $tolerance)"
   local status=0
   "$bin/afm-compare" --vocab "$vocab" --tolerance "$tolerance" \

@@ -276,10 +276,11 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
   auto weights = openPackageWeights(*module, weightsPath);
   if (!weights)
     return error(llvm::toString(weights.takeError()));
-  // The dequantized values are kept only when they are written out: for a
-  // model of billions of parameters they would take four bytes a weight.
+  // The dequantized values are never kept: for a model of billions of
+  // parameters they would take four bytes a weight (--dequantized-weights
+  // encodes the weights again, one at a time).
   WeightEncoder encoder(*weights ? &**weights : nullptr,
-                        /*keepValues=*/!opts.dequantizedWeights.empty());
+                        /*keepValues=*/false);
   {
     ::afm::TerminalProgress progress("afm-compile: weights", 0, "GB");
     PackageProgress report = [&](StringRef weight, uint64_t done,
@@ -291,10 +292,19 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
             writePackage(os, *module, *library, *target, encoder, report))
       return error(llvm::toString(std::move(err)));
   }
-  if (!opts.dequantizedWeights.empty())
-    if (llvm::Error err = writeSafeTensors(opts.dequantizedWeights,
-                                           encoder.effectiveWeights()))
+  if (!opts.dequantizedWeights.empty()) {
+    ::afm::TerminalProgress progress("afm-compile: dequantized weights", 0,
+                                     "GB");
+    PackageProgress report = [&](StringRef weight, uint64_t done,
+                                 uint64_t total) {
+      progress.setTotal(total);
+      progress.update(weight, done);
+    };
+    if (llvm::Error err = writeEffectiveWeights(
+            *module, *weights ? &**weights : nullptr, opts.dequantizedWeights,
+            report))
       return error(llvm::toString(std::move(err)));
+  }
   if (opts.report)
     printCompileReport(opts.output == "-" ? llvm::errs() : llvm::outs(),
                        *module, encoder);

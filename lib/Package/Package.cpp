@@ -19,9 +19,12 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Parallel.h"
 
 #include <cstring>
+#include <functional>
+#include <numeric>
 #include <mutex>
 
 #ifdef __GLIBC__
@@ -72,6 +75,72 @@ mlir::afm::openPackageWeights(ModuleOp module, StringRef path) {
   if (!opened)
     return opened.takeError();
   return std::optional<SafeTensorsFile>(std::move(*opened));
+}
+
+llvm::Error mlir::afm::writeEffectiveWeights(ModuleOp lowered,
+                                             const SafeTensorsFile *weights,
+                                             StringRef path,
+                                             const PackageProgress &progress) {
+  auto weightLayout = lowered->getAttrOfType<ArrayAttr>("afm.weights");
+  if (!weightLayout)
+    return fail("the module lacks afm.weights: was it lowered by the "
+                "afm-codegen pipeline from an imported model?");
+  // One entry per weight (its first part holds the format, the inline value
+  // and the annotations), in the layout's order; adapter factors are folded
+  // into their residual instead.
+  struct Weight {
+    StringRef name;
+    Type type;
+    Attribute value;
+    DictionaryAttr annotations;
+  };
+  std::vector<Weight> list;
+  std::vector<SafeTensorSpec> specs;
+  llvm::StringSet<> seen;
+  uint64_t totalBytes = 0;
+  for (Attribute entry : weightLayout) {
+    auto dict = cast<DictionaryAttr>(entry);
+    StringRef name = getField<StringAttr>(dict, "name").getValue();
+    if (!seen.insert(name).second)
+      continue;
+    auto format = dict.getAs<TypeAttr>("format");
+    Weight w{name,
+             format ? format.getValue()
+                    : getField<TypeAttr>(dict, "type").getValue(),
+             dict.get("value"), dict.getAs<DictionaryAttr>("annotations")};
+    if (w.annotations && w.annotations.get("afm.svd_factor"))
+      continue;
+    SafeTensorSpec spec{name.str(), DType::F32, encodedShape(w.type)};
+    totalBytes += 4 * static_cast<uint64_t>(
+                          std::accumulate(spec.shape.begin(), spec.shape.end(),
+                                          int64_t(1), std::multiplies<>()));
+    specs.push_back(std::move(spec));
+    list.push_back(w);
+  }
+  auto writer = SafeTensorsStreamWriter::create(path, specs);
+  if (!writer)
+    return writer.takeError();
+  // One weight at a time, encoded again and written as it comes, so that
+  // memory holds one weight's values, not the model's (12 GB of floats at
+  // the paper's size).
+  WeightEncoder encoder(weights, /*keepValues=*/true);
+  uint64_t done = 0;
+  for (const Weight &w : list) {
+    auto encoded = encoder.encode(w.name, w.type, w.value, w.annotations);
+    if (!encoded)
+      return encoded.takeError();
+    std::vector<float> values = encoder.takeEffectiveValues(w.name);
+    encoder.release(w.name, /*keepASTCBlocks=*/false);
+    if (llvm::Error err = (*writer)->append(llvm::ArrayRef<uint8_t>(
+            reinterpret_cast<const uint8_t *>(values.data()),
+            values.size() * sizeof(float))))
+      return err;
+    if (progress)
+      progress(w.name, done += values.size() * sizeof(float), totalBytes);
+    values = {};
+    returnFreeMemory();
+  }
+  return (*writer)->finish();
 }
 
 llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,

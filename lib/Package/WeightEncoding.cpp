@@ -279,6 +279,15 @@ static void addAdapter(std::vector<float> &values, const SVDSplit &svd,
     }
 }
 
+std::vector<int64_t> mlir::afm::encodedShape(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return std::vector<int64_t>(tensor.getShape().begin(),
+                                tensor.getShape().end());
+  if (auto shape = getWeightMatrixShape(type))
+    return {(*shape)[0], (*shape)[1]};
+  return {};
+}
+
 llvm::Expected<const EncodedWeight *>
 WeightEncoder::encode(StringRef name, Type type, Attribute value,
                       DictionaryAttr annotations) {
@@ -297,14 +306,13 @@ WeightEncoder::encode(StringRef name, Type type, Attribute value,
   EncodedWeight e;
   e.name = name.str();
   e.format = describe(type);
+  e.shape = encodedShape(type);
   if (auto tensor = dyn_cast<RankedTensorType>(type)) {
-    e.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
     e.rows = tensor.getRank() >= 2 ? tensor.getDimSize(0) : 1;
     e.cols = tensor.getNumElements() / std::max<int64_t>(e.rows, 1);
-  } else if (auto shape = getWeightMatrixShape(type)) {
-    e.rows = (*shape)[0];
-    e.cols = (*shape)[1];
-    e.shape = {e.rows, e.cols};
+  } else if (e.shape.size() == 2) {
+    e.rows = e.shape[0];
+    e.cols = e.shape[1];
   }
   int64_t count = e.rows * e.cols;
   auto factor = annotations ? annotations.getAs<DictionaryAttr>("afm.svd_factor")
@@ -484,16 +492,13 @@ void WeightEncoder::release(StringRef name, bool keepASTCBlocks) {
     freeVector(it->second.values);
 }
 
-std::vector<SafeTensor> WeightEncoder::effectiveWeights() const {
-  std::vector<SafeTensor> tensors;
-  for (const auto &[name, e] : cache) {
-    if (e.isSVDFactor)
-      continue;
-    std::vector<float> values = e.values;
-    auto s = splits.find(name);
-    if (s != splits.end())
-      addAdapter(values, s->second, e.rows, e.cols);
-    tensors.push_back(SafeTensor::fromF32(name, e.shape, values));
-  }
-  return tensors;
+std::vector<float> WeightEncoder::takeEffectiveValues(StringRef name) {
+  std::lock_guard<std::mutex> lock(mutex);
+  EncodedWeight &e = cache.at(name.str());
+  std::vector<float> values = std::move(e.values);
+  e.values = {};
+  auto s = splits.find(name.str());
+  if (s != splits.end())
+    addAdapter(values, s->second, e.rows, e.cols);
+  return values;
 }

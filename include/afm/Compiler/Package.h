@@ -48,6 +48,17 @@ llvm::Error writePackage(llvm::raw_ostream &os, ModuleOp lowered,
                          WeightEncoder &encoder,
                          const PackageProgress &progress = nullptr);
 
+/// Writes to `path`, as an F32 safetensors file, the float weights the
+/// compiled model `lowered` computes with (`afm-compile
+/// --dequantized-weights`, for a reference run): compressed weights
+/// dequantized, split-off adapters folded back in, adapter factors left
+/// out. Weights are encoded again one at a time and streamed to the file,
+/// so memory holds one weight's values.
+llvm::Error writeEffectiveWeights(ModuleOp lowered,
+                                  const SafeTensorsFile *weights,
+                                  llvm::StringRef path,
+                                  const PackageProgress &progress = nullptr);
+
 /// The compile report of `afm-compile --report`: per weight its format,
 /// bits per weight and SNR against the float weights; model totals (weight
 /// bytes, KV bytes per token).

@@ -60,6 +60,10 @@ struct EncodedWeight {
   std::string svdSource;
 };
 
+/// The shape an encoded weight of `type` (a tensor or a compressed weight
+/// type) has as a float tensor.
+std::vector<int64_t> encodedShape(Type type);
+
 /// Encodes the weights of one module, each once, remembering SVD splits so
 /// that a weight and its two adapter factors agree.
 ///
@@ -92,11 +96,11 @@ public:
     return cache;
   }
 
-  /// The float tensors a reference evaluator needs to compute what the
-  /// compiled model computes: every non-adapter weight's `values`, with a
-  /// split-off adapter folded back in (`+ (alpha/r) B A`). Needs
-  /// `keepValues`.
-  std::vector<SafeTensor> effectiveWeights() const;
+  /// What a reference evaluator needs of weight `name` (encoded, not an
+  /// adapter factor) to compute what the compiled model computes: its
+  /// `values`, with a split-off adapter folded back in (`+ (alpha/r) B A`).
+  /// Needs `keepValues`; the weight's values are dropped afterwards.
+  std::vector<float> takeEffectiveValues(llvm::StringRef name);
 
   /// The float values of a weight in the weights file: read in place when
   /// the file holds F32, a widened copy otherwise.
