@@ -77,11 +77,12 @@ struct Options {
       cl::init(""), cl::cat(category)};
   cl::opt<int64_t> prefillChunk{
       "prefill-chunk",
-      cl::desc("Tokens per prefill call (default 16). Chunks of 32 or more "
-               "rows multiply compressed weights as GEMMs (2-bit on int8 "
-               "activations: an integer GEMM when the chunk is a multiple "
-               "of 4); a prompt pays for whole chunks. 128 is the fastest "
-               "measured for the 3B preset"),
+      cl::desc("Tokens per prefill call (default: 128 for models of "
+               "hidden_size 1024 or more, 16 for smaller ones, at most the "
+               "context). Chunks of 32 or more rows multiply compressed "
+               "weights as GEMMs (2-bit on int8 activations: an integer GEMM "
+               "when the chunk is a multiple of 4); a prompt pays for whole "
+               "chunks. 128 is the fastest measured for the 3B preset"),
       cl::init(16), cl::cat(category)};
   cl::opt<Emit> emit{
       "emit", cl::desc("What to write (default: afmb)"), cl::init(Emit::AFMB),
@@ -186,7 +187,8 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
       return error("--config needs --weights model.safetensors");
     ConfigImportOptions importOptions;
     importOptions.weightsPath = weightsPath;
-    importOptions.prefillChunk = opts.prefillChunk;
+    if (opts.prefillChunk.getNumOccurrences())
+      importOptions.prefillChunk = opts.prefillChunk;
     auto imported = importModelFiles(&context, opts.config, importOptions);
     if (!imported)
       return error(llvm::toString(imported.takeError()));

@@ -279,9 +279,15 @@ void DecoderBuilder::buildEntry(StringRef kind, int64_t numTokens) {
   func::ReturnOp::create(b, loc, flat);
 }
 
+int64_t afm::defaultPrefillChunk(const ModelConfig &config) {
+  int64_t chunk = config.hiddenSize >= 1024 ? 128 : 16;
+  return std::min(chunk, config.maxPositionEmbeddings);
+}
+
 OwningOpRef<ModuleOp>
 afm::importModelConfig(MLIRContext *context, const ModelConfig &config,
                        const ConfigImportOptions &options) {
+  int64_t chunk = options.prefillChunk.value_or(defaultPrefillChunk(config));
   context->loadDialect<AFMDialect, arith::ArithDialect, func::FuncDialect,
                        tensor::TensorDialect>();
   OpBuilder b(context);
@@ -297,7 +303,7 @@ afm::importModelConfig(MLIRContext *context, const ModelConfig &config,
                                          trackCount(config))),
       b.getNamedAttr("context_length",
                      b.getI64IntegerAttr(config.maxPositionEmbeddings)),
-      b.getNamedAttr("prefill_chunk", b.getI64IntegerAttr(options.prefillChunk))};
+      b.getNamedAttr("prefill_chunk", b.getI64IntegerAttr(chunk))};
   if (config.loraRank > 0) {
     // afm-svd-split reads these: adapters of this rank on every compressed
     // linear layer, split off the weights before they are compressed.
@@ -315,7 +321,7 @@ afm::importModelConfig(MLIRContext *context, const ModelConfig &config,
     (*module)->setAttr("afm.weights_file",
                        b.getStringAttr(options.weightsPath));
   DecoderBuilder builder(*module, config);
-  builder.buildEntry("prefill", options.prefillChunk);
+  builder.buildEntry("prefill", chunk);
   builder.buildEntry("decode", 1);
   return module;
 }
@@ -324,9 +330,9 @@ llvm::Expected<OwningOpRef<ModuleOp>>
 afm::importModelJSON(MLIRContext *context, llvm::StringRef json,
                      llvm::StringRef origin,
                      const ConfigImportOptions &options) {
-  if (options.prefillChunk < 1)
+  if (options.prefillChunk && *options.prefillChunk < 1)
     return llvm::createStringError("prefill chunk must be at least 1, got " +
-                                   std::to_string(options.prefillChunk));
+                                   std::to_string(*options.prefillChunk));
   auto config = parseModelConfig(json, origin);
   if (!config)
     return config.takeError();

@@ -23,7 +23,8 @@ static llvm::cl::opt<std::string> weightsPath(
     llvm::cl::init(""), llvm::cl::cat(importCategory));
 static llvm::cl::opt<int64_t> prefillChunk(
     "afm-prefill-chunk",
-    llvm::cl::desc("Tokens per prefill call (--import-afm-config)"),
+    llvm::cl::desc("Tokens per prefill call (--import-afm-config; default: "
+                   "by model size, as afm-compile)"),
     llvm::cl::init(16), llvm::cl::cat(importCategory));
 
 void afm::registerConfigImportTranslation() {
@@ -37,7 +38,8 @@ void afm::registerConfigImportTranslation() {
             sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
         ConfigImportOptions options;
         options.weightsPath = weightsPath;
-        options.prefillChunk = prefillChunk;
+        if (prefillChunk.getNumOccurrences())
+          options.prefillChunk = prefillChunk;
         auto module = importModelJSON(context, input->getBuffer(),
                                       input->getBufferIdentifier(), options);
         if (!module) {

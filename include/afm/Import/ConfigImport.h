@@ -15,13 +15,22 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::afm {
 
+/// The prefill chunk a model gets when none is asked for: 128 tokens for
+/// models of hidden_size 1024 or more, whose chunk GEMMs gain more than
+/// the padding of a short prompt costs (128 is the fastest measured for
+/// the 3B preset: README, "Real size"), 16 for smaller ones; never more
+/// than max_position_embeddings.
+int64_t defaultPrefillChunk(const ModelConfig &config);
+
 struct ConfigImportOptions {
-  /// Tokens per prefill call; the runtime pads the last chunk.
-  int64_t prefillChunk = 16;
+  /// Tokens per prefill call; the runtime pads the last chunk. Absent:
+  /// defaultPrefillChunk.
+  std::optional<int64_t> prefillChunk;
   /// Recorded on the module as `afm.weights_file` for the packager.
   std::string weightsPath;
   /// Recorded as the model's name.
