@@ -109,13 +109,12 @@ private:
   Value minusInfinity() {
     return f32(-std::numeric_limits<double>::infinity());
   }
-  /// The state before any slot: max -inf, sum 0, `accChunks`
-  /// accumulators 0.
-  Running emptyState(int64_t accChunks) {
+  /// The state before any slot: max -inf, sum 0, accumulators 0.
+  Running emptyState() {
     Running state{minusInfinity(), f32(0.0), {}};
     Value zeros = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(vf, b.getF32FloatAttr(0.0)));
-    state.acc.assign(accChunks, zeros);
+    state.acc.assign(chunks, zeros);
     return state;
   }
   /// States as loop-carried values (per head: max, sum, accumulators),
@@ -129,19 +128,19 @@ private:
     }
     return values;
   }
-  static SmallVector<Running> unpack(ValueRange values, int64_t accChunks) {
+  SmallVector<Running> unpack(ValueRange values) {
     SmallVector<Running> states;
     for (int64_t at = 0; at < static_cast<int64_t>(values.size());
-         at += 2 + accChunks)
+         at += 2 + chunks)
       states.push_back(
           Running{values[at], values[at + 1],
-                  SmallVector<Value>(values.slice(at + 2, accChunks))});
+                  SmallVector<Value>(values.slice(at + 2, chunks))});
     return states;
   }
 
-  /// The 16 values from column `column` of the row at `slot` of half
-  /// `half` (0 keys, 1 values) of KV head g, in f32.
-  Value cacheChunk(int64_t half, Value g, Value slot, Value column);
+  /// Chunk c (16 values) of the row at `slot` of half `half` (0 keys,
+  /// 1 values) of KV head g, in f32.
+  Value cacheChunk(int64_t half, Value g, Value slot, int64_t c);
   /// The scales of slots [slot0, slot0 + 16) of half `half` of head g.
   Value cacheScales(int64_t half, Value g, Value slot0);
   /// 16-lane chunks of a [1, heads, D] tensor's row `row`.
@@ -216,11 +215,11 @@ DecodeAttention::DecodeAttention(OpBuilder &b, Location loc,
 }
 
 Value DecodeAttention::cacheChunk(int64_t half, Value g, Value slot,
-                                  Value column) {
+                                  int64_t c) {
   auto cacheType = cast<MemRefType>(spec.cache.getType());
   Value load = vector::LoadOp::create(
       b, loc, VectorType::get({kLanes}, cacheType.getElementType()), spec.cache,
-      ValueRange{index(half), g, slot, column});
+      ValueRange{index(half), g, slot, index(c * kLanes)});
   if (!quantized)
     return load;
   Value wide = arith::ExtSIOp::create(
@@ -331,7 +330,7 @@ SmallVector<Value> DecodeAttention::slotProducts(Value g, Value slot,
   }
   SmallVector<Value> key;
   for (int64_t c = 0; c < chunks; ++c)
-    key.push_back(cacheChunk(0, g, slot, index(c * kLanes)));
+    key.push_back(cacheChunk(0, g, slot, c));
   for (const QueryHead &query : queries) {
     ArrayRef<Value> q = query.scoreChunks;
     Value sum = arith::MulFOp::create(b, loc, q[0], key[0]);
@@ -556,7 +555,7 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
                           const SlotFacts &facts, ArrayRef<QueryHead> queries) {
   // The sums of exponentials stay 16 lanes wide (one per slot of the
   // vector) until the end of the block: no horizontal sum per step.
-  SmallVector<Running> empty(group, emptyState(chunks));
+  SmallVector<Running> empty(group, emptyState());
   Value zeros = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(vf, b.getF32FloatAttr(0.0)));
   for (Running &state : empty)
@@ -566,7 +565,7 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value slot0 = loop.getInductionVar();
-  SmallVector<Running> states = unpack(loop.getRegionIterArgs(), chunks);
+  SmallVector<Running> states = unpack(loop.getRegionIterArgs());
 
   // Scores of the 16 slots for every head: masked, scaled, -inf where not
   // visible.
@@ -617,7 +616,7 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
       Value slot = arith::AddIOp::create(b, loc, slot0, index(j));
       SmallVector<Value> row;
       for (int64_t c = c0; c < c0 + groupChunks; ++c)
-        row.push_back(cacheChunk(1, g, slot, index(c * kLanes)));
+        row.push_back(cacheChunk(1, g, slot, c));
       for (int64_t r = 0; r < group; ++r) {
         Value weight = vector::ShuffleOp::create(
             b, loc, weights[r], weights[r], SmallVector<int64_t>(kLanes, j));
@@ -629,7 +628,7 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
   }
   scf::YieldOp::create(b, loc, pack(next));
   b.setInsertionPointAfter(loop);
-  SmallVector<Running> results = unpack(loop.getResults(), chunks);
+  SmallVector<Running> results = unpack(loop.getResults());
   for (Running &result : results)
     result.sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
                                              result.sum);
@@ -640,13 +639,13 @@ SmallVector<Value> DecodeAttention::combine(Value g, int64_t r, Value blocks,
                                             Value maxima, Value sums,
                                             Value weighted, Value newKeys,
                                             Value newValues) {
-  SmallVector<Value> init = pack(emptyState(chunks));
+  SmallVector<Value> init = pack(emptyState());
   auto loop = scf::ForOp::create(b, loc, index(0), blocks, index(1), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value blockIndex = loop.getInductionVar();
-    Running current = unpack(loop.getRegionIterArgs(), chunks).front();
+    Running current = unpack(loop.getRegionIterArgs()).front();
     Value head = index(r);
     Value max = tensor::ExtractOp::create(b, loc, maxima,
                                           ValueRange{g, blockIndex, head});
@@ -660,7 +659,7 @@ SmallVector<Value> DecodeAttention::combine(Value g, int64_t r, Value blocks,
           ArrayRef<bool>{true}));
     scf::YieldOp::create(b, loc, pack(fold(current, max, sum, acc)));
   }
-  Running state = unpack(loop.getResults(), chunks).front();
+  Running state = unpack(loop.getResults()).front();
   if (newKeys) {
     // The row's own key: always visible to itself.
     Value headRow = arith::AddIOp::create(
