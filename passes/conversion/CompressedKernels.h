@@ -60,8 +60,10 @@ Value buildQ2Int8Gemm(OpBuilder &b, Location loc, Value x, Q2WeightType type,
 /// activations is amax / 127.
 Value buildRowAbsMax(OpBuilder &b, Location loc, Value x);
 
-/// The int8 code of the scalar `value` in a row whose largest magnitude
-/// is `amax`: round-half-even(value * 127 / amax), 0 for an all-zero row.
+/// The int8 code of `value` in a row whose largest magnitude is the f32
+/// scalar `amax`: round-half-even(value * 127 / amax), 0 for an all-zero
+/// row. `value` is a float scalar, or a vector of f32 (a vector of codes:
+/// the decode attention kernel rounds its query with the same operations).
 Value buildInt8Code(OpBuilder &b, Location loc, Value value, Value amax);
 
 /// The last step of an int8 kernel, once per output `[rows, n]`: `body`

@@ -39,6 +39,7 @@
 #include "passes/conversion/AttentionSpec.h"
 
 #include "passes/GEMMTiles.h"
+#include "passes/conversion/CompressedKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -249,31 +250,23 @@ DecodeAttention::QueryHead DecodeAttention::queryHead(Value headRow) {
     head.scoreChunks = head.chunks;
     return head;
   }
-  // buildInt8RoundTrip's operations, on vectors: code =
-  // round_half_even(x * (127 / amax)) (0 for a zero vector), the value
-  // attention multiplies code * (amax / 127).
+  // buildInt8RoundTrip's operations, on vectors: the codes of
+  // buildInt8Code, and the value attention multiplies, code * (amax / 127).
   Value amax = math::AbsFOp::create(b, loc, head.chunks[0]);
   for (int64_t c = 1; c < chunks; ++c)
     amax = arith::MaximumFOp::create(
         b, loc, amax, math::AbsFOp::create(b, loc, head.chunks[c]));
   amax = vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXIMUMF,
                                      amax);
-  Value positive =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, amax, f32(0.0));
-  Value inverse = arith::SelectOp::create(
-      b, loc, positive, arith::DivFOp::create(b, loc, f32(127.0), amax),
-      f32(0.0));
   Value step = arith::DivFOp::create(b, loc, amax, f32(127.0));
-  auto vi8 = VectorType::get({kLanes}, b.getI8Type());
   auto vi32 = VectorType::get({kLanes}, b.getI32Type());
   SmallVector<Value> codes;
   Value codeSum;
   for (Value &chunk : head.chunks) {
-    Value code = math::RoundEvenOp::create(
-        b, loc, arith::MulFOp::create(b, loc, chunk, splat(inverse)));
+    Value narrow = buildInt8Code(b, loc, chunk, amax);
+    Value code = arith::SIToFPOp::create(b, loc, vf, narrow);
     head.scoreChunks.push_back(code);
     chunk = arith::MulFOp::create(b, loc, code, splat(step));
-    Value narrow = arith::FPToSIOp::create(b, loc, vi8, code);
     codes.push_back(narrow);
     Value wide = arith::ExtSIOp::create(b, loc, vi32, narrow);
     codeSum = codeSum ? arith::AddIOp::create(b, loc, codeSum, wide) : wide;

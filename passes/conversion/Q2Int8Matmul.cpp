@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -82,10 +83,16 @@ Value afm::buildInt8Code(OpBuilder &b, Location loc, Value value,
   Value inverse = arith::SelectOp::create(
       b, loc, positive,
       arith::DivFOp::create(b, loc, f32Const(b, loc, 127.0), amax), zero);
-  Value scaled = arith::MulFOp::create(
-      b, loc, castFloat(b, loc, value, b.getF32Type()), inverse);
+  Type codeType = b.getI8Type();
+  if (auto vector = dyn_cast<VectorType>(value.getType())) {
+    inverse = vector::BroadcastOp::create(b, loc, vector, inverse);
+    codeType = vector.clone(codeType);
+  } else {
+    value = castFloat(b, loc, value, b.getF32Type());
+  }
+  Value scaled = arith::MulFOp::create(b, loc, value, inverse);
   Value rounded = math::RoundEvenOp::create(b, loc, scaled);
-  return arith::FPToSIOp::create(b, loc, b.getI8Type(), rounded);
+  return arith::FPToSIOp::create(b, loc, codeType, rounded);
 }
 
 Value afm::buildInt8RoundTrip(OpBuilder &b, Location loc, Value x) {
