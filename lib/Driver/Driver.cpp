@@ -281,30 +281,27 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
   // The dequantized values are never kept: for a model of billions of
   // parameters they would take four bytes a weight (--dequantized-weights
   // encodes the weights again, one at a time).
-  WeightEncoder encoder(*weights ? &**weights : nullptr,
-                        /*keepValues=*/false);
-  {
-    ::afm::TerminalProgress progress("afm-compile: weights", 0, "GB");
-    PackageProgress report = [&](StringRef weight, uint64_t done,
-                                 uint64_t total) {
+  const SafeTensorsFile *weightsFile = *weights ? &**weights : nullptr;
+  WeightEncoder encoder(weightsFile, /*keepValues=*/false);
+  // Per-weight progress of a packaging step on the terminal.
+  auto reportTo = [](::afm::TerminalProgress &progress) -> PackageProgress {
+    return [&progress](StringRef weight, uint64_t done, uint64_t total) {
       progress.setTotal(total);
       progress.update(weight, done);
     };
-    if (llvm::Error err =
-            writePackage(os, *module, *library, *target, encoder, report))
+  };
+  {
+    ::afm::TerminalProgress progress("afm-compile: weights", 0, "GB");
+    if (llvm::Error err = writePackage(os, *module, *library, *target,
+                                       encoder, reportTo(progress)))
       return error(llvm::toString(std::move(err)));
   }
   if (!opts.dequantizedWeights.empty()) {
     ::afm::TerminalProgress progress("afm-compile: dequantized weights", 0,
                                      "GB");
-    PackageProgress report = [&](StringRef weight, uint64_t done,
-                                 uint64_t total) {
-      progress.setTotal(total);
-      progress.update(weight, done);
-    };
-    if (llvm::Error err = writeEffectiveWeights(
-            *module, *weights ? &**weights : nullptr, opts.dequantizedWeights,
-            report))
+    if (llvm::Error err =
+            writeEffectiveWeights(*module, weightsFile,
+                                  opts.dequantizedWeights, reportTo(progress)))
       return error(llvm::toString(std::move(err)));
   }
   if (opts.report)

@@ -77,6 +77,25 @@ mlir::afm::openPackageWeights(ModuleOp module, StringRef path) {
   return std::optional<SafeTensorsFile>(std::move(*opened));
 }
 
+namespace {
+/// What `WeightEncoder::encode` takes for one weight, from the first of its
+/// entries in the `afm.weights` layout: the compressed type (`format`) or
+/// the tensor type, the inline value and the passes' annotations.
+struct WeightSource {
+  Type type;
+  Attribute value;
+  DictionaryAttr annotations;
+
+  explicit WeightSource(DictionaryAttr firstPart) {
+    auto format = firstPart.getAs<TypeAttr>("format");
+    type = format ? format.getValue()
+                  : getField<TypeAttr>(firstPart, "type").getValue();
+    value = firstPart.get("value");
+    annotations = firstPart.getAs<DictionaryAttr>("annotations");
+  }
+};
+} // namespace
+
 llvm::Error mlir::afm::writeEffectiveWeights(ModuleOp lowered,
                                              const SafeTensorsFile *weights,
                                              StringRef path,
@@ -88,13 +107,7 @@ llvm::Error mlir::afm::writeEffectiveWeights(ModuleOp lowered,
   // One entry per weight (its first part holds the format, the inline value
   // and the annotations), in the layout's order; adapter factors are folded
   // into their residual instead.
-  struct Weight {
-    StringRef name;
-    Type type;
-    Attribute value;
-    DictionaryAttr annotations;
-  };
-  std::vector<Weight> list;
+  std::vector<std::pair<StringRef, WeightSource>> list;
   std::vector<SafeTensorSpec> specs;
   llvm::StringSet<> seen;
   uint64_t totalBytes = 0;
@@ -103,19 +116,15 @@ llvm::Error mlir::afm::writeEffectiveWeights(ModuleOp lowered,
     StringRef name = getField<StringAttr>(dict, "name").getValue();
     if (!seen.insert(name).second)
       continue;
-    auto format = dict.getAs<TypeAttr>("format");
-    Weight w{name,
-             format ? format.getValue()
-                    : getField<TypeAttr>(dict, "type").getValue(),
-             dict.get("value"), dict.getAs<DictionaryAttr>("annotations")};
-    if (w.annotations && w.annotations.get("afm.svd_factor"))
+    WeightSource source(dict);
+    if (source.annotations && source.annotations.get("afm.svd_factor"))
       continue;
-    SafeTensorSpec spec{name.str(), DType::F32, encodedShape(w.type)};
+    SafeTensorSpec spec{name.str(), DType::F32, encodedShape(source.type)};
     totalBytes += 4 * static_cast<uint64_t>(
                           std::accumulate(spec.shape.begin(), spec.shape.end(),
                                           int64_t(1), std::multiplies<>()));
     specs.push_back(std::move(spec));
-    list.push_back(w);
+    list.emplace_back(name, source);
   }
   auto writer = SafeTensorsStreamWriter::create(path, specs);
   if (!writer)
@@ -125,18 +134,19 @@ llvm::Error mlir::afm::writeEffectiveWeights(ModuleOp lowered,
   // the paper's size).
   WeightEncoder encoder(weights, /*keepValues=*/true);
   uint64_t done = 0;
-  for (const Weight &w : list) {
-    auto encoded = encoder.encode(w.name, w.type, w.value, w.annotations);
+  for (const auto &[name, source] : list) {
+    auto encoded = encoder.encode(name, source.type, source.value,
+                                  source.annotations);
     if (!encoded)
       return encoded.takeError();
-    std::vector<float> values = encoder.takeEffectiveValues(w.name);
-    encoder.release(w.name, /*keepASTCBlocks=*/false);
+    std::vector<float> values = encoder.takeEffectiveValues(name);
+    encoder.release(name, /*keepASTCBlocks=*/false);
     if (llvm::Error err = (*writer)->append(llvm::ArrayRef<uint8_t>(
             reinterpret_cast<const uint8_t *>(values.data()),
             values.size() * sizeof(float))))
       return err;
     if (progress)
-      progress(w.name, done += values.size() * sizeof(float), totalBytes);
+      progress(name, done += values.size() * sizeof(float), totalBytes);
     values = {};
     returnFreeMemory();
   }
@@ -243,11 +253,9 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
   std::mutex progressMutex;
   auto encodeWeight = [&](size_t index) {
     auto &[name, indices] = *(partsOfWeight.begin() + index);
-    const Part &first = parts[indices.front()];
-    auto format = first.dict.getAs<TypeAttr>("format");
-    auto encoded = encoder.encode(
-        name, format ? format.getValue() : Type(first.type),
-        first.dict.get("value"), first.dict.getAs<DictionaryAttr>("annotations"));
+    WeightSource source(parts[indices.front()].dict);
+    auto encoded = encoder.encode(name, source.type, source.value,
+                                  source.annotations);
     if (!encoded) {
       errors[index] = llvm::toString(encoded.takeError());
       return;
