@@ -58,11 +58,9 @@ bin=$build/bin
 model=$work/$preset
 mkdir -p "$work"
 log() { echo "bench-real-size: $*" >&2; }
+. scripts/real-size-model.sh
 
-if [ ! -f "$model/model.safetensors" ]; then
-  log "writing $preset to $model"
-  "$bin/afm-gen-example" --preset "$preset" --out-dir "$model"
-fi
+writePresetIfMissing
 afmb=$work/$preset-chunk$chunk.afmb
 if [ ! -f "$afmb" ] || [ "$bin/afm-compile" -nt "$afmb" ]; then
   log "compiling $afmb"
@@ -77,7 +75,7 @@ if [ ! -f "$gguf" ]; then
     --embedding-type q4_0 2> "$work/gguf.log"
 fi
 
-vocab=$(sed -n 's/.*"vocab_size": \([0-9]*\).*/\1/p' "$model/config.json")
+vocab=$(configField vocab_size)
 # The same pseudo-random prompt for both engines is not needed (random
 # weights, greedy decode): each engine reads the same number of tokens.
 prompt() { awk -v n="$1" -v v="$vocab" 'BEGIN { s = 1; for (i = 0; i < n; i++) { s = (s * 1103515245 + 12345) % 2147483648; printf "%s%d", (i ? "," : ""), s % v } }'; }
@@ -105,7 +103,6 @@ limitN=$(echo "$limits" | sed -n 's/.*"read_gbytes_per_second_all_threads": *\([
 # and one f32 scale per KV head for an int8 cache, head_dim f32 otherwise.
 sizes=$("$bin/afm-run" "$afmb" --prompt 1 --decode 0)
 weightBytes=$(echo "$sizes" | awk '/^weight_bytes:/ {print $2}')
-configField() { sed -n "s/.*\"$1\": \"\{0,1\}\([0-9a-z]*\).*/\1/p" "$model/config.json" | head -1; }
 layers=$(configField num_hidden_layers)
 kvHeads=$(configField num_key_value_heads)
 headDim=$(configField head_dim)

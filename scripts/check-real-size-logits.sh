@@ -56,12 +56,10 @@ bin=$build/bin
 model=$work/$preset
 mkdir -p "$work"
 log() { echo "check-real-size-logits: $*" >&2; }
+. scripts/real-size-model.sh
 
-if [ ! -f "$model/model.safetensors" ]; then
-  log "writing $preset to $model"
-  "$bin/afm-gen-example" --preset "$preset" --out-dir "$model"
-fi
-vocab=$(sed -n 's/.*"vocab_size": \([0-9]*\).*/\1/p' "$model/config.json")
+writePresetIfMissing
+vocab=$(configField vocab_size)
 
 # check VARIANT CONFIG: compile, run both evaluators, compare; prints the
 # comparison and returns afm-compare's status (1 when a step fails).
@@ -99,6 +97,6 @@ status=0
 check continuous "$continuous" || status=$?
 check preset "$model/config.json" || true
 if [ $status -ne 0 ]; then
-  log "the continuous variant does not match the reference within $tolerance"
+  log "the continuous variant failed: a step beyond $tolerance, or an error above"
   exit 1
 fi
