@@ -133,6 +133,22 @@ static FailureOr<TaskInputs> collectInputs(const ParallelLoop &loop) {
   return inputs;
 }
 
+/// What a task's name says it computes: the first name in its loop's
+/// location (afm-tag-op-locations names it after the afm op the loop was
+/// lowered from), kept to identifier characters; empty when there is none.
+static std::string taskKind(Location loc) {
+  std::string kind;
+  loc->walk([&](Location inner) {
+    auto named = dyn_cast<NameLoc>(inner);
+    if (!named)
+      return WalkResult::advance();
+    for (char c : named.getName().getValue().take_front(32))
+      kind += llvm::isAlnum(c) ? c : '_';
+    return WalkResult::interrupt();
+  });
+  return kind;
+}
+
 /// Outlines `loop` into a task; returns false if it must stay sequential.
 static bool outline(const ParallelLoop &loop, Value host, func::FuncOp parent,
                     SymbolTable &symbols, unsigned &counter) {
@@ -148,9 +164,11 @@ static bool outline(const ParallelLoop &loop, Value host, func::FuncOp parent,
   for (Value v : inputs->captures)
     argTypes.push_back(v.getType());
   b.setInsertionPoint(parent);
-  auto task = func::FuncOp::create(
-      b, loc, (parent.getSymName() + "_task" + Twine(counter++)).str(),
-      b.getFunctionType(argTypes, {}));
+  std::string name = (parent.getSymName() + "_task" + Twine(counter++)).str();
+  if (std::string kind = taskKind(loc); !kind.empty())
+    name += "_" + kind;
+  auto task = func::FuncOp::create(b, loc, name,
+                                   b.getFunctionType(argTypes, {}));
   task.setPrivate();
   symbols.insert(task);
   Block *body = task.addEntryBlock();

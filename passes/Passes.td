@@ -50,6 +50,19 @@ def AFMLowerToLinalgPass : Pass<"afm-lower-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
+def AFMTagOpLocationsPass : Pass<"afm-tag-op-locations", "mlir::ModuleOp"> {
+  let summary = "Name each afm op's location after the op, for profiles";
+  let description = [{
+    Wraps the location of every afm op in a `NameLoc` holding the op's name
+    without the dialect prefix (`linear`, `attention`, `lm_head`, ...).
+    Lowerings pass an op's location on to the loops they make from it, and
+    afm-outline-parallel-loops appends that name to the tasks it outlines
+    (`afm_decode_task12_linear`), so the binary's symbols tell which model
+    op a sampled instruction belongs to (`afm-run --profile`). Locations
+    that already carry the name are left alone; nothing else changes.
+  }];
+}
+
 def AFMPrefillBypassPass : Pass<"afm-prefill-bypass", "mlir::ModuleOp"> {
   let summary = "Compute the layers after the last KV-writing attention for the last prompt row only";
   let description = [{
@@ -376,6 +389,9 @@ def AFMOutlineParallelLoopsPass
     of other functions stay sequential. Constants and views are recomputed inside
     the task; scalars and statically shaped identity-layout memrefs are
     captured. A loop that would need any other capture stays sequential.
+    A task is named `<function>_task<N>`, followed by `_<name>` when the
+    loop's location holds a name (afm-tag-op-locations puts the afm op's
+    there), so profiles can attribute the task's time.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",

@@ -33,7 +33,9 @@ using namespace mlir;
 void afm::buildAFMCodegenPipeline(OpPassManager &pm,
                                   const CodegenPipelineOptions &options) {
   // Model-level rewrites, then afm -> linalg on tensors. Adapters are
-  // split off before anything moves the linear layers.
+  // split off before anything moves the linear layers. Locations are
+  // named first, so everything made from an op keeps its name.
+  pm.addPass(createAFMTagOpLocationsPass());
   pm.addPass(createAFMSVDSplitPass());
   if (options.prefillBypass)
     pm.addPass(createAFMPrefillBypassPass());
@@ -64,6 +66,7 @@ void afm::buildAFMGraphCodegenPipeline(OpPassManager &pm,
   // KV caches, if any, are memref arguments).
   if (options.hostArgument)
     pm.addPass(createAFMAddHostArgumentPass());
+  pm.addPass(createAFMTagOpLocationsPass());
   AFMFuseMinShiftPassOptions fusion;
   fusion.dequantize = !options.fuseMinShift;
   pm.addPass(createAFMFuseMinShiftPass(fusion));

@@ -25,6 +25,9 @@
 # alternates the two engines on the same prompts and prints one table with
 # tokens/s, the ratio afm / llama.cpp and, for decode, the fraction of the
 # roofline: the weight and KV bytes a step reads over the bandwidth.
+# Last, where a decode step's time goes: afm-run --profile at each thread
+# count and context, CPU ms per step for each afm op (their parallel
+# tasks), the serial code between them and the runtime's thread pool.
 # A benchmark, not a test: it asserts nothing. Don't run it beside a build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -143,4 +146,29 @@ for t in $threads; do
     awk -v t="$t" -v c="$c" -v a="$A" -v l="$L" -v w="$weightBytes" -v kv="$(kvBytesAt "$c")" -v bw="$bw" \
       'BEGIN {b = w + kv; printf "| %d | decode at %d | %.2f | %.2f | %.2fx | %.0f%% (%.0f MB/token at %.1f GB/s) |\n", t, c, a, l, a / l, 100 * a * b / (bw * 1e9), b / 1e6, bw}'
   done
+done
+
+echo
+echo "Where a decode step's time goes (afm-run --profile: CPU ms per step, all"
+echo "threads, from SIGPROF samples; share of the samples in parentheses):"
+echo
+declare -A cell=(); rows=(); cols=()
+for t in $threads; do
+  for c in $contexts; do
+    col="${t}t @ $c"; cols+=("$col")
+    while IFS=$'\t' read -r row ms share; do
+      [[ " ${rows[*]} " == *" $row "* ]] || rows+=("$row")
+      cell["$row|$col"]="$ms ($share)"
+    done < <("$bin/afm-run" "$afmb" --threads "$t" --prompt "$(prompt "$c")" \
+               --decode "$((decode * 4))" --quiet --profile |
+             awk '/^  [^ ]/ && !/^  where/ {share = $NF; ms = $(NF-1); $NF = ""; $(NF-1) = ""; sub(/^ +/, ""); sub(/ +$/, ""); gsub(/ /, "~"); print $0 "\t" ms "\t" share}')
+  done
+done
+header="| where |"; rule="|---|"
+for col in "${cols[@]}"; do header+=" $col |"; rule+="---|"; done
+echo "$header"; echo "$rule"
+for row in "${rows[@]}"; do
+  line="| ${row//\~/ } |"
+  for col in "${cols[@]}"; do line+=" ${cell["$row|$col"]:-} |"; done
+  echo "$line"
 done

@@ -3,11 +3,11 @@
 // With host-argument, the graph takes the afm_host_api pointer first, then
 // its inputs, then the caller-allocated result; a big enough op's tile
 // loop becomes a task run through host->parallel_for (field 0 of the API).
-// CHECK-LABEL: llvm.func internal @main_task0_trampoline(
+// CHECK-LABEL: llvm.func internal @main_task0_linear_trampoline(
 // CHECK-LABEL: llvm.func @main(
 // CHECK-SAME: %[[HOST:[^:]*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
 // CHECK-SAME: afm.host_argument = 0 : i64
-// CHECK-DAG: %[[TRAMPOLINE:.*]] = llvm.mlir.addressof @main_task0_trampoline
+// CHECK-DAG: %[[TRAMPOLINE:.*]] = llvm.mlir.addressof @main_task0_linear_trampoline
 // CHECK-DAG: %[[FIELD:.*]] = llvm.getelementptr %[[HOST]][0, 0]
 // CHECK: %[[FOR:.*]] = llvm.load %[[FIELD]] : !llvm.ptr -> !llvm.ptr
 // CHECK: llvm.call %[[FOR]](%{{.*}}, %{{.*}}, %[[TRAMPOLINE]], %{{.*}})

@@ -113,3 +113,27 @@ func.func @afm_decode(%y: memref<16xi8>, %host: !llvm.ptr) attributes {afm.entry
   } {afm.parallel}
   return
 }
+
+// -----
+
+// A loop whose location holds a name (afm-tag-op-locations puts the afm
+// op's there) gives its task that name, kept to identifier characters, so
+// profiles can say which op a task belongs to.
+// CHECK-LABEL: func.func private @afm_decode_task0_lm_head(
+// CHECK-LABEL: func.func private @afm_decode_task1_odd_name_(
+// CHECK-LABEL: func.func @afm_decode(
+// CHECK: afm.parallel_call @afm_decode_task0_lm_head(
+// CHECK: afm.parallel_call @afm_decode_task1_odd_name_(
+func.func @afm_decode(%y: memref<32xf32>, %host: !llvm.ptr) attributes {afm.entry = "decode"} {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %f = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %c32 step %c8 {
+    memref.store %f, %y[%i] : memref<32xf32>
+  } {afm.parallel} loc(fused["lm_head"("head.mlir":1:1), "other"("x":1:1)])
+  scf.for %i = %c0 to %c32 step %c8 {
+    memref.store %f, %y[%i] : memref<32xf32>
+  } {afm.parallel} loc("odd name!"("y":2:2))
+  return
+}

@@ -8,6 +8,8 @@
 
 #include "afm/runtime.h"
 
+#include "profile.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -33,6 +35,12 @@ static const char usage[] =
     "  --logits-out FILE   write L0..LN to FILE as raw little-endian f32,\n"
     "                      vocab_size floats each, concatenated\n"
     "  --verify-weights    also check the weights section's checksum\n"
+    "  --profile           sample the decode steps' CPU time (SIGPROF, 1 ms)\n"
+    "                      and print, per afm op its parallel tasks were\n"
+    "                      lowered from (linear, swiglu, attention, lm_head,\n"
+    "                      ...), CPU ms per step and share; code outside\n"
+    "                      tasks shows as serial code, runtime or library.\n"
+    "                      Linux on x86-64 and AArch64\n"
     "  --quiet             print only the tokens line\n"
     "  --help              show this help\n"
     "\n"
@@ -55,6 +63,7 @@ typedef struct options {
   long threads;
   const char *logits_out;
   bool verify_weights;
+  bool profile;
   bool quiet;
 } options;
 
@@ -123,6 +132,12 @@ static int parseArgs(int argc, char **argv, options *o) {
     }
     if (strcmp(arg, "--verify-weights") == 0) {
       o->verify_weights = true;
+      continue;
+    }
+    if (strcmp(arg, "--profile") == 0) {
+      if (!afm_profile_supported())
+        return fail("--profile needs Linux on x86-64 or AArch64");
+      o->profile = true;
       continue;
     }
     if (arg[0] != '-' || arg[1] == '\0') {
@@ -213,6 +228,9 @@ static int generate(const options *o, afm_model *model, afm_session *session,
   if (logitsOut && !writeLogits(logitsOut, session, vocab))
     return fail("cannot write --logits-out '%s'", o->logits_out);
 
+  char error[128];
+  if (o->profile && !afm_profile_start(1000, error, sizeof(error)))
+    return fail("%s", error);
   double decodeTotal = 0;
   for (long k = 1; k <= o->decode; ++k) {
     start = nowSeconds();
@@ -249,8 +267,11 @@ static int run(const options *o) {
     fail("cannot open --logits-out '%s': %s", o->logits_out, strerror(errno));
     goto done;
   }
-  if (generate(o, model, session, logitsOut, tokens, &prefillSeconds,
-               &decodeSeconds) != 0)
+  int generated = generate(o, model, session, logitsOut, tokens,
+                           &prefillSeconds, &decodeSeconds);
+  if (o->profile)
+    afm_profile_stop();
+  if (generated != 0)
     goto done;
   if (logitsOut) {
     int closed = fclose(logitsOut);
@@ -278,6 +299,9 @@ static int run(const options *o) {
            (unsigned long long)afm_model_weight_bytes(model));
     printf("target: %s\n", afm_model_target(model));
   }
+  /* While the model is loaded: its code's symbols name the samples. */
+  if (o->profile)
+    afm_profile_report(stdout, o->decode, decodeSeconds);
   status = fflush(stdout) == 0 ? 0 : 1;
 
 done:
