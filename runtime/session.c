@@ -6,6 +6,7 @@
  *
  *===----------------------------------------------------------------------===*/
 
+#include "arena.h"
 #include "checked_math.h"
 #include "error.h"
 #include "model.h"
@@ -26,8 +27,7 @@ struct afm_session {
   afm_model *model; /* one reference held */
   afm_thread_pool *pool;
   afm_host_api host;
-  uint8_t *kv_arena;
-  size_t kv_arena_size; /* allocated: arena_bytes rounded up */
+  afm_arena kv_arena; /* KV caches and scratch, touched only as used */
   float *logits;
   int32_t *tokens; /* the padded buffer entry points read */
   int64_t position;
@@ -36,7 +36,7 @@ struct afm_session {
 
 /* A zeroed, 64-byte aligned buffer of at least `bytes` (at least one
  * alignment unit, so even an empty arena is a valid pointer). */
-static void *allocBuffer(uint64_t bytes, size_t *allocated) {
+static void *allocBuffer(uint64_t bytes) {
   uint64_t rounded;
   if (!afm_checked_align(bytes ? bytes : 1, AFM_BUFFER_ALIGNMENT, &rounded) ||
       rounded > SIZE_MAX)
@@ -44,8 +44,6 @@ static void *allocBuffer(uint64_t bytes, size_t *allocated) {
   void *buffer = aligned_alloc(AFM_BUFFER_ALIGNMENT, (size_t)rounded);
   if (buffer)
     memset(buffer, 0, (size_t)rounded);
-  if (allocated)
-    *allocated = (size_t)rounded;
   return buffer;
 }
 
@@ -88,16 +86,20 @@ afm_status afm_session_create(afm_model *model,
   uint32_t tokenCapacity = model->prefill.max_tokens > model->decode.max_tokens
                                ? model->prefill.max_tokens
                                : model->decode.max_tokens;
-  s->kv_arena = allocBuffer(model->manifest.arena_bytes, &s->kv_arena_size);
+  status = afm_arena_create(model->manifest.arena_bytes, "afm_session_create",
+                            &s->kv_arena);
+  if (status != AFM_OK) {
+    afm_session_free(s);
+    return status;
+  }
   s->logits =
-      allocBuffer((uint64_t)model->manifest.vocab_size * sizeof(float), NULL);
-  s->tokens = allocBuffer((uint64_t)tokenCapacity * sizeof(int32_t), NULL);
-  if (!s->kv_arena || !s->logits || !s->tokens) {
+      allocBuffer((uint64_t)model->manifest.vocab_size * sizeof(float));
+  s->tokens = allocBuffer((uint64_t)tokenCapacity * sizeof(int32_t));
+  if (!s->logits || !s->tokens) {
     afm_session_free(s);
     return afm_error(AFM_ERR_MEMORY,
-                     "afm_session_create: cannot allocate %llu bytes of KV "
-                     "memory, %u logits and %u tokens",
-                     (unsigned long long)model->manifest.arena_bytes,
+                     "afm_session_create: cannot allocate %u logits and %u "
+                     "tokens",
                      model->manifest.vocab_size, tokenCapacity);
   }
   status = afm_thread_pool_create(threads, &s->pool);
@@ -118,7 +120,7 @@ void afm_session_free(afm_session *session) {
   afm_thread_pool_free(session->pool);
   free(session->tokens);
   free(session->logits);
-  free(session->kv_arena);
+  afm_arena_free(&session->kv_arena);
   afm_model_release(session->model);
   free(session);
 }
@@ -149,7 +151,7 @@ static void runEntry(afm_session *s, const afm_entry *entry,
   memcpy(s->tokens, tokens, count * sizeof(int32_t));
   memset(s->tokens + count, 0, (entry->max_tokens - count) * sizeof(int32_t));
   entry->fn(s->model->weights, s->tokens, (int64_t)count, s->position,
-            s->kv_arena, s->logits, &s->host);
+            s->kv_arena.data, s->logits, &s->host);
   s->position += (int64_t)count;
   s->has_logits = true;
 }
@@ -220,7 +222,7 @@ int64_t afm_session_position(const afm_session *session) {
 afm_status afm_session_reset(afm_session *session) {
   if (!session)
     return afm_error(AFM_ERR_ARGUMENT, "afm_session_reset: `session` is NULL");
-  memset(session->kv_arena, 0, session->kv_arena_size);
+  afm_arena_clear(&session->kv_arena);
   session->position = 0;
   session->has_logits = false;
   return AFM_OK;
