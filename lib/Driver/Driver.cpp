@@ -7,6 +7,8 @@
 
 #include "afm/Compiler/Driver.h"
 
+#include "ReplacingOutput.h"
+
 #include "afm/CodeGen/ObjectEmitter.h"
 #include "afm/Compiler/Compile.h"
 #include "afm/Compiler/DecoderGraph.h"
@@ -15,6 +17,7 @@
 #include "afm/Import/ConfigImport.h"
 #include "afm/Import/ONNXImport.h"
 #include "afm/InitAll.h"
+#include "afm/NestingDepth.h"
 #include "afm/Model/SafeTensors.h"
 #include "afm/Progress.h"
 
@@ -26,8 +29,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
+
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -151,6 +155,24 @@ static void printTargets(llvm::raw_ostream &os) {
        << t.vectorRegisters << (t.hasSME ? ", SME" : "") << "\n";
 }
 
+/// A session of this model reserves its whole arena (KV caches at full
+/// context, and scratch). More than this machine's memory cannot run here:
+/// say so now rather than at session creation.
+static void warnIfArenaExceedsMemory(ModuleOp module) {
+  auto arena = module->getAttrOfType<IntegerAttr>("afm.kv_arena_bytes");
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (!arena || pages <= 0 || pageSize <= 0)
+    return;
+  uint64_t physical = uint64_t(pages) * uint64_t(pageSize);
+  if (uint64_t(arena.getInt()) <= physical)
+    return;
+  llvm::WithColor::warning(llvm::errs(), "afm-compile")
+      << "a session needs " << arena.getInt()
+      << " bytes of KV memory (its caches at full context, and scratch), "
+      << "more than this machine's " << physical
+      << " bytes; it cannot run here (a shorter context needs less)\n";
+}
+
 int mlir::afm::runCompileDriver(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   Options opts;
@@ -206,18 +228,28 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
         failed(wrapDecoderGraph(*module, llvm::sys::path::stem(opts.onnx))))
       return 1;
   } else {
-    module = parseSourceFile<ModuleOp>(opts.input, sourceMgr, &context);
+    std::string message;
+    std::unique_ptr<llvm::MemoryBuffer> input =
+        openInputFile(opts.input, &message);
+    if (!input)
+      return error(message);
+    if (llvm::Error err = checkIRNesting(*input)) {
+      llvm::errs() << llvm::toString(std::move(err)) << "\n";
+      return 1;
+    }
+    sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
     if (!module)
       return 1;
   }
 
-  std::string errorMessage;
-  auto output = openOutputFile(opts.output, &errorMessage);
+  auto output = ReplacingOutput::open(opts.output);
   if (!output)
-    return error(errorMessage);
-  llvm::raw_ostream &os = output->os();
+    return error(llvm::toString(output.takeError()));
+  llvm::raw_ostream &os = (*output)->os();
   auto finish = [&] {
-    output->keep();
+    if (llvm::Error err = (*output)->commit())
+      return error(llvm::toString(std::move(err)));
     return 0;
   };
 
@@ -267,6 +299,8 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
     os << *library;
     return finish();
   }
+
+  warnIfArenaExceedsMemory(*module);
 
   // Packaging reads only the module's attributes (the layouts): the code,
   // now in the library, is dropped so that its memory (gigabytes at the

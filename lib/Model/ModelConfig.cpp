@@ -7,6 +7,8 @@
 
 #include "afm/Model/ModelConfig.h"
 
+#include "afm/Model/BoundedJSON.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -552,7 +554,7 @@ Error mlir::afm::validateModelConfig(const ModelConfig &config,
 
 Expected<ModelConfig> mlir::afm::parseModelConfig(StringRef json,
                                                   StringRef fileName) {
-  Expected<json::Value> parsed = json::parse(json);
+  Expected<json::Value> parsed = parseBoundedJSON(json);
   if (!parsed)
     return llvm::createStringError(fileName + ": invalid JSON: " +
                                    llvm::toString(parsed.takeError()));

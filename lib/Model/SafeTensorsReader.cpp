@@ -7,6 +7,8 @@
 
 #include "afm/Model/SafeTensors.h"
 
+#include "afm/Model/BoundedJSON.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -170,7 +172,8 @@ SafeTensorsFile::fromBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer) {
     return ctx.fail(llvm::formatv("header length {0} runs past the end of the "
                                   "file ({1} bytes follow the length field)",
                                   headerSize, contents.size() - 8));
-  Expected<json::Value> header = json::parse(contents.substr(8, headerSize));
+  Expected<json::Value> header =
+      parseBoundedJSON(contents.substr(8, headerSize));
   if (!header)
     return ctx.fail("header is not valid JSON: " +
                     llvm::toString(header.takeError()));
