@@ -398,6 +398,28 @@ def AFMOutlineParallelLoopsPass
                            "mlir::afm::AFMDialect"];
 }
 
+def AFMExportModelFactsPass
+    : Pass<"afm-export-model-facts", "mlir::ModuleOp"> {
+  let summary = "Export what the entry points were compiled for, and check afm.model against it";
+  let description = [{
+    Reads the sizes built into `afm_prefill` and `afm_decode` from their
+    argument types (include/afm/kernel_abi.h): the logits they write, their
+    tokens buffers, the weights and arena bytes they address. It adds them,
+    with `afm.model`'s context length, as the exported constant
+    `afm_compiled_facts` (8 u64: ABI version, vocab, context, prefill and
+    decode tokens, weights bytes, arena bytes, 0), which the runtime checks
+    every manifest field against at load.
+
+    The module's own description must agree with the types, since the
+    manifest is written from it: `afm.model` `vocab_size` and
+    `prefill_chunk`, `afm.kv_arena_bytes`, `afm.weights_bytes`, every
+    `afm.kv_layout` buffer inside the arena and every global cache holding
+    `context_length` positions. A disagreement is an error naming the
+    attribute and both values. Modules without entry points are left alone.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def AFMPlanStepMemoryPass
     : Pass<"afm-plan-step-memory", "mlir::ModuleOp"> {
   let summary = "Place an entry point's temporary buffers in the session's arena";

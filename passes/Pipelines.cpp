@@ -201,6 +201,9 @@ void afm::buildAFMTensorToLLVMPipeline(OpPassManager &pm,
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
 
+  // The entry points' sizes, exported for the runtime's checks (while
+  // their types still say them).
+  pm.addPass(createAFMExportModelFactsPass());
   // Everything to the LLVM dialect. Entry points take bare pointers
   // (include/afm/kernel_abi.h).
   ConvertVectorToLLVMPassOptions vectorToLLVM;

@@ -11,6 +11,8 @@
 
 #include "code_loader.h"
 
+#include "code_image.h"
+
 #include "error.h"
 
 #include <dlfcn.h>
@@ -110,6 +112,9 @@ static afm_status loadFromTempFile(const char *name, const uint8_t *image,
 afm_status afm_code_load(const char *name, const uint8_t *image, size_t size,
                          afm_code **out) {
   *out = NULL;
+  afm_status checked = afm_code_check_image(name, image, size);
+  if (checked != AFM_OK)
+    return checked;
   afm_code *code = calloc(1, sizeof(*code));
   if (!code)
     return afm_error(AFM_ERR_MEMORY, "%s: out of memory loading the code",
@@ -145,6 +150,26 @@ afm_status afm_code_entry(afm_code *code, const char *name, const char *symbol,
   }
   /* POSIX guarantees data and function pointers convert for dlsym. */
   memcpy(out, &address, sizeof(*out));
+  return AFM_OK;
+}
+
+afm_status afm_code_facts(afm_code *code, const char *name,
+                          afm_model_facts *out) {
+  dlerror();
+  const void *address = dlsym(code->handle, AFM_MODEL_FACTS_SYMBOL);
+  if (!address)
+    return afm_error(AFM_ERR_CODE,
+                     "%s: the code exports no '%s': it cannot say what it "
+                     "was compiled for (recompile it with this afm-compile)",
+                     name, AFM_MODEL_FACTS_SYMBOL);
+  memcpy(out, address, sizeof(*out));
+  if (out->abi_version != AFM_KERNEL_ABI_VERSION || out->reserved != 0)
+    return afm_error(AFM_ERR_CODE,
+                     "%s: the code's %s is for kernel ABI version %llu; this "
+                     "runtime implements version %d",
+                     name, AFM_MODEL_FACTS_SYMBOL,
+                     (unsigned long long)out->abi_version,
+                     AFM_KERNEL_ABI_VERSION);
   return AFM_OK;
 }
 

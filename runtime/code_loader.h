@@ -26,6 +26,12 @@ afm_status afm_code_load(const char *name, const uint8_t *image, size_t size,
 afm_status afm_code_entry(afm_code *code, const char *name, const char *symbol,
                           const char *role, afm_entry_fn *out);
 
+/* Reads the record of what the code was compiled for (kernel_abi.h's
+ * afm_model_facts); AFM_ERR_CODE when the code exports none or one of
+ * another ABI version. */
+afm_status afm_code_facts(afm_code *code, const char *name,
+                          afm_model_facts *out);
+
 void afm_code_free(afm_code *code);
 
 #endif /* AFM_RUNTIME_CODE_LOADER_H */

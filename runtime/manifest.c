@@ -245,6 +245,41 @@ afm_status afm_manifest_decode(const char *name, const uint8_t *data,
   return AFM_OK;
 }
 
+static afm_status disagree(const char *name, const char *field,
+                           uint64_t manifest, uint64_t code) {
+  return afm_error(AFM_ERR_FORMAT,
+                   "%s: the manifest's %s is %llu, but the code was compiled "
+                   "for %llu",
+                   name, field, (ull)manifest, (ull)code);
+}
+
+afm_status afm_manifest_check_facts(const char *name,
+                                    const afm_manifest *manifest,
+                                    const afm_model_facts *facts,
+                                    uint64_t weights_size) {
+  if (manifest->vocab_size != facts->vocab_size)
+    return disagree(name, "vocab_size", manifest->vocab_size,
+                    facts->vocab_size);
+  if (manifest->context_length != facts->context_length)
+    return disagree(name, "context_length", manifest->context_length,
+                    facts->context_length);
+  if (manifest->prefill->max_tokens != facts->prefill_max_tokens)
+    return disagree(name, "PREFILL max_tokens", manifest->prefill->max_tokens,
+                    facts->prefill_max_tokens);
+  if (manifest->decode->max_tokens != facts->decode_max_tokens)
+    return disagree(name, "DECODE max_tokens", manifest->decode->max_tokens,
+                    facts->decode_max_tokens);
+  if (manifest->arena_bytes != facts->arena_bytes)
+    return disagree(name, "kv_cache.arena_bytes", manifest->arena_bytes,
+                    facts->arena_bytes);
+  if (weights_size < facts->weights_bytes)
+    return afm_error(AFM_ERR_FORMAT,
+                     "%s: the weights section has %llu bytes, but the code "
+                     "reads %llu",
+                     name, (ull)weights_size, (ull)facts->weights_bytes);
+  return AFM_OK;
+}
+
 void afm_manifest_release(afm_manifest *manifest) {
   if (manifest->message)
     afm__manifest__manifest__free_unpacked(manifest->message, NULL);

@@ -10,6 +10,7 @@
 #ifndef AFM_RUNTIME_MANIFEST_H
 #define AFM_RUNTIME_MANIFEST_H
 
+#include "afm/kernel_abi.h"
 #include "afm/runtime.h"
 #include "manifest.pb-c.h"
 
@@ -37,6 +38,14 @@ typedef struct afm_manifest {
 afm_status afm_manifest_decode(const char *name, const uint8_t *data,
                                size_t size, uint64_t weights_size,
                                afm_manifest *out);
+/* Every size of the manifest against what the code was compiled for:
+ * AFM_ERR_FORMAT naming the field and both values when they disagree (the
+ * code would overflow its buffers or compute the wrong thing). */
+afm_status afm_manifest_check_facts(const char *name,
+                                    const afm_manifest *manifest,
+                                    const afm_model_facts *facts,
+                                    uint64_t weights_size);
+
 void afm_manifest_release(afm_manifest *manifest);
 
 #endif /* AFM_RUNTIME_MANIFEST_H */

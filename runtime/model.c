@@ -89,6 +89,14 @@ static afm_status loadInto(afm_model *model, const char *path, uint32_t flags) {
                          (size_t)layout.code.size, &model->code);
   if (status != AFM_OK)
     return status;
+  /* No size the runtime uses comes from the manifest alone. */
+  afm_model_facts facts;
+  status = afm_code_facts(model->code, path, &facts);
+  if (status == AFM_OK)
+    status = afm_manifest_check_facts(path, &model->manifest, &facts,
+                                      model->weights_size);
+  if (status != AFM_OK)
+    return status;
   const Afm__Manifest__EntryPoint *prefill = model->manifest.prefill;
   const Afm__Manifest__EntryPoint *decode = model->manifest.decode;
   status = afm_code_entry(model->code, path, prefill->symbol, "PREFILL",

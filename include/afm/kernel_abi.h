@@ -19,7 +19,7 @@ extern "C" {
 
 /* Bumped whenever the entry signature or afm_host_api changes. The manifest
  * records the version the code was compiled for; the runtime refuses others. */
-#define AFM_KERNEL_ABI_VERSION 1
+#define AFM_KERNEL_ABI_VERSION 2
 
 /* What the runtime offers compiled code. */
 typedef struct afm_host_api {
@@ -32,6 +32,26 @@ typedef struct afm_host_api {
   /* Number of threads parallel_for may use (>= 1). */
   int64_t num_threads;
 } afm_host_api;
+
+/* What the code was compiled for, exported as the constant
+ * `afm_compiled_facts` (AFM_MODEL_FACTS_SYMBOL). The code has these sizes
+ * built in, so the runtime takes none of them from the manifest alone: it
+ * checks every manifest field against this record at load and refuses a
+ * disagreement (a manifest edited with its checksums recomputed would
+ * otherwise overflow buffers or give wrong tokens). All fields are u64 so
+ * that the layout is the same in every compiler: an array of 8 u64. */
+#define AFM_MODEL_FACTS_SYMBOL "afm_compiled_facts"
+typedef struct afm_model_facts {
+  uint64_t abi_version;        /* AFM_KERNEL_ABI_VERSION */
+  uint64_t vocab_size;         /* logits the entries write */
+  uint64_t context_length;     /* positions the KV caches hold */
+  uint64_t prefill_max_tokens; /* tokens buffer of afm_prefill */
+  uint64_t decode_max_tokens;  /* tokens buffer of afm_decode (1) */
+  uint64_t weights_bytes;      /* weights the code reads: the section's
+                                * size at least */
+  uint64_t arena_bytes;        /* KV caches and scratch the code uses */
+  uint64_t reserved;           /* 0 */
+} afm_model_facts;
 
 /* Every entry point (prefill and decode) has this signature.
  *   weights   start of the weights section (mmapped, read-only, 64-byte

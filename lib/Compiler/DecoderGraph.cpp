@@ -21,6 +21,8 @@ static void buildEntry(OpBuilder &b, Location loc, llvm::StringRef symbol,
   int64_t window = idsType.getDimSize(1), vocab = logitsType.getDimSize(2);
   Type i64 = b.getI64Type(), index = b.getIndexType();
   Type idType = idsType.getElementType();
+  // The graph holds its weights as constants: it reads no weights section.
+  auto noWeights = MemRefType::get({0}, b.getI8Type());
   auto bytes = MemRefType::get({1}, b.getI8Type());
   auto tokensType = MemRefType::get({maxTokens}, b.getI32Type());
   auto historyType = MemRefType::get({window}, idType);
@@ -28,8 +30,8 @@ static void buildEntry(OpBuilder &b, Location loc, llvm::StringRef symbol,
   auto entry = func::FuncOp::create(
       b, loc, symbol,
       FunctionType::get(context,
-                        {bytes, tokensType, i64, i64, historyType, outType,
-                         bytes},
+                        {noWeights, tokensType, i64, i64, historyType,
+                         outType, bytes},
                         {}));
   OpBuilder::InsertionGuard guard(b);
   Block *body = entry.addEntryBlock();

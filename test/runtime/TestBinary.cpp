@@ -14,6 +14,7 @@
 #include "llvm/TargetParser/Triple.h"
 
 #include <cassert>
+#include <cstring>
 
 using namespace llvm;
 
@@ -22,6 +23,64 @@ namespace afm::test {
 FakeModelOptions::FakeModelOptions()
     : abiVersion(AFM_KERNEL_ABI_VERSION), triple(sys::getProcessTriple()),
       objectFormat(Triple(triple).isOSBinFormatMachO() ? "macho" : "elf") {}
+
+afm_model_facts makeFakeFacts(const FakeModelOptions &o) {
+  afm_model_facts facts = {};
+  facts.abi_version = AFM_KERNEL_ABI_VERSION;
+  facts.vocab_size = o.vocab;
+  facts.context_length = o.context;
+  facts.prefill_max_tokens = o.prefillMaxTokens;
+  facts.decode_max_tokens = o.decodeMaxTokens;
+  facts.weights_bytes = kFakeConfigBytes;
+  facts.arena_bytes = uint64_t(o.context) * sizeof(int32_t);
+  return facts;
+}
+
+std::vector<uint8_t> withFacts(ArrayRef<uint8_t> code,
+                               const afm_model_facts &facts) {
+  std::vector<uint8_t> out(code.begin(), code.end());
+  auto read = [&](uint64_t offset, unsigned bytes) -> uint64_t {
+    uint64_t value = 0;
+    for (unsigned i = 0; i < bytes && offset + i < out.size(); ++i)
+      value |= uint64_t(out[offset + i]) << (8 * i);
+    return value;
+  };
+  // ELF64 little-endian: the section table, then .dynsym and its strings.
+  if (out.size() < 64 || out[0] != 0x7f || out[1] != 'E' || out[4] != 2)
+    return out;
+  uint64_t shoff = read(0x28, 8), shentsize = read(0x3a, 2),
+           shnum = read(0x3c, 2);
+  auto section = [&](uint64_t i, unsigned field, unsigned bytes) {
+    return read(shoff + i * shentsize + field, bytes);
+  };
+  for (uint64_t i = 0; i < shnum; ++i) {
+    if (section(i, 4, 4) != 11 /* SHT_DYNSYM */)
+      continue;
+    uint64_t symbols = section(i, 0x18, 8), size = section(i, 0x20, 8);
+    uint64_t strings = section(section(i, 0x28, 4), 0x18, 8);
+    for (uint64_t sym = symbols; sym + 24 <= symbols + size; sym += 24) {
+      uint64_t name = strings + read(sym, 4);
+      if (name >= out.size() ||
+          StringRef(reinterpret_cast<const char *>(&out[name]),
+                    strnlen(reinterpret_cast<const char *>(&out[name]),
+                            out.size() - name)) != AFM_MODEL_FACTS_SYMBOL)
+        continue;
+      uint64_t address = read(sym + 8, 8);
+      // The file offset of `address`: through the section holding it.
+      for (uint64_t j = 0; j < shnum; ++j) {
+        uint64_t base = section(j, 0x10, 8), bytes = section(j, 0x20, 8);
+        if (section(j, 4, 4) == 8 /* SHT_NOBITS */ || address < base ||
+            address + sizeof(facts) > base + bytes)
+          continue;
+        uint64_t offset = section(j, 0x18, 8) + (address - base);
+        if (offset + sizeof(facts) <= out.size())
+          std::memcpy(&out[offset], &facts, sizeof(facts));
+        return out;
+      }
+    }
+  }
+  return out;
+}
 
 manifest::Manifest makeFakeManifest(const FakeModelOptions &o) {
   manifest::Manifest m;

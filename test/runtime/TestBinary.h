@@ -14,6 +14,8 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
+#include "afm/kernel_abi.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -52,6 +54,16 @@ manifest::Manifest makeFakeManifest(const FakeModelOptions &options);
 /// The weights section: the config the fake model reads, then a byte
 /// pattern up to `weightsBytes`.
 std::vector<uint8_t> makeFakeWeights(const FakeModelOptions &options);
+
+/// What the fake model's code says it was compiled for (kernel_abi.h's
+/// afm_model_facts): the sizes `options` describe, as its manifest does.
+afm_model_facts makeFakeFacts(const FakeModelOptions &options);
+
+/// `code` (an ELF shared library) with the afm_compiled_facts it exports
+/// overwritten by `facts`: the fake model "compiled" for those sizes. The
+/// bytes are returned unchanged when the library exports no such symbol.
+std::vector<uint8_t> withFacts(llvm::ArrayRef<uint8_t> code,
+                               const afm_model_facts &facts);
 
 /// A whole .afmb of `manifest`, `weights` and `code`.
 std::vector<uint8_t> packAFMB(const manifest::Manifest &manifest,

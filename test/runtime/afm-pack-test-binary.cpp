@@ -112,7 +112,9 @@ int main(int argc, char **argv) {
                 Twine(afm::test::kFakeConfigBytes));
   std::vector<uint8_t> file =
       afm::test::packAFMB(afm::test::makeFakeManifest(options),
-                          afm::test::makeFakeWeights(options), *code);
+                          afm::test::makeFakeWeights(options),
+                          afm::test::withFacts(
+                              *code, afm::test::makeFakeFacts(options)));
 
   if (!setVersion.empty()) {
     unsigned major, minor;

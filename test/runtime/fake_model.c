@@ -33,6 +33,12 @@
 #define FAKE_EXPORT
 #endif
 
+/* The sizes the fake model is "compiled" for: placeholders here, which
+ * the test packer (TestBinary.cpp, withFacts) overwrites in the library's
+ * bytes with those of the manifest it writes. */
+FAKE_EXPORT const afm_model_facts afm_compiled_facts = {
+    AFM_KERNEL_ABI_VERSION, 0, 0, 0, 0, 0, 0, 0};
+
 typedef struct config {
   uint32_t magic, vocab, context, prefill_max_tokens;
 } config;

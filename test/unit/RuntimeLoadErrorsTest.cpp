@@ -14,6 +14,7 @@
 #include "llvm/Support/FileSystem.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 using namespace afm::test;
@@ -426,7 +427,74 @@ TEST_F(RuntimeLoad, CodeThatIsNotASharedLibrary) {
   std::string text = "this is not a shared library";
   std::vector<uint8_t> code(text.begin(), text.end());
   EXPECT_AFM_ERROR(load(packAFMB(m, makeFakeWeights({}), code)), AFM_ERR_CODE,
-                   "cannot load the code section: ");
+                   "the code section is not an ELF shared library (no ELF "
+                   "magic)");
+}
+
+// A code section cut short with its checksum recomputed: dlopen would map
+// the missing pages and the first access would be a SIGBUS.
+TEST_F(RuntimeLoad, CodeSectionShorterThanItsELF) {
+  FakeModelOptions options;
+  std::vector<uint8_t> code =
+      withFacts(fakeCode(), makeFakeFacts(options));
+  for (size_t keep : {size_t(16), size_t(200), code.size() / 2,
+                      code.size() - 1}) {
+    SCOPED_TRACE("cut to " + std::to_string(keep) + " bytes");
+    std::vector<uint8_t> cut(code.begin(), code.begin() + keep);
+    EXPECT_AFM_ERROR(
+        load(packAFMB(makeFakeManifest(options), makeFakeWeights(options),
+                      cut)),
+        AFM_ERR_CODE, "the code");
+  }
+}
+
+//===- The manifest against what the code was compiled for ---------------===//
+
+// Each field the runtime sizes buffers or checks arguments by, edited in
+// the manifest alone (the checksums are recomputed by the packer): the
+// code's afm_compiled_facts disagree, and the load fails naming both.
+TEST_F(RuntimeLoad, ManifestDisagreesWithTheCode) {
+  struct Case {
+    const char *expected;
+    std::function<void(Manifest &)> edit;
+  };
+  const Case cases[] = {
+      {"the manifest's vocab_size is 16, but the code was compiled for 100",
+       [](Manifest &m) { m.mutable_model()->set_vocab_size(16); }},
+      {"the manifest's context_length is 65, but the code was compiled for "
+       "64",
+       [](Manifest &m) { m.mutable_model()->set_context_length(65); }},
+      {"the manifest's PREFILL max_tokens is 3, but the code was compiled "
+       "for 4",
+       [](Manifest &m) { m.mutable_entry_points(0)->set_max_tokens(3); }},
+      {"the manifest's kv_cache.arena_bytes is 4096, but the code was "
+       "compiled for 256",
+       [](Manifest &m) { m.mutable_kv_cache()->set_arena_bytes(4096); }},
+  };
+  for (const Case &c : cases)
+    EXPECT_AFM_ERROR(load(pack({}, c.edit)), AFM_ERR_FORMAT, c.expected);
+}
+
+TEST_F(RuntimeLoad, WeightsShorterThanTheCodeReads) {
+  FakeModelOptions options;
+  afm_model_facts facts = makeFakeFacts(options);
+  facts.weights_bytes = 1 << 20;
+  EXPECT_AFM_ERROR(load(packAFMB(makeFakeManifest(options),
+                                 makeFakeWeights(options),
+                                 withFacts(fakeCode(), facts))),
+                   AFM_ERR_FORMAT,
+                   "the weights section has 128 bytes, but the code reads "
+                   "1048576");
+}
+
+TEST_F(RuntimeLoad, FactsOfAnotherABI) {
+  FakeModelOptions options;
+  afm_model_facts facts = makeFakeFacts(options);
+  facts.abi_version = AFM_KERNEL_ABI_VERSION + 7;
+  EXPECT_AFM_ERROR(load(packAFMB(makeFakeManifest(options),
+                                 makeFakeWeights(options),
+                                 withFacts(fakeCode(), facts))),
+                   AFM_ERR_CODE, "afm_compiled_facts is for kernel ABI");
 }
 
 TEST_F(RuntimeLoad, MissingSymbol) {

@@ -26,7 +26,8 @@ RuntimeTest::pack(const FakeModelOptions &options,
   manifest::Manifest m = makeFakeManifest(options);
   if (edit)
     edit(m);
-  return packAFMB(m, makeFakeWeights(options), fakeCode());
+  return packAFMB(m, makeFakeWeights(options),
+                  withFacts(fakeCode(), makeFakeFacts(options)));
 }
 
 std::string RuntimeTest::write(const std::string &name,

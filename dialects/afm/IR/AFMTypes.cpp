@@ -275,5 +275,16 @@ LogicalResult KVCacheType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "KV cache element type must be f32, f16, bf16 or i8, "
                           "got "
                        << elementType;
+  // Keys and values, plus an f32 scale per position and head for int8:
+  // every size derived from the cache stays far from overflowing int64.
+  constexpr int64_t kMaxCacheBytes = int64_t(1) << 44; // 16 TiB
+  int64_t bytes = 2 * 4; // the widest element, both K and V
+  for (int64_t dim : {kvHeads, capacity, headDim + 1}) {
+    if (dim > kMaxCacheBytes / bytes)
+      return emitError() << "KV cache " << kvHeads << "x" << capacity << "x"
+                         << headDim << " is too large: its buffers would "
+                         << "exceed 2^44 bytes";
+    bytes *= dim;
+  }
   return success();
 }

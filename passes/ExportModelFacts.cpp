@@ -1,0 +1,212 @@
+//===- ExportModelFacts.cpp - the code says what it was compiled for ------===//
+//
+// The entry points have their sizes built in: the logits they write, the
+// tokens buffer they read, the weights and arena bytes they address. The
+// manifest repeats those sizes for the runtime, and a manifest can be
+// edited (its checksums recomputed), so the code exports them itself as
+// the constant `afm_compiled_facts` (include/afm/kernel_abi.h), taken from the
+// entry points' types. The runtime checks the manifest against it at load.
+//
+// The same facts check the module's `afm.model` attribute, from which the
+// manifest is written: IR whose attributes disagree with its entry types
+// is refused here rather than packaged into a binary that overflows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "afm/kernel_abi.h"
+#include "dialects/afm/IR/AFMOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::afm {
+#define GEN_PASS_DEF_AFMEXPORTMODELFACTSPASS
+#include "passes/Passes.h.inc"
+} // namespace mlir::afm
+
+using namespace mlir;
+using namespace mlir::afm;
+
+namespace {
+/// Argument positions of an entry point (kernel_abi.h's afm_entry_fn).
+enum EntryArgument {
+  kWeights = 0,
+  kTokens = 1,
+  kArena = 4,
+  kLogits = 5,
+  kNumEntryArguments = 7
+};
+
+/// The sizes one entry point's types give.
+struct EntrySizes {
+  int64_t tokens, weightsBytes, arenaBytes, vocab;
+};
+} // namespace
+
+/// Bytes of a statically shaped memref, or nullopt (dynamic shape, or more
+/// than int64 holds).
+static std::optional<int64_t> memrefBytes(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref || !memref.hasStaticShape() ||
+      !memref.getElementType().isIntOrFloat())
+    return std::nullopt;
+  int64_t bytes = llvm::divideCeil(
+      memref.getElementType().getIntOrFloatBitWidth(), 8);
+  for (int64_t dim : memref.getShape())
+    if (llvm::MulOverflow(bytes, dim, bytes))
+      return std::nullopt;
+  return bytes;
+}
+
+static FailureOr<EntrySizes> entrySizes(func::FuncOp entry) {
+  FunctionType type = entry.getFunctionType();
+  if (type.getNumInputs() != kNumEntryArguments || type.getNumResults() != 0)
+    return entry.emitError("an entry point must have the ")
+           << kNumEntryArguments
+           << " arguments of include/afm/kernel_abi.h and no results";
+  auto tokens = dyn_cast<MemRefType>(type.getInput(kTokens));
+  auto logits = dyn_cast<MemRefType>(type.getInput(kLogits));
+  std::optional<int64_t> weights = memrefBytes(type.getInput(kWeights));
+  std::optional<int64_t> arena = memrefBytes(type.getInput(kArena));
+  if (!tokens || tokens.getRank() != 1 || !tokens.hasStaticShape() ||
+      !tokens.getElementType().isInteger(32) || !logits ||
+      logits.getRank() != 1 || !logits.hasStaticShape() ||
+      !logits.getElementType().isF32() || !weights || !arena)
+    return entry.emitError("an entry point's tokens, logits, weights and "
+                           "arena must be static 1-D buffers (i32 tokens, "
+                           "f32 logits)");
+  return EntrySizes{tokens.getDimSize(0), *weights, *arena,
+                    logits.getDimSize(0)};
+}
+
+namespace {
+struct AFMExportModelFactsPass
+    : afm::impl::AFMExportModelFactsPassBase<AFMExportModelFactsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto prefill = module.lookupSymbol<func::FuncOp>("afm_prefill");
+    auto decode = module.lookupSymbol<func::FuncOp>("afm_decode");
+    if (!prefill && !decode)
+      return; // not a model (a graph run in the host process)
+    if (!prefill || !decode) {
+      module.emitError("a model needs both entry points, afm_prefill and "
+                       "afm_decode");
+      return signalPassFailure();
+    }
+    FailureOr<EntrySizes> p = entrySizes(prefill), d = entrySizes(decode);
+    if (failed(p) || failed(d))
+      return signalPassFailure();
+    if (p->vocab != d->vocab || p->weightsBytes != d->weightsBytes ||
+        p->arenaBytes != d->arenaBytes) {
+      module.emitError("afm_prefill and afm_decode disagree on the logits, "
+                       "weights or arena they address");
+      return signalPassFailure();
+    }
+    if (p->tokens < 1 || d->tokens != 1) {
+      module.emitError("afm_prefill must read at least one token and "
+                       "afm_decode exactly one, not ")
+          << p->tokens << " and " << d->tokens;
+      return signalPassFailure();
+    }
+    auto model = module->getAttrOfType<DictionaryAttr>("afm.model");
+    if (!model) {
+      module.emitError("a model needs the afm.model attribute");
+      return signalPassFailure();
+    }
+    auto field = [&](StringRef name) -> std::optional<int64_t> {
+      auto value = model.getAs<IntegerAttr>(name);
+      if (!value)
+        return std::nullopt;
+      return value.getInt();
+    };
+    // What the manifest will say, from afm.model, against the types.
+    auto check = [&](StringRef name, int64_t expected) {
+      std::optional<int64_t> value = field(name);
+      if (value && *value == expected)
+        return true;
+      module.emitError("afm.model ")
+          << name << " is "
+          << (value ? std::to_string(*value) : std::string("missing"))
+          << ", but the entry points were built for " << expected;
+      return false;
+    };
+    if (!check("vocab_size", p->vocab) || !check("prefill_chunk", p->tokens))
+      return signalPassFailure();
+    std::optional<int64_t> context = field("context_length");
+    if (!context || *context < 1 || *context > INT32_MAX) {
+      module.emitError("afm.model context_length must be 1 to 2^31-1");
+      return signalPassFailure();
+    }
+    if (failed(checkCaches(module, *context, p->arenaBytes)) ||
+        failed(checkAttribute(module, "afm.kv_arena_bytes", p->arenaBytes)) ||
+        failed(checkAttribute(module, "afm.weights_bytes", p->weightsBytes)))
+      return signalPassFailure();
+
+    // The record, as kernel_abi.h lays it out: 8 u64.
+    static_assert(sizeof(afm_model_facts) == 8 * sizeof(uint64_t));
+    SmallVector<int64_t> facts = {AFM_KERNEL_ABI_VERSION,
+                                  p->vocab,
+                                  *context,
+                                  p->tokens,
+                                  d->tokens,
+                                  p->weightsBytes,
+                                  p->arenaBytes,
+                                  0};
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    Type i64 = b.getI64Type();
+    auto value = DenseElementsAttr::get(
+        RankedTensorType::get({int64_t(facts.size())}, i64),
+        ArrayRef<int64_t>(facts));
+    LLVM::GlobalOp::create(b, module.getLoc(),
+                           LLVM::LLVMArrayType::get(i64, facts.size()),
+                           /*isConstant=*/true, LLVM::Linkage::External,
+                           AFM_MODEL_FACTS_SYMBOL, value);
+  }
+
+  /// The module attribute `name` (when present) equals `expected`.
+  static LogicalResult checkAttribute(ModuleOp module, StringRef name,
+                                      int64_t expected) {
+    auto attr = module->getAttrOfType<IntegerAttr>(name);
+    if (!attr || attr.getInt() == expected)
+      return success();
+    return module.emitError(name) << " is " << attr.getInt()
+                                  << ", but the entry points address "
+                                  << expected << " bytes";
+  }
+
+  /// Every KV buffer of `afm.kv_layout` lies in the arena, and every
+  /// global cache holds the whole context.
+  static LogicalResult checkCaches(ModuleOp module, int64_t context,
+                                   int64_t arenaBytes) {
+    auto layout = module->getAttrOfType<ArrayAttr>("afm.kv_layout");
+    if (!layout)
+      return success();
+    for (Attribute entry : layout) {
+      auto dict = dyn_cast<DictionaryAttr>(entry);
+      auto offset = dict ? dict.getAs<IntegerAttr>("offset") : nullptr;
+      auto bytes = dict ? dict.getAs<IntegerAttr>("bytes") : nullptr;
+      auto type = dict ? dict.getAs<TypeAttr>("type") : nullptr;
+      auto cache = type ? dyn_cast<KVCacheType>(type.getValue()) : nullptr;
+      int64_t end;
+      if (!offset || !bytes || !cache || offset.getInt() < 0 ||
+          bytes.getInt() < 0 ||
+          llvm::AddOverflow(offset.getInt(), bytes.getInt(), end) ||
+          end > arenaBytes)
+        return module.emitError("afm.kv_layout entry ")
+               << entry << " does not lie in the " << arenaBytes
+               << "-byte arena";
+      auto attention = dict.getAs<StringAttr>("attention");
+      if (attention && attention.getValue() == "global" &&
+          cache.getCapacity() < context)
+        return module.emitError("afm.model context_length ")
+               << context << " is more than the " << cache.getCapacity()
+               << " positions of the global KV cache " << entry;
+    }
+    return success();
+  }
+};
+} // namespace
