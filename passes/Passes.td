@@ -199,10 +199,13 @@ def AFMLowerTracksPass : Pass<"afm-lower-tracks", "mlir::ModuleOp"> {
     of an `[n, ...]` tensor, followed by the mean over tracks. The forall is
     the block's only synchronization point; inside a track nothing waits for
     another. `afm-outline-parallel-loops` later hands the iterations to the
-    runtime's threads.
+    runtime's threads. Each track writes its stream into its slice itself
+    (`bufferization.materialize_in_destination`), so bufferizing the switch
+    allocates nothing.
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
+    "mlir::bufferization::BufferizationDialect",
     "mlir::linalg::LinalgDialect",
     "mlir::scf::SCFDialect",
     "mlir::tensor::TensorDialect",

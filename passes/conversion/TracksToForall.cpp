@@ -6,6 +6,7 @@
 #include "passes/conversion/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -54,6 +55,15 @@ static LogicalResult lowerTrackBlock(TrackBlockOp op) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forall.getBody());
     Value track = forall.getInductionVar(0);
+    // The track's slice of the stacked result.
+    SmallVector<OpFoldResult> offsets(rank + 1, b.getIndexAttr(0));
+    offsets[0] = track;
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1)};
+    for (int64_t d : type.getShape())
+      sizes.push_back(b.getIndexAttr(d));
+    SmallVector<OpFoldResult> strides(rank + 1, b.getIndexAttr(1));
+    Value slice = tensor::ExtractSliceOp::create(
+        b, loc, type, forall.getRegionIterArgs()[0], offsets, sizes, strides);
     SmallVector<int64_t> cases;
     for (int64_t t = 0; t + 1 < tracks; ++t)
       cases.push_back(t);
@@ -65,17 +75,18 @@ static LogicalResult lowerTrackBlock(TrackBlockOp op) {
       Block *dest = b.createBlock(&region);
       Value yielded = inlineTrack(b, op.getTracks()[t], *dest, op.getInput());
       b.setInsertionPointToEnd(dest);
-      scf::YieldOp::create(b, loc, yielded);
+      // Every case writes its stream into the track's slice itself, so the
+      // switch's result is that slice's buffer, not a fresh allocation per
+      // call that nothing would free.
+      Value written = bufferization::MaterializeInDestinationOp::create(
+                          b, loc, yielded, slice)
+                          .getResult();
+      scf::YieldOp::create(b, loc, written);
     }
-    // Store the track's stream in its slice of the stacked result.
+    // Store the track's stream in its slice of the stacked result (in
+    // place: the switch's result already is that slice).
     scf::InParallelOp terminator = forall.getTerminator();
     b.setInsertionPointToStart(terminator.getBody());
-    SmallVector<OpFoldResult> offsets(rank + 1, b.getIndexAttr(0));
-    offsets[0] = track;
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1)};
-    for (int64_t d : type.getShape())
-      sizes.push_back(b.getIndexAttr(d));
-    SmallVector<OpFoldResult> strides(rank + 1, b.getIndexAttr(1));
     tensor::ParallelInsertSliceOp::create(b, loc, select.getResult(0),
                                           forall.getRegionIterArgs()[0],
                                           offsets, sizes, strides);

@@ -7,9 +7,12 @@
  * counts what `steps` more decode steps cost the process beyond compute:
  * calls of the C library's allocator (malloc, calloc, realloc,
  * aligned_alloc, posix_memalign, memalign, valloc; from any thread, the
- * model's code included) and minor page faults (getrusage). Prints
+ * model's code included), minor page faults (getrusage), and allocations
+ * the steps did not free again (a leak grows the process every step).
+ * Prints
  *   heap_allocations: N
  *   minor_page_faults: N
+ *   heap_outstanding: N
  * A decode step of a compiled model should cost neither once warm: its
  * temporaries live in the session's arena (afm-plan-step-memory).
  *
@@ -29,7 +32,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-static atomic_long allocations;
+static atomic_long allocations, releases;
 
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
@@ -47,6 +50,8 @@ void *calloc(size_t n, size_t size) {
 }
 void *realloc(void *p, size_t size) {
   atomic_fetch_add(&allocations, 1);
+  if (p)
+    atomic_fetch_add(&releases, 1);
   return __libc_realloc(p, size);
 }
 void *memalign(size_t alignment, size_t size) {
@@ -64,7 +69,11 @@ int posix_memalign(void **out, size_t alignment, size_t size) {
   *out = p;
   return 0;
 }
-void free(void *p) { __libc_free(p); }
+void free(void *p) {
+  if (p)
+    atomic_fetch_add(&releases, 1);
+  __libc_free(p);
+}
 
 static long minorFaults(void) {
   struct rusage usage;
@@ -131,6 +140,7 @@ int main(int argc, char **argv) {
       afm_session_decode(session, token) != AFM_OK)
     return fail("decode");
   long allocationsBefore = atomic_load(&allocations);
+  long releasesBefore = atomic_load(&releases);
   long faultsBefore = minorFaults();
   for (long i = 0; i < steps; ++i)
     if (afm_session_argmax(session, &token) != AFM_OK ||
@@ -138,8 +148,10 @@ int main(int argc, char **argv) {
       return fail("decode");
   long faults = minorFaults() - faultsBefore;
   long allocated = atomic_load(&allocations) - allocationsBefore;
-  printf("heap_allocations: %ld\nminor_page_faults: %ld\n", allocated,
-         faults);
+  long released = atomic_load(&releases) - releasesBefore;
+  printf("heap_allocations: %ld\nminor_page_faults: %ld\n"
+         "heap_outstanding: %ld\n",
+         allocated, faults, allocated - released);
   afm_session_free(session);
   afm_model_free(model);
   return 0;
