@@ -100,7 +100,8 @@ static const char *entryKindName(Afm__Manifest__EntryPoint__Kind kind) {
   }
 }
 
-/* Exactly one PREFILL and one DECODE entry, each naming a symbol. */
+/* Exactly one PREFILL and one DECODE entry, each named as the kernel ABI
+ * names it. */
 static afm_status checkEntries(const char *name,
                                const Afm__Manifest__Manifest *m,
                                afm_manifest *out) {
@@ -122,6 +123,19 @@ static afm_status checkEntries(const char *name,
       return afm_error(AFM_ERR_FORMAT,
                        "%s: entry point %zu (%s) has an empty symbol", name, i,
                        entryKindName(e->kind));
+    const char *expected =
+        e->kind == AFM__MANIFEST__ENTRY_POINT__KIND__PREFILL
+            ? AFM_PREFILL_SYMBOL
+            : AFM_DECODE_SYMBOL;
+    if (strcmp(e->symbol, expected) != 0) {
+      char shown[128];
+      return afm_error(AFM_ERR_FORMAT,
+                       "%s: entry point %zu (%s) is named '%s'; the kernel ABI "
+                       "names it '%s'",
+                       name, i, entryKindName(e->kind),
+                       afm_printable(e->symbol, shown, sizeof(shown)),
+                       expected);
+    }
     seen[e->kind] = i;
   }
   for (int kind = 0; kind < 2; ++kind)

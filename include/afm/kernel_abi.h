@@ -53,6 +53,12 @@ typedef struct afm_model_facts {
   uint64_t reserved;           /* 0 */
 } afm_model_facts;
 
+/* The entry points' names. The manifest repeats them; the runtime refuses
+ * any other (a manifest naming, say, the decode entry as the prefill one,
+ * or a libc function, would run the wrong code). */
+#define AFM_PREFILL_SYMBOL "afm_prefill"
+#define AFM_DECODE_SYMBOL "afm_decode"
+
 /* Every entry point (prefill and decode) has this signature.
  *   weights   start of the weights section (mmapped, read-only, 64-byte
  *             aligned; each tensor at the offset the manifest gives)

@@ -13,6 +13,7 @@
 
 #include "llvm/Support/FileSystem.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -497,12 +498,31 @@ TEST_F(RuntimeLoad, FactsOfAnotherABI) {
                    AFM_ERR_CODE, "afm_compiled_facts is for kernel ABI");
 }
 
+TEST_F(RuntimeLoad, EntryNamedOtherThanTheABINamesIt) {
+  // Another name would run other code: the decode entry for prefill, or a
+  // C library function found through the code's dependencies.
+  for (const char *symbol : {"afm_decode", "malloc", "afm_compiled_facts"}) {
+    FakeModelOptions options;
+    options.prefillSymbol = symbol;
+    EXPECT_AFM_ERROR(load(pack(options)), AFM_ERR_FORMAT,
+                     std::string("entry point 0 (PREFILL) is named '") +
+                         symbol + "'; the kernel ABI names it 'afm_prefill'");
+  }
+}
+
 TEST_F(RuntimeLoad, MissingSymbol) {
+  // The code's dynamic symbol table names "afm_decodX" instead.
   FakeModelOptions options;
-  options.prefillSymbol = "afm_no_such_entry";
-  EXPECT_AFM_ERROR(load(pack(options)), AFM_ERR_CODE,
-                   "the code has no symbol 'afm_no_such_entry' (the PREFILL "
-                   "entry point)");
+  std::vector<uint8_t> code = withFacts(fakeCode(), makeFakeFacts(options));
+  std::string name("afm_decode\0", 11);
+  auto at = std::search(code.begin(), code.end(), name.begin(), name.end());
+  ASSERT_NE(at, code.end());
+  at[9] = 'X';
+  EXPECT_AFM_ERROR(load(packAFMB(makeFakeManifest(options),
+                                 makeFakeWeights(options), code)),
+                   AFM_ERR_CODE,
+                   "the code has no symbol 'afm_decode' (the DECODE entry "
+                   "point)");
 }
 
 } // namespace
