@@ -68,7 +68,7 @@ typedef struct afm_model_facts {
  *   count     1 <= count <= max_tokens
  *   position  position of tokens[0]; the KV caches hold positions
  *             [0, position) of this sequence
- *   kv_arena  the session's KV memory (manifest kv_cache.arena_bytes,
+ *   kv_arena  the session's KV memory (afm_compiled_facts.arena_bytes,
  *             64-byte aligned, zeroed at session start and reset); the
  *             entry appends the `count` new positions. Past the caches it
  *             is the entries' scratch memory (their temporaries), so
