@@ -111,6 +111,19 @@ static afm_status checkHeader(const char *name, const uint8_t *data,
                      "%s: header checksum mismatch: the header says 0x%016llx, "
                      "bytes 0..%d hash to 0x%016llx",
                      name, (ull)stored, AFMB_HEADER_CHECKSUM - 1, (ull)actual);
+  /* Fields a later minor version may give meaning: zero today, so a file
+   * that uses them is refused rather than misread. */
+  uint32_t flags = (uint32_t)readLE(data + AFMB_HEADER_FLAGS, 4);
+  if (flags != 0)
+    return afm_error(AFM_ERR_FORMAT,
+                     "%s: header flags are 0x%08x; this runtime knows no "
+                     "flags (they must be 0)",
+                     name, flags);
+  for (int i = AFMB_HEADER_CHECKSUM + 8; i < AFMB_HEADER_SIZE; ++i)
+    if (data[i] != 0)
+      return afm_error(AFM_ERR_FORMAT,
+                       "%s: reserved header byte %d is 0x%02x, not 0", name, i,
+                       data[i]);
   uint64_t fileSize = readLE(data + AFMB_HEADER_FILE_SIZE, 8);
   if (fileSize != size) {
     char where[64];

@@ -119,6 +119,20 @@ TEST_F(RuntimeLoad, HeaderChecksum) {
   EXPECT_AFM_ERROR(load(file), AFM_ERR_FORMAT, "header checksum mismatch");
 }
 
+TEST_F(RuntimeLoad, HeaderFlagsAndReservedBytes) {
+  std::vector<uint8_t> file = pack();
+  setHeaderField(file, AFMB_HEADER_FLAGS, 4, 0x10);
+  EXPECT_AFM_ERROR(load(file), AFM_ERR_FORMAT,
+                   "header flags are 0x00000010; this runtime knows no flags");
+  for (int byte : {48, 63}) {
+    std::vector<uint8_t> reserved = pack();
+    reserved[byte] = 0x5a; // not covered by the header checksum
+    EXPECT_AFM_ERROR(load(reserved), AFM_ERR_FORMAT,
+                     "reserved header byte " + std::to_string(byte) +
+                         " is 0x5a, not 0");
+  }
+}
+
 TEST_F(RuntimeLoad, HeaderSize) {
   std::vector<uint8_t> file = pack();
   setHeaderField(file, AFMB_HEADER_HEADER_SIZE, 4, 72);

@@ -267,9 +267,11 @@ TEST_F(RuntimeSession, RejectsBadArguments) {
   EXPECT_EQ(session, nullptr);
   EXPECT_AFM_ERROR(afm_session_create(nullptr, nullptr, &session),
                    AFM_ERR_ARGUMENT, "`model` is NULL");
-  EXPECT_AFM_ERROR(afm_model_load(nullptr, 0, &loaded.model), AFM_ERR_ARGUMENT,
-                   "`path` is NULL");
+  // (Into its own pointer: a failed load sets *out to NULL, which would
+  // lose loaded.model.)
   afm_model *model = nullptr;
+  EXPECT_AFM_ERROR(afm_model_load(nullptr, 0, &model), AFM_ERR_ARGUMENT,
+                   "`path` is NULL");
   EXPECT_AFM_ERROR(afm_model_load("x.afmb", 1u << 7, &model), AFM_ERR_ARGUMENT,
                    "unknown flags 0x80");
   EXPECT_EQ(model, nullptr);

@@ -122,7 +122,7 @@ HostBuffer toBuffer(DenseElementsAttr attr) {
     llvm::ArrayRef<char> raw = attr.getRawData();
     for (int64_t i = 0; i < attr.getNumElements(); ++i)
       std::memcpy(bytes + i * elementBytes, raw.data(), elementBytes);
-  } else {
+  } else if (buffer.size() != 0) { // (an empty tensor has no data pointer)
     std::memcpy(bytes, attr.getRawData().data(), buffer.size());
   }
   return buffer;
