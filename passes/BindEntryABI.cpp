@@ -14,6 +14,8 @@
 
 #include "passes/Passes.h"
 
+#include "afm/kernel_abi.h"
+
 #include "dialects/afm/IR/AFMOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -321,7 +323,7 @@ void Binder::rewrite(func::FuncOp func, const EntrySignature &sig) {
   func.setAllArgAttrs(SmallVector<DictionaryAttr>(inputs.size(),
                                                   DictionaryAttr::get(ctx)));
   StringRef kind = func->getAttrOfType<StringAttr>("afm.entry").getValue();
-  func.setSymName(("afm_" + kind).str());
+  func.setSymName(kind == "prefill" ? AFM_PREFILL_SYMBOL : AFM_DECODE_SYMBOL);
 }
 
 void Binder::recordLayout() {

@@ -88,8 +88,8 @@ struct AFMExportModelFactsPass
     : afm::impl::AFMExportModelFactsPassBase<AFMExportModelFactsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto prefill = module.lookupSymbol<func::FuncOp>("afm_prefill");
-    auto decode = module.lookupSymbol<func::FuncOp>("afm_decode");
+    auto prefill = module.lookupSymbol<func::FuncOp>(AFM_PREFILL_SYMBOL);
+    auto decode = module.lookupSymbol<func::FuncOp>(AFM_DECODE_SYMBOL);
     if (!prefill && !decode)
       return; // not a model (a graph run in the host process)
     if (!prefill || !decode) {

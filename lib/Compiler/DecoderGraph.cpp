@@ -2,6 +2,8 @@
 
 #include "afm/Compiler/DecoderGraph.h"
 
+#include "afm/kernel_abi.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -116,8 +118,8 @@ LogicalResult mlir::afm::wrapDecoderGraph(ModuleOp module,
   b.setInsertionPointToEnd(module.getBody());
   Location loc = graph.getLoc();
   int64_t window = idsType.getDimSize(1), vocab = logitsType.getDimSize(2);
-  buildEntry(b, loc, "afm_prefill", window, graph, idsType, logitsType);
-  buildEntry(b, loc, "afm_decode", 1, graph, idsType, logitsType);
+  buildEntry(b, loc, AFM_PREFILL_SYMBOL, window, graph, idsType, logitsType);
+  buildEntry(b, loc, AFM_DECODE_SYMBOL, 1, graph, idsType, logitsType);
 
   auto i64 = [&](int64_t value) { return b.getI64IntegerAttr(value); };
   module->setAttr(

@@ -197,11 +197,11 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
 
   auto *prefill = manifest.add_entry_points();
   prefill->set_kind(::afm::manifest::EntryPoint::PREFILL);
-  prefill->set_symbol("afm_prefill");
+  prefill->set_symbol(AFM_PREFILL_SYMBOL);
   prefill->set_max_tokens(getInt(model, "prefill_chunk"));
   auto *decode = manifest.add_entry_points();
   decode->set_kind(::afm::manifest::EntryPoint::DECODE);
-  decode->set_symbol("afm_decode");
+  decode->set_symbol(AFM_DECODE_SYMBOL);
   decode->set_max_tokens(1);
 
   auto weightsBytes = lowered->getAttrOfType<IntegerAttr>("afm.weights_bytes");
