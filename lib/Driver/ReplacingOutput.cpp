@@ -14,6 +14,17 @@ ReplacingOutput::open(llvm::StringRef path) {
     output->stream = &llvm::outs();
     return std::move(output);
   }
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) && llvm::sys::fs::exists(status) &&
+      status.type() != llvm::sys::fs::file_type::regular_file) {
+    std::error_code ec;
+    output->file = std::make_unique<llvm::raw_fd_ostream>(path, ec);
+    if (ec)
+      return llvm::createStringError("cannot write '" + path +
+                                     "': " + ec.message());
+    output->stream = output->file.get();
+    return std::move(output);
+  }
   // Beside the target, so the rename stays on one file system; the mode
   // is the usual one for a new file (the umask applies).
   llvm::SmallString<256> model(path);
@@ -38,13 +49,13 @@ ReplacingOutput::~ReplacingOutput() {
 
 llvm::Error ReplacingOutput::commit() {
   stream->flush();
-  if (!temporary)
-    return llvm::Error::success();
-  if (file->has_error()) {
+  if (file && file->has_error()) {
     std::string reason = file->error().message();
     file->clear_error();
     return llvm::createStringError("cannot write '" + path + "': " + reason);
   }
+  if (!temporary)
+    return llvm::Error::success();
   file.reset();
   llvm::Error kept = temporary->keep(path);
   temporary.reset();

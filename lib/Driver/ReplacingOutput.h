@@ -7,6 +7,12 @@
 // target and renamed over it only when everything succeeded: a process
 // keeps the old file, and a failed compile leaves the target untouched.
 //
+// A target that exists and is not a regular file (a pipe, /dev/null) has
+// no pages to protect, and renaming over it would replace it: it is
+// written directly. (llvm::writeToOutput also renames, but only special-
+// cases "/dev/null", and renames a file whose write failed, a full disk,
+// into place before its stream's destructor aborts the process.)
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef AFM_DRIVER_REPLACINGOUTPUT_H
@@ -24,8 +30,9 @@ namespace mlir::afm {
 
 class ReplacingOutput {
 public:
-  /// Opens the output for `path`: standard output for "-", else a new
-  /// temporary file in `path`'s directory.
+  /// Opens the output for `path`: standard output for "-", `path` itself
+  /// when it exists and is not a regular file, else a new temporary file
+  /// in `path`'s directory.
   static llvm::Expected<std::unique_ptr<ReplacingOutput>>
   open(llvm::StringRef path);
 
@@ -35,7 +42,7 @@ public:
   llvm::raw_ostream &os() { return *stream; }
 
   /// Flushes and renames the temporary file over the target. An error
-  /// (a failed write, or the rename) leaves the target as it was.
+  /// (a failed write, or the rename) leaves a regular target as it was.
   llvm::Error commit();
 
 private:
