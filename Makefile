@@ -16,14 +16,17 @@ all: build
 deps:
 	bash scripts/install-deps.sh
 
-$(BUILD)/build.ninja:
-	cmake -G Ninja -S . -B $(BUILD) \
+# The configuration both build trees share (add -B DIR and extra options).
+CMAKE_CONFIGURE = cmake -G Ninja -S . \
 	  -DCMAKE_BUILD_TYPE=Release \
 	  -DCMAKE_C_COMPILER=$(LLVM_DIR)/bin/clang \
 	  -DCMAKE_CXX_COMPILER=$(LLVM_DIR)/bin/clang++ \
 	  -DLLVM_USE_LINKER=lld \
 	  -DMLIR_DIR=$(LLVM_DIR)/lib/cmake/mlir \
 	  -DLLVM_DIR=$(LLVM_DIR)/lib/cmake/llvm
+
+$(BUILD)/build.ninja:
+	$(CMAKE_CONFIGURE) -B $(BUILD)
 
 configure: deps $(BUILD)/build.ninja
 
@@ -46,13 +49,7 @@ test: build
 SAN_BUILD ?= $(BUILD)-sanitize
 SAN_FLAGS = -fsanitize=undefined -fno-sanitize-recover=undefined
 sanitize: deps
-	cmake -G Ninja -S . -B $(SAN_BUILD) \
-	  -DCMAKE_BUILD_TYPE=Release \
-	  -DCMAKE_C_COMPILER=$(LLVM_DIR)/bin/clang \
-	  -DCMAKE_CXX_COMPILER=$(LLVM_DIR)/bin/clang++ \
-	  -DLLVM_USE_LINKER=lld \
-	  -DMLIR_DIR=$(LLVM_DIR)/lib/cmake/mlir \
-	  -DLLVM_DIR=$(LLVM_DIR)/lib/cmake/llvm \
+	$(CMAKE_CONFIGURE) -B $(SAN_BUILD) \
 	  -DLLVM_USE_SANITIZER=Address \
 	  "-DCMAKE_C_FLAGS=$(SAN_FLAGS)" "-DCMAKE_CXX_FLAGS=$(SAN_FLAGS)" \
 	  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=undefined \
