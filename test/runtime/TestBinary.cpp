@@ -6,6 +6,8 @@
 #include "afm/afmb_format.h"
 #include "afm/kernel_abi.h"
 
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Object/ELF.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -39,40 +41,40 @@ afm_model_facts makeFakeFacts(const FakeModelOptions &o) {
 std::vector<uint8_t> withFacts(ArrayRef<uint8_t> code,
                                const afm_model_facts &facts) {
   std::vector<uint8_t> out(code.begin(), code.end());
-  auto read = [&](uint64_t offset, unsigned bytes) -> uint64_t {
-    uint64_t value = 0;
-    for (unsigned i = 0; i < bytes && offset + i < out.size(); ++i)
-      value |= uint64_t(out[offset + i]) << (8 * i);
-    return value;
-  };
-  // ELF64 little-endian: the section table, then .dynsym and its strings.
-  if (out.size() < 64 || out[0] != 0x7f || out[1] != 'E' || out[4] != 2)
+  Expected<object::ELF64LEFile> elf = object::ELF64LEFile::create(
+      StringRef(reinterpret_cast<const char *>(code.data()), code.size()));
+  if (!elf) {
+    consumeError(elf.takeError());
+    return out; // not ELF64 little-endian: nothing to patch
+  }
+  auto sections = elf->sections();
+  if (!sections) {
+    consumeError(sections.takeError());
     return out;
-  uint64_t shoff = read(0x28, 8), shentsize = read(0x3a, 2),
-           shnum = read(0x3c, 2);
-  auto section = [&](uint64_t i, unsigned field, unsigned bytes) {
-    return read(shoff + i * shentsize + field, bytes);
-  };
-  for (uint64_t i = 0; i < shnum; ++i) {
-    if (section(i, 4, 4) != 11 /* SHT_DYNSYM */)
+  }
+  for (const object::ELF64LE::Shdr &table : *sections) {
+    if (table.sh_type != ELF::SHT_DYNSYM)
       continue;
-    uint64_t symbols = section(i, 0x18, 8), size = section(i, 0x20, 8);
-    uint64_t strings = section(section(i, 0x28, 4), 0x18, 8);
-    for (uint64_t sym = symbols; sym + 24 <= symbols + size; sym += 24) {
-      uint64_t name = strings + read(sym, 4);
-      if (name >= out.size() ||
-          StringRef(reinterpret_cast<const char *>(&out[name]),
-                    strnlen(reinterpret_cast<const char *>(&out[name]),
-                            out.size() - name)) != AFM_MODEL_FACTS_SYMBOL)
+    auto symbols = elf->symbols(&table);
+    auto strings = elf->getStringTableForSymtab(table);
+    if (!symbols || !strings) {
+      consumeError(symbols.takeError());
+      consumeError(strings.takeError());
+      return out;
+    }
+    for (const object::ELF64LE::Sym &symbol : *symbols) {
+      Expected<StringRef> name = symbol.getName(*strings);
+      if (!name || *name != AFM_MODEL_FACTS_SYMBOL) {
+        consumeError(name.takeError());
         continue;
-      uint64_t address = read(sym + 8, 8);
-      // The file offset of `address`: through the section holding it.
-      for (uint64_t j = 0; j < shnum; ++j) {
-        uint64_t base = section(j, 0x10, 8), bytes = section(j, 0x20, 8);
-        if (section(j, 4, 4) == 8 /* SHT_NOBITS */ || address < base ||
-            address + sizeof(facts) > base + bytes)
+      }
+      // The file offset of the symbol's address: through its section.
+      for (const object::ELF64LE::Shdr &holder : *sections) {
+        uint64_t address = symbol.st_value;
+        if (holder.sh_type == ELF::SHT_NOBITS || address < holder.sh_addr ||
+            address + sizeof(facts) > holder.sh_addr + holder.sh_size)
           continue;
-        uint64_t offset = section(j, 0x18, 8) + (address - base);
+        uint64_t offset = holder.sh_offset + (address - holder.sh_addr);
         if (offset + sizeof(facts) <= out.size())
           std::memcpy(&out[offset], &facts, sizeof(facts));
         return out;
