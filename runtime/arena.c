@@ -36,7 +36,7 @@ static uint64_t cgroupRoom(void) {
   FILE *file = fopen("/proc/self/cgroup", "r");
   if (!file)
     return UINT64_MAX;
-  char line[600];
+  char line[sizeof(group)];
   while (fgets(line, sizeof(line), file))
     if (strncmp(line, "0::", 3) == 0) {
       snprintf(group, sizeof(group), "%s", line + 3);

@@ -44,10 +44,10 @@ void afm_arena_clear(afm_arena *arena);
 /* Unmaps the arena (a zeroed or empty one is a no-op). */
 void afm_arena_free(afm_arena *arena);
 
-/* The bytes of memory this process may still use: the smaller of the
- * physical memory and the cgroup's memory.max (Linux), minus what is in
- * use (the cgroup's memory.current, or this process's resident set).
- * UINT64_MAX when unknown. */
+/* The bytes of memory this process may still use: the physical memory
+ * minus this process's resident set, or less when a cgroup v2 memory.max
+ * on the way to the root leaves less room (its max minus its
+ * memory.current; Linux). UINT64_MAX when unknown. */
 uint64_t afm_available_memory(void);
 
 #endif /* AFM_RUNTIME_ARENA_H */
