@@ -12,6 +12,7 @@
 
 #include "afm/afmb_format.h"
 
+#include <cstdio>
 #include <numeric>
 #include <thread>
 
@@ -312,6 +313,38 @@ TEST_F(RuntimeSession, ModelsLoadedTogetherStayApart) {
               std::vector<int32_t>{pb.prefill(prompt)});
   }
 }
+
+#ifdef __linux__
+/// The process's memory mappings (/proc/self/maps lines).
+static int countMappings() {
+  FILE *maps = fopen("/proc/self/maps", "r");
+  if (!maps)
+    return -1;
+  int lines = 0;
+  for (int c; (c = fgetc(maps)) != EOF;)
+    lines += c == '\n';
+  fclose(maps);
+  return lines;
+}
+
+TEST_F(RuntimeSession, FreeingAModelUnmapsItsCode) {
+  // A server loads and frees models for as long as it runs: the code's
+  // library must leave with its model (the loader fuzzer found each copy
+  // of a library linked with -z nodelete staying mapped).
+  std::string path = write("m.afmb", pack());
+  auto cycle = [&] {
+    Loaded loaded;
+    ASSERT_EQ(afm_model_load(path.c_str(), 0, &loaded.model), AFM_OK);
+    ASSERT_EQ(afm_session_create(loaded.model, nullptr, &loaded.session),
+              AFM_OK);
+  };
+  cycle();
+  int before = countMappings();
+  for (int i = 0; i < 200; ++i)
+    cycle();
+  EXPECT_LE(countMappings(), before + 8) << "200 load/free cycles";
+}
+#endif
 
 TEST_F(RuntimeSession, AcceptsAnyMinorVersion) {
   std::vector<uint8_t> file = pack();
