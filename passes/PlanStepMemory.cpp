@@ -6,6 +6,11 @@
 // on every touch. Here they become views of one scratch region of the
 // session's arena, laid out once at compile time by their lifetimes.
 //
+// PT-MoE tracks run concurrently: an scf.forall over tracks whose body
+// switches on the track (scf.index_switch, one case per track). Each case
+// is planned like an entry's body, and the cases get disjoint parts of one
+// region that lives while the forall runs.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
@@ -14,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -80,12 +86,18 @@ unsigned lastUse(Value root, Block &body,
   return last;
 }
 
-/// Whether an alias of `root` is yielded by a loop (carried from one
-/// iteration into the next, so one buffer cannot serve every iteration).
+/// Whether an alias of `root` is yielded by a loop around it (carried from
+/// one iteration into the next, so one buffer cannot serve every
+/// iteration) or by any other op around it (the value leaves the region
+/// the buffer was planned for). A loop nested inside, which hands the
+/// buffer from its iterations back to the same iteration outside, is fine.
 bool isCarriedAcrossIterations(Value root) {
+  Operation *alloc = root.getDefiningOp();
   bool carried = false;
   forEachAliasUse(root, [&](OpOperand &use) {
-    carried |= isa<scf::YieldOp>(use.getOwner());
+    Operation *user = use.getOwner();
+    if (isa<scf::YieldOp>(user) && user->getParentOp()->isProperAncestor(alloc))
+      carried = true;
   });
   return carried;
 }
@@ -135,6 +147,83 @@ uint64_t place(MutableArrayRef<Buffer> buffers) {
   return end;
 }
 
+/// The buffers of a block that runs sequentially (an entry's body, or one
+/// track's case), placed: allocations in the block itself or in sequential
+/// loops there whose iterations do not hand the buffer on.
+struct BlockPlan {
+  Block *block;
+  std::vector<Buffer> buffers;
+  uint64_t bytes = 0;
+  /// Where the plan starts in the arena's scratch region; its buffers'
+  /// offsets are relative to it.
+  uint64_t base = 0;
+};
+
+/// The buffers of `body` that can be placed, in program order.
+std::vector<Buffer> collectBuffers(Block &body) {
+  llvm::DenseMap<Operation *, unsigned> position;
+  for (auto [i, op] : llvm::enumerate(body))
+    position[&op] = i;
+  SmallVector<memref::AllocOp> allocs;
+  for (Operation &op : body)
+    op.walk([&](memref::AllocOp alloc) {
+      // In the body, or in sequential loops (attention's loop over KV
+      // blocks) when no iteration hands the buffer to the next one.
+      if (alloc->getBlock() == &body ||
+          (isInSequentialLoops(alloc, body) &&
+           !isCarriedAcrossIterations(alloc)))
+        allocs.push_back(alloc);
+    });
+  std::vector<Buffer> buffers;
+  for (memref::AllocOp alloc : allocs) {
+    MemRefType type = alloc.getType();
+    if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+        type.getMemorySpace() || !type.getElementType().isIntOrIndexOrFloat())
+      continue;
+    uint64_t bytes = llvm::divideCeil(
+        uint64_t(type.getNumElements()) *
+            type.getElementType().getIntOrFloatBitWidth(),
+        8);
+    Operation *top = body.findAncestorOpInBlock(*alloc);
+    buffers.push_back(Buffer{alloc, std::max<uint64_t>(bytes, 1),
+                             position[top], lastUse(alloc, body, position),
+                             top});
+  }
+  return buffers;
+}
+
+/// The blocks of a track loop that run concurrently, each at most once at
+/// a time: an scf.forall over [0, n) of one dimension whose body switches
+/// (scf.index_switch) on its induction variable, with distinct case values
+/// in [0, n); the default region too when it is left exactly one value
+/// (TracksToForall gives the last track the default region). Empty for
+/// any other op.
+SmallVector<Block *> trackCases(Operation *op) {
+  auto forall = dyn_cast<scf::ForallOp>(op);
+  if (!forall || forall.getRank() != 1 || forall.getNumResults() != 0)
+    return {};
+  std::optional<int64_t> lower = getConstantIntValue(forall.getMixedLowerBound()[0]);
+  std::optional<int64_t> upper = getConstantIntValue(forall.getMixedUpperBound()[0]);
+  std::optional<int64_t> step = getConstantIntValue(forall.getMixedStep()[0]);
+  if (lower != 0 || !upper || step != 1)
+    return {};
+  SmallVector<Block *> cases;
+  for (Operation &inner : forall.getBody()->without_terminator()) {
+    auto sw = dyn_cast<scf::IndexSwitchOp>(&inner);
+    if (!sw || sw.getArg() != forall.getInductionVar(0))
+      continue;
+    llvm::DenseSet<int64_t> values;
+    for (int64_t value : sw.getCases())
+      if (value < 0 || value >= *upper || !values.insert(value).second)
+        return {};
+    for (Region &region : sw.getCaseRegions())
+      cases.push_back(&region.front());
+    if (int64_t(values.size()) + 1 == *upper)
+      cases.push_back(&sw.getDefaultBlock());
+  }
+  return cases;
+}
+
 struct AFMPlanStepMemoryPass
     : afm::impl::AFMPlanStepMemoryPassBase<AFMPlanStepMemoryPass> {
   void runOnOperation() override {
@@ -150,7 +239,7 @@ struct AFMPlanStepMemoryPass
 
     // Plan each entry; they share the region.
     uint64_t scratch = 0;
-    SmallVector<std::pair<func::FuncOp, std::vector<Buffer>>> plans;
+    SmallVector<std::pair<func::FuncOp, std::vector<BlockPlan>>> plans;
     for (func::FuncOp func : entries) {
       Block &body = func.getBody().front();
       if (body.getNumArguments() <= kArenaArgument)
@@ -160,43 +249,55 @@ struct AFMPlanStepMemoryPass
       if (!arenaType || arenaType.getRank() != 1 ||
           !arenaType.getElementType().isInteger(8))
         continue;
+      // Each track's case first; each track loop then takes one buffer of
+      // the entry's plan, as big as its cases side by side.
+      std::vector<BlockPlan> blocks;
+      std::vector<BlockPlan> entryPlan(1, BlockPlan{&body, {}});
+      std::vector<Buffer> &entryBuffers = entryPlan[0].buffers;
       llvm::DenseMap<Operation *, unsigned> position;
       for (auto [i, op] : llvm::enumerate(body))
         position[&op] = i;
-      std::vector<Buffer> buffers;
-      SmallVector<memref::AllocOp> allocs;
-      func.walk([&](memref::AllocOp alloc) {
-        // In the body, or in sequential loops (attention's loop over KV
-        // blocks) when no iteration hands the buffer to the next one.
-        if (alloc->getBlock() == &body ||
-            (isInSequentialLoops(alloc, body) &&
-             !isCarriedAcrossIterations(alloc)))
-          allocs.push_back(alloc);
-      });
-      for (memref::AllocOp alloc : allocs) {
-        MemRefType type = alloc.getType();
-        if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
-            type.getMemorySpace() ||
-            !type.getElementType().isIntOrIndexOrFloat())
-          continue;
-        uint64_t bytes = llvm::divideCeil(
-            uint64_t(type.getNumElements()) *
-                type.getElementType().getIntOrFloatBitWidth(),
-            8);
-        Operation *top = body.findAncestorOpInBlock(*alloc);
-        Buffer b{alloc, std::max<uint64_t>(bytes, 1), position[top],
-                 lastUse(alloc, body, position), top};
-        buffers.push_back(b);
+      SmallVector<std::pair<Operation *, SmallVector<size_t>>> trackLoops;
+      for (Operation &op : body) {
+        SmallVector<size_t> members;
+        for (Block *caseBlock : trackCases(&op)) {
+          BlockPlan plan{caseBlock, collectBuffers(*caseBlock)};
+          plan.bytes = llvm::alignTo(place(plan.buffers), kAlignment);
+          members.push_back(blocks.size());
+          blocks.push_back(std::move(plan));
+        }
+        if (!members.empty())
+          trackLoops.push_back({&op, members});
       }
-      scratch = std::max(scratch, place(buffers));
-      plans.push_back({func, std::move(buffers)});
+      entryBuffers = collectBuffers(body);
+      // A stand-in per track loop (no alloc to replace), live while it runs.
+      size_t firstStandIn = entryBuffers.size();
+      for (auto &[loop, members] : trackLoops) {
+        uint64_t bytes = 0;
+        for (size_t m : members)
+          bytes += blocks[m].bytes;
+        entryBuffers.push_back(Buffer{nullptr, std::max<uint64_t>(bytes, 1),
+                                      position[loop], position[loop], loop});
+      }
+      entryPlan[0].bytes = place(entryBuffers);
+      for (auto [i, loop] : llvm::enumerate(trackLoops)) {
+        uint64_t offset = entryBuffers[firstStandIn + i].offset;
+        for (size_t m : loop.second) {
+          blocks[m].base = offset;
+          offset += blocks[m].bytes;
+        }
+      }
+      entryBuffers.resize(firstStandIn);
+      scratch = std::max(scratch, entryPlan[0].bytes);
+      blocks.push_back(std::move(entryPlan[0]));
+      plans.push_back({func, std::move(blocks)});
     }
     if (plans.empty())
       return;
 
     uint64_t arenaBytes = base + scratch;
     OpBuilder b(module.getContext());
-    for (auto &[func, buffers] : plans) {
+    for (auto &[func, blocks] : plans) {
       Block &body = func.getBody().front();
       BlockArgument arena = body.getArgument(kArenaArgument);
       auto arenaType =
@@ -205,16 +306,17 @@ struct AFMPlanStepMemoryPass
       SmallVector<Type> inputs(func.getArgumentTypes());
       inputs[kArenaArgument] = arenaType;
       func.setType(b.getFunctionType(inputs, func.getResultTypes()));
-      for (Buffer &buffer : buffers) {
-        b.setInsertionPoint(buffer.top);
-        Location loc = buffer.alloc.getLoc();
-        Value offset =
-            arith::ConstantIndexOp::create(b, loc, int64_t(base + buffer.offset));
-        Value view = memref::ViewOp::create(b, loc, buffer.alloc.getType(),
-                                            arena, offset, ValueRange{});
-        buffer.alloc.replaceAllUsesWith(view);
-        buffer.alloc.erase();
-      }
+      for (BlockPlan &plan : blocks)
+        for (Buffer &buffer : plan.buffers) {
+          b.setInsertionPoint(buffer.top);
+          Location loc = buffer.alloc.getLoc();
+          Value offset = arith::ConstantIndexOp::create(
+              b, loc, int64_t(base + plan.base + buffer.offset));
+          Value view = memref::ViewOp::create(b, loc, buffer.alloc.getType(),
+                                              arena, offset, ValueRange{});
+          buffer.alloc.replaceAllUsesWith(view);
+          buffer.alloc.erase();
+        }
     }
     module->setAttr("afm.kv_arena_bytes",
                     b.getI64IntegerAttr(int64_t(arenaBytes)));

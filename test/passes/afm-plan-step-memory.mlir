@@ -46,3 +46,118 @@ module attributes {afm.kv_arena_bytes = 64 : i64} {
     return
   }
 }
+
+// -----
+
+// PT-MoE tracks run concurrently, one scf.index_switch case per track (the
+// last track in the default region). Each case is planned on its own, and
+// the cases lie side by side in one region live while the forall runs:
+// track 0's 64 + 64 bytes (%t0a and %t0b live at once) at 128, track 1's
+// 64 bytes after them at 256. %before, dead when the forall starts, shares
+// bytes with track 0; %after, allocated once it ends, reuses them too.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: afm.scratch_bytes = 192 : i64
+// CHECK: func.func @afm_decode({{.*}}, %[[ARENA:.*]]: memref<320xi8>,
+// CHECK: memref.view %[[ARENA]][%c128{{.*}}][] : memref<320xi8> to memref<16xf32>
+// CHECK: scf.forall
+// CHECK: case 0 {
+// CHECK: memref.view %[[ARENA]][%c128{{.*}}][] : memref<320xi8> to memref<16xf32>
+// CHECK: memref.view %[[ARENA]][%c192{{.*}}][] : memref<320xi8> to memref<16xf32>
+// CHECK: default {
+// CHECK: memref.view %[[ARENA]][%c256{{.*}}][] : memref<320xi8> to memref<16xf32>
+// CHECK: memref.view %[[ARENA]][%c128{{.*}}][] : memref<320xi8> to memref<16xf32>
+// CHECK-NOT: memref.alloc()
+module attributes {afm.kv_arena_bytes = 100 : i64} {
+  func.func @afm_decode(%w: memref<16xi8>, %t: memref<1xi32>, %n: index, %p: index, %arena: memref<100xi8>, %out: memref<2x16xf32>) attributes {afm.entry = "decode"} {
+    %zero = arith.constant 0.0 : f32
+    %before = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+    linalg.fill ins(%zero : f32) outs(%before : memref<16xf32>)
+    scf.forall (%track) in (2) {
+      %slice = memref.subview %out[%track, 0] [1, 16] [1, 1] : memref<2x16xf32> to memref<16xf32, strided<[1], offset: ?>>
+      scf.index_switch %track
+      case 0 {
+        %t0a = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+        %t0b = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+        linalg.fill ins(%zero : f32) outs(%t0a : memref<16xf32>)
+        memref.copy %t0a, %t0b : memref<16xf32> to memref<16xf32>
+        memref.copy %t0b, %slice : memref<16xf32> to memref<16xf32, strided<[1], offset: ?>>
+        scf.yield
+      }
+      default {
+        %t1 = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+        linalg.fill ins(%zero : f32) outs(%t1 : memref<16xf32>)
+        memref.copy %t1, %slice : memref<16xf32> to memref<16xf32, strided<[1], offset: ?>>
+        scf.yield
+      }
+    }
+    %after = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+    linalg.fill ins(%zero : f32) outs(%after : memref<16xf32>)
+    return
+  }
+}
+
+// -----
+
+// A default region left more than one track runs in several iterations at
+// once: it keeps its heap allocation (the case is planned).
+// CHECK-LABEL: module attributes
+// CHECK: case 0 {
+// CHECK: memref.view
+// CHECK: default {
+// CHECK: memref.alloc()
+module attributes {afm.kv_arena_bytes = 64 : i64} {
+  func.func @afm_decode(%w: memref<16xi8>, %t: memref<1xi32>, %n: index, %p: index, %arena: memref<64xi8>, %out: memref<16xf32>) attributes {afm.entry = "decode"} {
+    %zero = arith.constant 0.0 : f32
+    scf.forall (%track) in (3) {
+      scf.index_switch %track
+      case 0 {
+        %a = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+        linalg.fill ins(%zero : f32) outs(%a : memref<16xf32>)
+        scf.yield
+      }
+      default {
+        %b = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+        linalg.fill ins(%zero : f32) outs(%b : memref<16xf32>)
+        memref.dealloc %b : memref<16xf32>
+        scf.yield
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// In a sequential loop: a buffer that an inner loop hands from iteration
+// to iteration and back is planned (one buffer serves every iteration of
+// the outer loop); one that the outer loop itself carries into its next
+// iteration stays on the heap. (The planned one is allocated once, before
+// the loop.)
+// CHECK-LABEL: module attributes
+// CHECK: memref.view %{{.*}} : memref<160xi8> to memref<8xf32>
+// CHECK: memref.view %{{.*}} : memref<160xi8> to memref<16xf32>
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.alloc() {{.*}} : memref<8xf32>
+module attributes {afm.kv_arena_bytes = 64 : i64} {
+  func.func @afm_decode(%w: memref<16xi8>, %t: memref<1xi32>, %n: index, %p: index, %arena: memref<64xi8>, %out: memref<16xf32>) attributes {afm.entry = "decode"} {
+    %zero = arith.constant 0.0 : f32
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %init = memref.alloc() {alignment = 64 : i64} : memref<8xf32>
+    linalg.fill ins(%zero : f32) outs(%init : memref<8xf32>)
+    %carried = scf.for %i = %c0 to %c4 step %c1 iter_args(%prev = %init) -> (memref<8xf32>) {
+      %acc = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+      %inner = scf.for %j = %c0 to %c4 step %c1 iter_args(%x = %acc) -> (memref<16xf32>) {
+        linalg.fill ins(%zero : f32) outs(%x : memref<16xf32>)
+        scf.yield %x : memref<16xf32>
+      }
+      memref.copy %inner, %out : memref<16xf32> to memref<16xf32>
+      %next = memref.alloc() {alignment = 64 : i64} : memref<8xf32>
+      memref.copy %prev, %next : memref<8xf32> to memref<8xf32>
+      scf.yield %next : memref<8xf32>
+    }
+    return
+  }
+}

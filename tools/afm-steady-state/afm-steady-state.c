@@ -13,6 +13,7 @@
  *   heap_allocations: N
  *   minor_page_faults: N
  *   heap_outstanding: N
+ *   rss_growth_kb: N     (resident set after the steps minus before)
  * A decode step of a compiled model should cost neither once warm: its
  * temporaries live in the session's arena (afm-plan-step-memory).
  *
@@ -25,12 +26,14 @@
 #include "afm/runtime.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 static atomic_long allocations, releases;
 
@@ -79,6 +82,24 @@ static long minorFaults(void) {
   struct rusage usage;
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_minflt;
+}
+
+/* The resident set in KiB (/proc/self/statm), or -1 where there is none.
+ * Read with open/read, not stdio, which would allocate. */
+static long residentKiB(void) {
+  char text[128];
+  int fd = open("/proc/self/statm", O_RDONLY);
+  if (fd < 0)
+    return -1;
+  ssize_t n = read(fd, text, sizeof(text) - 1);
+  close(fd);
+  long size = 0, resident = -1;
+  if (n <= 0)
+    return -1;
+  text[n] = '\0';
+  if (sscanf(text, "%ld %ld", &size, &resident) != 2)
+    return -1;
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 static int fail(const char *what) {
@@ -142,16 +163,18 @@ int main(int argc, char **argv) {
   long allocationsBefore = atomic_load(&allocations);
   long releasesBefore = atomic_load(&releases);
   long faultsBefore = minorFaults();
+  long residentBefore = residentKiB();
   for (long i = 0; i < steps; ++i)
     if (afm_session_argmax(session, &token) != AFM_OK ||
         afm_session_decode(session, token) != AFM_OK)
       return fail("decode");
   long faults = minorFaults() - faultsBefore;
+  long residentGrowth = residentKiB() - residentBefore;
   long allocated = atomic_load(&allocations) - allocationsBefore;
   long released = atomic_load(&releases) - releasesBefore;
   printf("heap_allocations: %ld\nminor_page_faults: %ld\n"
-         "heap_outstanding: %ld\n",
-         allocated, faults, allocated - released);
+         "heap_outstanding: %ld\nrss_growth_kb: %ld\n",
+         allocated, faults, allocated - released, residentGrowth);
   afm_session_free(session);
   afm_model_free(model);
   return 0;
