@@ -51,7 +51,7 @@ static llvm::cl::opt<std::string> packageWeights(
     llvm::cl::init(""), llvm::cl::cat(exportCategory));
 
 void afm::registerAFMBExportTranslation() {
-  TranslateFromMLIRRegistration registration(
+  registerExportFromAFMIR(
       "afm-to-afmb",
       "compile afm entry points for --afm-target and package them with "
       "their weights into an .afmb binary",
@@ -82,7 +82,7 @@ void afm::registerAFMBExportTranslation() {
 }
 
 void afm::registerLLVMIRExportTranslation() {
-  TranslateFromMLIRRegistration registration(
+  registerExportFromAFMIR(
       "afm-to-llvmir",
       "compile afm entry points to optimized LLVM IR for --afm-target",
       [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {

@@ -111,7 +111,7 @@ LogicalResult afm::writeWeightTable(ModuleOp module, llvm::raw_ostream &os) {
 }
 
 void afm::registerWeightTableTranslation() {
-  TranslateFromMLIRRegistration registration(
+  registerExportFromAFMIR(
       "afm-to-weight-table",
       "list the weights of an afm model: format, shape, bits per weight, "
       "bytes, inline or external",

@@ -5,6 +5,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "afm/Target/TargetDescription.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::afm {
@@ -16,6 +17,14 @@ llvm::Expected<TargetDescription> getTranslationTarget();
 /// per weight, bytes and where the data lives, then the totals.
 mlir::LogicalResult writeWeightTable(mlir::ModuleOp module,
                                      llvm::raw_ostream &os);
+
+/// Registers an export from afm IR as TranslateFromMLIRRegistration does
+/// (parse with an implicit module, verify, call `function`), except that
+/// the input's nesting is checked first (NestingDepth.h): IR nested deeper
+/// than the parser's stack allows is an error, not a crash.
+void registerExportFromAFMIR(llvm::StringRef name, llvm::StringRef description,
+                             const TranslateFromMLIRFunction &function,
+                             const DialectRegistrationFunction &dialects);
 
 /// All afm-translate translations (imports and exports).
 void registerTranslations();
