@@ -12,7 +12,10 @@ from lit.llvm.subst import ToolSubst
 config.name = "AFM"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "weight-table.test.mlir"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "weight-table.test.mlir",
+                   # the fuzzers' seeds (test/fuzz/*-corpus)
+                   "afmb-loader-corpus", "config-corpus", "mlir-corpus",
+                   "onnx-import-corpus"]
 
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.afm_obj_root, "test")
@@ -42,7 +45,9 @@ tools = [
 # libFuzzer targets, built where clang's fuzzer runtime is (AFM_ENABLE_FUZZERS).
 if config.afm_enable_fuzzers:
     config.available_features.add("libfuzzer")
-    tools.append(ToolSubst("afm-onnx-import-fuzzer", unresolved="fatal"))
+    for fuzzer in ["afm-afmb-fuzzer", "afm-config-fuzzer", "afm-mlir-fuzzer",
+                   "afm-onnx-import-fuzzer"]:
+        tools.append(ToolSubst(fuzzer, unresolved="fatal"))
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # The ONNX backend node tests (Debian's libonnx-testdata), which the ONNX

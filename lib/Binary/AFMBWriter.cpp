@@ -43,9 +43,15 @@ Error afm::writeAFMB(raw_ostream &os, const manifest::Manifest &manifest,
   if (!manifest.SerializeToString(&serialized))
     return createStringError(inconvertibleErrorCode(),
                              "cannot serialize the .afmb manifest");
-  ArrayRef<uint8_t> manifestBytes(
-      reinterpret_cast<const uint8_t *>(serialized.data()), serialized.size());
+  writeAFMBSections(os,
+                    ArrayRef(reinterpret_cast<const uint8_t *>(serialized.data()),
+                             serialized.size()),
+                    weights, code);
+  return Error::success();
+}
 
+void afm::writeAFMBSections(raw_ostream &os, ArrayRef<uint8_t> manifestBytes,
+                            ArrayRef<uint8_t> weights, ArrayRef<uint8_t> code) {
   Placement sections[] = {
       {AFMB_SECTION_KIND_MANIFEST, AFMB_TABLE_ALIGNMENT, manifestBytes},
       {AFMB_SECTION_KIND_WEIGHTS, AFMB_WEIGHTS_ALIGNMENT, weights},
@@ -83,5 +89,4 @@ Error afm::writeAFMB(raw_ostream &os, const manifest::Manifest &manifest,
     os.write(reinterpret_cast<const char *>(s.bytes.data()), s.bytes.size());
     written = s.offset + s.bytes.size();
   }
-  return Error::success();
 }

@@ -22,6 +22,15 @@
 
 namespace afm::test {
 
+/// Values an attacker writes into numeric fields: small counts, sizes
+/// around the fake model's, page and alignment sizes, and the edges of
+/// the signed and unsigned 32- and 64-bit ranges. Shared by the mutation
+/// test and the loader fuzzer's mutator.
+inline constexpr uint64_t kBoundaryValues[] = {
+    0, 1, 2, 3, 4, 7, 8, 63, 64, 100, 128, 255, 256, 4095, 4096, 65536,
+    0x7fffffffull, 0x80000000ull, 0xffffffffull, 0x100000000ull,
+    0x7fffffffffffffffull, 0x8000000000000000ull, 0xffffffffffffffffull};
+
 /// The magic fake_model.c expects at the start of its weights.
 constexpr uint32_t kFakeModelMagic = 0x4b414641u;
 /// Bytes of the fake model's "fake.config" tensor (u32 magic, vocab,

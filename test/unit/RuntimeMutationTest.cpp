@@ -81,23 +81,7 @@ protected:
 /// Values a hostile file puts in numeric fields: boundaries, and the other
 /// fields' values of the original (vocab 100, context 64, 4 prefill tokens,
 /// a 256-byte arena, 128 weight bytes, 64 config bytes).
-const uint64_t kValues[] = {0,
-                            1,
-                            2,
-                            3,
-                            4,
-                            64,
-                            100,
-                            128,
-                            256,
-                            4096,
-                            0x7fffffffull,
-                            0x80000000ull,
-                            0xffffffffull,
-                            0x100000000ull,
-                            0x7fffffffffffffffull,
-                            0x8000000000000000ull,
-                            0xffffffffffffffffull};
+const auto &kValues = kBoundaryValues;
 
 TEST_F(RuntimeMutation, TheOriginalRuns) {
   EXPECT_EQ(runOnce(write("m.afmb", pack())), original());

@@ -31,6 +31,14 @@ llvm::Error writeAFMB(llvm::raw_ostream &os,
                       llvm::ArrayRef<uint8_t> weights,
                       llvm::ArrayRef<uint8_t> code);
 
+/// The layout of `writeAFMB` around manifest bytes as they are, serialized
+/// or not: for tools that write hostile files on purpose (the loader
+/// fuzzer's mutator).
+void writeAFMBSections(llvm::raw_ostream &os,
+                       llvm::ArrayRef<uint8_t> manifestBytes,
+                       llvm::ArrayRef<uint8_t> weights,
+                       llvm::ArrayRef<uint8_t> code);
+
 } // namespace afm
 
 #endif // AFM_BINARY_AFMBWRITER_H

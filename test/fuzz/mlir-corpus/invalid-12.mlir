@@ -1,0 +1,4 @@
+func.func @weight_name() {
+  %w = afm.weight "" : tensor<2xf32>
+  return
+}

@@ -1,0 +1,4 @@
+func.func @weight_astc_offsets() {
+  %w = afm.weight "w" : !afm.astc<6x7, block = 6x6, offset = min> = #afm.astc_blocks<blocks = dense<0> : tensor<32xi8>, offsets = dense<0.0> : tensor<1xf16>>
+  return
+}

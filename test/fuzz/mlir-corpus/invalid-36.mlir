@@ -1,0 +1,4 @@
+func.func @lora_a(%y: tensor<?x128xf32>, %x: tensor<?x32xf32>, %a: tensor<32x64xf32>, %b: tensor<128x32xf32>) {
+  %z = afm.lora %y, %x, %a, %b {alpha = 1.0 : f32} : tensor<?x128xf32>, tensor<?x32xf32>, tensor<32x64xf32>, tensor<128x32xf32>
+  return
+}

@@ -1,0 +1,4 @@
+func.func @attention_local_needs_window(%q: tensor<?x4x16xf32>, %k: tensor<?x2x16xf32>, %c: !afm.kv_cache<2x8x16, f32>, %p: index) {
+  %o = afm.attention local %q, %k, %k into %c at %p : tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>, !afm.kv_cache<2x8x16, f32> -> tensor<?x4x16xf32>
+  return
+}
