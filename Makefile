@@ -40,24 +40,34 @@ test: build
 	cmake --build $(BUILD) --target check-afm -j $(JOBS)
 	$(MAKE) sanitize
 
-# The runtime and its tests (the load errors, sessions, threads and the
-# structured mutation campaign over hostile .afmb files) built with ASan
-# (LeakSanitizer included) and UBSan, every report fatal. LLVM_USE_SANITIZER
-# names only Address: it also drops LLVM's -z defs, which instrumented
-# shared libraries cannot link with; UBSan must be added by name or it is
-# silently left out.
+# The whole project built again with ASan (LeakSanitizer included) and
+# UBSan, every report fatal, and run over the runtime's tests (load errors,
+# sessions, threads, the structured mutation campaign over hostile .afmb
+# files), the other unit tests, and the lit tests of the tools, the runtime
+# and the end-to-end models (compiling, running compiled code).
+# LLVM_USE_SANITIZER names only Address: it also drops LLVM's -z defs,
+# which instrumented shared libraries cannot link with; UBSan must be added
+# by name or it is silently left out. Debian's LLVM and MLIR libraries are
+# not instrumented, while the inline allocator code compiled into ours is:
+# hence allow_user_poisoning=0. The compiled models' code is not
+# instrumented either (afm-compile emits it); the runtime around it is.
 SAN_BUILD ?= $(BUILD)-sanitize
 SAN_FLAGS = -fsanitize=undefined -fno-sanitize-recover=undefined
+SAN_ENV = ASAN_OPTIONS=allow_user_poisoning=0:detect_leaks=1:detect_container_overflow=0:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+SAN_LIT_DIRS = e2e runtime tools
 sanitize: deps
 	$(CMAKE_CONFIGURE) -B $(SAN_BUILD) \
 	  -DLLVM_USE_SANITIZER=Address \
 	  "-DCMAKE_C_FLAGS=$(SAN_FLAGS)" "-DCMAKE_CXX_FLAGS=$(SAN_FLAGS)" \
 	  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=undefined \
-	  -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=undefined > /dev/null
-	cmake --build $(SAN_BUILD) --target AFMRuntimeTests -j $(JOBS)
-	ASAN_OPTIONS=detect_leaks=1:detect_container_overflow=0:abort_on_error=1 \
-	UBSAN_OPTIONS=print_stacktrace=1 \
-	  $(SAN_BUILD)/test/unit/AFMRuntimeTests --gtest_brief=1
+	  -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=undefined \
+	  -DAFM_ENABLE_FUZZERS=OFF -DAFM_BUILD_AARCH64_RUNTIME=OFF > /dev/null
+	cmake --build $(SAN_BUILD) -j $(JOBS)
+	$(SAN_ENV) $(SAN_BUILD)/test/unit/AFMRuntimeTests --gtest_brief=1
+	$(SAN_ENV) $(SAN_BUILD)/test/unit/AFMUnitTests --gtest_brief=1
+	$(SAN_ENV) $(SAN_BUILD)/test/unit/AFMReferenceTests --gtest_brief=1
+	$(SAN_ENV) $(LLVM_DIR)/bin/lit -sv $(addprefix $(SAN_BUILD)/test/,$(SAN_LIT_DIRS))
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD)
