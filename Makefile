@@ -1,7 +1,7 @@
 # The two commands of the README, and the steps they are made of.
 #   make demo   install dependencies, build, run the bundled example
 #   make test   install dependencies, build, run every test (lit + GoogleTest),
-#               then the runtime's tests under ASan, LSan and UBSan
+#               then again under ASan, LSan and UBSan (make sanitize)
 
 BUILD ?= build
 LLVM_DIR ?= /usr/lib/llvm-22
@@ -41,9 +41,9 @@ test: build
 	$(MAKE) sanitize
 
 # The whole project built again with ASan (LeakSanitizer included) and
-# UBSan, every report fatal, and run over the runtime's tests (load errors,
-# sessions, threads, the structured mutation campaign over hostile .afmb
-# files), the other unit tests, and the lit tests of the tools, the runtime
+# UBSan, every report fatal, and run over every GoogleTest suite (the
+# runtime's: load errors, sessions, threads, the structured mutation
+# campaign over hostile .afmb files), and the lit tests of the tools, the runtime
 # and the end-to-end models (compiling, running compiled code).
 # LLVM_USE_SANITIZER names only Address: it also drops LLVM's -z defs,
 # which instrumented shared libraries cannot link with; UBSan must be added
@@ -55,6 +55,8 @@ SAN_BUILD ?= $(BUILD)-sanitize
 SAN_FLAGS = -fsanitize=undefined -fno-sanitize-recover=undefined
 SAN_ENV = ASAN_OPTIONS=allow_user_poisoning=0:detect_leaks=1:detect_container_overflow=0:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+SAN_GTESTS = AFMRuntimeTests AFMUnitTests AFMReferenceTests AFMCompressTests \
+	  AFMCompilerTests
 SAN_LIT_DIRS = e2e runtime tools
 sanitize: deps
 	$(CMAKE_CONFIGURE) -B $(SAN_BUILD) \
@@ -64,9 +66,9 @@ sanitize: deps
 	  -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=undefined \
 	  -DAFM_ENABLE_FUZZERS=OFF -DAFM_BUILD_AARCH64_RUNTIME=OFF > /dev/null
 	cmake --build $(SAN_BUILD) -j $(JOBS)
-	$(SAN_ENV) $(SAN_BUILD)/test/unit/AFMRuntimeTests --gtest_brief=1
-	$(SAN_ENV) $(SAN_BUILD)/test/unit/AFMUnitTests --gtest_brief=1
-	$(SAN_ENV) $(SAN_BUILD)/test/unit/AFMReferenceTests --gtest_brief=1
+	for suite in $(SAN_GTESTS); do \
+	  $(SAN_ENV) $(SAN_BUILD)/test/unit/$$suite --gtest_brief=1 || exit 1; \
+	done
 	$(SAN_ENV) $(LLVM_DIR)/bin/lit -sv $(addprefix $(SAN_BUILD)/test/,$(SAN_LIT_DIRS))
 
 clean:
