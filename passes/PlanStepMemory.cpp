@@ -42,7 +42,8 @@ struct Buffer {
   memref::AllocOp alloc;
   uint64_t bytes;
   unsigned first, last;
-  /// The op of the entry's body the view goes before.
+  /// The op of the planned block (entry body or track case) the view goes
+  /// before.
   Operation *top;
   uint64_t offset = 0;
 };
@@ -148,27 +149,35 @@ uint64_t place(MutableArrayRef<Buffer> buffers) {
 }
 
 /// The buffers of a block that runs sequentially (an entry's body, or one
-/// track's case), placed: allocations in the block itself or in sequential
-/// loops there whose iterations do not hand the buffer on.
+/// track's case of a track loop), placed.
 struct BlockPlan {
-  Block *block;
   std::vector<Buffer> buffers;
-  uint64_t bytes = 0;
   /// Where the plan starts in the arena's scratch region; its buffers'
   /// offsets are relative to it.
   uint64_t base = 0;
+  /// A track's case only: the stand-in buffer of the entry's plan that
+  /// holds the loop's cases side by side.
+  size_t standIn = 0;
 };
 
-/// The buffers of `body` that can be placed, in program order.
-std::vector<Buffer> collectBuffers(Block &body) {
+/// The position of each op of `body`.
+llvm::DenseMap<Operation *, unsigned> positionsIn(Block &body) {
   llvm::DenseMap<Operation *, unsigned> position;
   for (auto [i, op] : llvm::enumerate(body))
     position[&op] = i;
+  return position;
+}
+
+/// The buffers of `body` that can be placed, in program order:
+/// allocations in the block itself, or in sequential loops there (the
+/// attention's loop over KV blocks) when no iteration hands the buffer to
+/// the next one.
+std::vector<Buffer>
+collectBuffers(Block &body,
+               const llvm::DenseMap<Operation *, unsigned> &position) {
   SmallVector<memref::AllocOp> allocs;
   for (Operation &op : body)
     op.walk([&](memref::AllocOp alloc) {
-      // In the body, or in sequential loops (attention's loop over KV
-      // blocks) when no iteration hands the buffer to the next one.
       if (alloc->getBlock() == &body ||
           (isInSequentialLoops(alloc, body) &&
            !isCarriedAcrossIterations(alloc)))
@@ -186,8 +195,8 @@ std::vector<Buffer> collectBuffers(Block &body) {
         8);
     Operation *top = body.findAncestorOpInBlock(*alloc);
     buffers.push_back(Buffer{alloc, std::max<uint64_t>(bytes, 1),
-                             position[top], lastUse(alloc, body, position),
-                             top});
+                             position.lookup(top),
+                             lastUse(alloc, body, position), top});
   }
   return buffers;
 }
@@ -249,47 +258,32 @@ struct AFMPlanStepMemoryPass
       if (!arenaType || arenaType.getRank() != 1 ||
           !arenaType.getElementType().isInteger(8))
         continue;
-      // Each track's case first; each track loop then takes one buffer of
-      // the entry's plan, as big as its cases side by side.
+      llvm::DenseMap<Operation *, unsigned> position = positionsIn(body);
+      std::vector<Buffer> entryBuffers = collectBuffers(body, position);
+      size_t firstStandIn = entryBuffers.size();
+      // Each track's case is planned alone; the cases of a track loop lie
+      // side by side in a stand-in buffer of the entry's plan (no alloc to
+      // replace), live while the loop runs.
       std::vector<BlockPlan> blocks;
-      std::vector<BlockPlan> entryPlan(1, BlockPlan{&body, {}});
-      std::vector<Buffer> &entryBuffers = entryPlan[0].buffers;
-      llvm::DenseMap<Operation *, unsigned> position;
-      for (auto [i, op] : llvm::enumerate(body))
-        position[&op] = i;
-      SmallVector<std::pair<Operation *, SmallVector<size_t>>> trackLoops;
       for (Operation &op : body) {
-        SmallVector<size_t> members;
-        for (Block *caseBlock : trackCases(&op)) {
-          BlockPlan plan{caseBlock, collectBuffers(*caseBlock)};
-          plan.bytes = llvm::alignTo(place(plan.buffers), kAlignment);
-          members.push_back(blocks.size());
+        SmallVector<Block *> cases = trackCases(&op);
+        if (cases.empty())
+          continue;
+        uint64_t bytes = 0;
+        for (Block *caseBlock : cases) {
+          BlockPlan plan{collectBuffers(*caseBlock, positionsIn(*caseBlock)),
+                         bytes, entryBuffers.size()};
+          bytes += llvm::alignTo(place(plan.buffers), kAlignment);
           blocks.push_back(std::move(plan));
         }
-        if (!members.empty())
-          trackLoops.push_back({&op, members});
-      }
-      entryBuffers = collectBuffers(body);
-      // A stand-in per track loop (no alloc to replace), live while it runs.
-      size_t firstStandIn = entryBuffers.size();
-      for (auto &[loop, members] : trackLoops) {
-        uint64_t bytes = 0;
-        for (size_t m : members)
-          bytes += blocks[m].bytes;
         entryBuffers.push_back(Buffer{nullptr, std::max<uint64_t>(bytes, 1),
-                                      position[loop], position[loop], loop});
+                                      position[&op], position[&op], &op});
       }
-      entryPlan[0].bytes = place(entryBuffers);
-      for (auto [i, loop] : llvm::enumerate(trackLoops)) {
-        uint64_t offset = entryBuffers[firstStandIn + i].offset;
-        for (size_t m : loop.second) {
-          blocks[m].base = offset;
-          offset += blocks[m].bytes;
-        }
-      }
+      scratch = std::max(scratch, place(entryBuffers));
+      for (BlockPlan &plan : blocks)
+        plan.base += entryBuffers[plan.standIn].offset;
       entryBuffers.resize(firstStandIn);
-      scratch = std::max(scratch, entryPlan[0].bytes);
-      blocks.push_back(std::move(entryPlan[0]));
+      blocks.push_back(BlockPlan{std::move(entryBuffers)});
       plans.push_back({func, std::move(blocks)});
     }
     if (plans.empty())
