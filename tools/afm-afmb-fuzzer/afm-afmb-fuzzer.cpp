@@ -380,7 +380,8 @@ bool mutateFile(Bytes &file, size_t maxSize, std::mt19937_64 &rng) {
         {AFMB_HEADER_VERSION_MAJOR, 2}, {AFMB_HEADER_VERSION_MINOR, 2},
         {AFMB_HEADER_HEADER_SIZE, 4},   {AFMB_HEADER_FILE_SIZE, 8},
         {AFMB_HEADER_TABLE_OFFSET, 8},  {AFMB_HEADER_SECTION_COUNT, 4},
-        {AFMB_HEADER_FLAGS, 4},         {AFMB_HEADER_CHECKSUM + 8, 8}};
+        {AFMB_HEADER_FLAGS, 4},
+        {AFMB_HEADER_CHECKSUM + 8, 8}}; // the first reserved bytes
     auto [at, bytes] = kFields[rng() % std::size(kFields)];
     writeLE(file, at, bytes, kInteresting[rng() % std::size(kInteresting)]);
     return true;
