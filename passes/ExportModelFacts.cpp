@@ -66,7 +66,7 @@ static FailureOr<EntrySizes> entrySizes(func::FuncOp entry) {
   FunctionType type = entry.getFunctionType();
   if (type.getNumInputs() != kNumEntryArguments || type.getNumResults() != 0)
     return entry.emitError("an entry point must have the ")
-           << kNumEntryArguments
+           << static_cast<int64_t>(kNumEntryArguments)
            << " arguments of include/afm/kernel_abi.h and no results";
   auto tokens = dyn_cast<MemRefType>(type.getInput(kTokens));
   auto logits = dyn_cast<MemRefType>(type.getInput(kLogits));

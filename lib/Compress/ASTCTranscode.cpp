@@ -85,8 +85,7 @@ ASTCTranscoded mlir::afm::transcodeAffine4(const float *w, size_t rows,
   t.cols = cols;
   t.blockRows = (rows + dim - 1) / dim;
   t.blockCols = (cols + dim - 1) / dim;
-  t.storedBlockCols = (t.blockCols + kTranscodedBlockColumnAlign - 1) /
-                      kTranscodedBlockColumnAlign * kTranscodedBlockColumnAlign;
+  t.storedBlockCols = astcStoredBlockColumns(cols);
   t.codes.assign(t.blockRows * dim * (dim / 2) * t.storedBlockCols, 0);
   t.scales.assign(t.blockRows * t.storedBlockCols, 0);
   t.biases.assign(t.blockRows * t.storedBlockCols, 0);
@@ -103,7 +102,7 @@ ASTCTranscoded mlir::afm::transcodeAffine4(const float *w, size_t rows,
       t.biases[nb * t.storedBlockCols + kb] = fit.bias;
       for (size_t r = 0; r < height; ++r)
         for (size_t j = 0; j < width; ++j)
-          t.codes[transcodedByteIndex(t.storedBlockCols, nb, r, kb, j)] |=
+          t.codes[astcPlaneByteIndex(t.storedBlockCols, nb, r, kb, j)] |=
               static_cast<uint8_t>(fit.codes[r * width + j] << (4 * (j % 2)));
     }
   return t;
@@ -111,7 +110,7 @@ ASTCTranscoded mlir::afm::transcodeAffine4(const float *w, size_t rows,
 
 uint8_t mlir::afm::transcodedCode(const ASTCTranscoded &t, size_t row,
                                   size_t col) {
-  size_t byte = transcodedByteIndex(t.storedBlockCols, row / kASTCBlockDim,
+  size_t byte = astcPlaneByteIndex(t.storedBlockCols, row / kASTCBlockDim,
                                     row % kASTCBlockDim, col / kASTCBlockDim,
                                     col % kASTCBlockDim);
   return (t.codes[byte] >> (4 * (col % kASTCBlockDim % 2))) & 0xf;

@@ -1,7 +1,7 @@
 //===- Q4.cpp - 4-bit grouped tables for embeddings -----------------------===//
 
 #include "afm/Compress/Q4.h"
-#include "afm/Compress/Q4Layout.h"
+#include "afm/Layout/PackedWeights.h"
 
 #include <algorithm>
 #include <cmath>

@@ -48,7 +48,8 @@ double mlir::afm::q4BitsPerWeight(size_t rows, size_t cols, size_t group) {
 }
 
 static double blockCount(size_t rows, size_t cols) {
-  return static_cast<double>((rows + 5) / 6) * static_cast<double>((cols + 5) / 6);
+  return static_cast<double>(astcBlocks(rows)) *
+         static_cast<double>(astcBlocks(cols));
 }
 
 double mlir::afm::astcBitsPerWeight(size_t rows, size_t cols,
@@ -59,11 +60,8 @@ double mlir::afm::astcBitsPerWeight(size_t rows, size_t cols,
 
 double mlir::afm::astcTranscodeBitsPerWeight(size_t rows, size_t cols) {
   // 6 rows x 3 bytes of codes + f16 scale + f16 bias per stored block; the
-  // block columns are stored padded to kTranscodedBlockColumnAlign.
-  size_t storedBlockCols =
-      ((cols + 5) / 6 + kTranscodedBlockColumnAlign - 1) /
-      kTranscodedBlockColumnAlign * kTranscodedBlockColumnAlign;
-  double blocks = static_cast<double>((rows + 5) / 6) *
-                  static_cast<double>(storedBlockCols);
+  // block columns are stored padded to kASTCBlockColumnAlign.
+  double blocks = static_cast<double>(astcBlocks(rows)) *
+                  static_cast<double>(astcStoredBlockColumns(cols));
   return perWeight(blocks * (18 * 8 + 32), rows, cols);
 }

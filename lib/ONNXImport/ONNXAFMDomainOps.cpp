@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TOSABuilder.h"
-#include "afm/Compress/ASTCTranscode.h"
+#include "afm/Layout/PackedWeights.h"
 
 #include "dialects/afm/IR/AFMOps.h"
 
@@ -110,8 +110,8 @@ static Results lowerLinearASTC(ONNXNode &node) {
   // The interchange layout, checked before the type is built; the kernels
   // read the codes repacked by row pairs (getBoundWeightParts), which the
   // compiler does here, at import: weights are constants.
-  int64_t nb = (n + 5) / 6, kb = getASTCStoredBlockColumns(k, 6);
-  auto expected = RankedTensorType::get({nb, 6, 3, kb},
+  int64_t nb = astcBlocks(n), kb = astcStoredBlockColumns(k);
+  auto expected = RankedTensorType::get({nb, kASTCBlockDim, kASTCBlockDim / 2, kb},
                                         IntegerType::get(node.loc.getContext(),
                                                          8));
   if (codes->getType() != expected)

@@ -171,10 +171,6 @@ static std::string describe(Type type) {
   return "f32";
 }
 
-// The transcoder pads block columns as the kernels and getBoundWeightParts
-// expect.
-static_assert(kTranscodedBlockColumnAlign == size_t(kASTCBlockColumnAlign));
-
 /// The CPU form of ASTC blocks whose decoded weights are `decoded`.
 static void transcode(EncodedWeight &e, const std::vector<float> &decoded) {
   ASTCTranscoded t = transcodeAffine4(decoded.data(), e.rows, e.cols);
@@ -386,7 +382,7 @@ WeightEncoder::encode(StringRef name, Type type, Attribute value,
         return fail("inline value of weight '" + name + "' has no data");
       e.parts["codes"] = *codes;
       e.parts["scales"] = *scales;
-      // The kernels' byte order (Q4Layout.h); the payload is the plain one.
+      // The kernels' byte order (afm/Layout/PackedWeights.h); the payload is the plain one.
       if (auto q4 = dyn_cast<Q4WeightType>(type))
         e.parts["codes"] = kernelOrderQ4Codes(*codes, e.rows, e.cols,
                                               q4.getGroup());
@@ -420,8 +416,8 @@ WeightEncoder::encode(StringRef name, Type type, Attribute value,
     ASTCMatrix m;
     m.rows = e.rows;
     m.cols = e.cols;
-    m.blockRows = (e.rows + kASTCBlockDim - 1) / kASTCBlockDim;
-    m.blockCols = (e.cols + kASTCBlockDim - 1) / kASTCBlockDim;
+    m.blockRows = astcBlocks(e.rows);
+    m.blockCols = astcBlocks(e.cols);
     auto blockBytes = rawBytes(blocks.getBlocks());
     auto offsetBytes = rawBytes(blocks.getOffsets());
     if (!blockBytes || !offsetBytes)
@@ -438,8 +434,8 @@ WeightEncoder::encode(StringRef name, Type type, Attribute value,
   }
 
   if (auto astc = dyn_cast<ASTCWeightType>(type);
-      astc && (astc.getBlockRows() != int64_t(kASTCBlockDim) ||
-               astc.getBlockCols() != int64_t(kASTCBlockDim)))
+      astc && (astc.getBlockRows() != kASTCBlockDim ||
+               astc.getBlockCols() != kASTCBlockDim))
     return fail("weight '" + name + "': only 6x6 ASTC blocks can be encoded, "
                 "got " + e.format);
   auto source = floatSource(name, count);

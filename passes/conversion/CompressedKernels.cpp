@@ -2,7 +2,7 @@
 
 #include "passes/conversion/CompressedKernels.h"
 
-#include "afm/Compress/Q4Layout.h"
+#include "afm/Layout/PackedWeights.h"
 #include "dialects/afm/IR/AFMOps.h"
 #include "passes/conversion/LinalgBuilders.h"
 
@@ -121,7 +121,7 @@ static Value activationPlanes(OpBuilder &b, Location loc, Value xs) {
 static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
                       ValueRange parts, Type elementType, Value acc) {
   MLIRContext *ctx = b.getContext();
-  int64_t n = type.getRows(), kBytes = ceilDiv(type.getCols(), 4);
+  int64_t n = type.getRows(), kBytes = int64_t(q2RowBytes(type.getCols()));
   // Split-K: each output keeps `lanes` partial sums, one per byte column
   // of a group of `lanes` consecutive code bytes, so the inner loop is
   // element-wise over contiguous bytes and the horizontal sum happens once
@@ -372,7 +372,7 @@ static Value rowPairKernel(
                        Value)>
         body) {
   MLIRContext *ctx = b.getContext();
-  constexpr int64_t pairs = kASTCCPUBlockDim / 2;
+  constexpr int64_t pairs = kASTCBlockDim / 2;
   AffineExpr t, g, lane;
   t = getAffineDimExpr(0, ctx);
   g = getAffineDimExpr(4, ctx);
@@ -410,7 +410,7 @@ static Value rowPairKernel(
   Value rows = tensor::CollapseShapeOp::create(
       b, loc,
       RankedTensorType::get({partialType.getDimSize(0),
-                             v.blockRows * kASTCCPUBlockDim, v.lanes},
+                             v.blockRows * kASTCBlockDim, v.lanes},
                             b.getF32Type()),
       partial, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4}});
   return firstColumns(b, loc, sumInnermost(b, loc, rows), type.getRows());
@@ -431,8 +431,8 @@ static Value nibbles(OpBuilder &b, Location loc, Value word, Value shift,
 static Value blockColumns(OpBuilder &b, Location loc, Value x,
                           const ASTCRowPairs &v) {
   return splitColumns(
-      b, loc, padColumns(b, loc, x, v.storedBlockCols * kASTCCPUBlockDim),
-      {v.groups, v.lanes, kASTCCPUBlockDim});
+      b, loc, padColumns(b, loc, x, v.storedBlockCols * kASTCBlockDim),
+      {v.groups, v.lanes, kASTCBlockDim});
 }
 
 /// Column `m` of every block of `xs` ([T, groups, lanes, 6]):
@@ -457,7 +457,7 @@ static Value astcBlockMatmul(OpBuilder &b, Location loc, Value x,
   Value xs = blockColumns(b, loc, x, v);
   // One contiguous f32 vector of activations per block column.
   SmallVector<Value> columns;
-  for (int64_t m = 0; m < kASTCCPUBlockDim; ++m)
+  for (int64_t m = 0; m < kASTCBlockDim; ++m)
     columns.push_back(mapElementwise(
         b, loc, ValueRange{blockColumn(b, loc, xs, m)}, b.getF32Type(),
         [&](OpBuilder &nb, Location l, ValueRange args) {
@@ -470,7 +470,7 @@ static Value astcBlockMatmul(OpBuilder &b, Location loc, Value x,
         // sum_m q_m * x_m in f32; the block's scale multiplies it once.
         Type i32 = nb.getI32Type();
         Value sum;
-        for (int64_t m = 0; m < kASTCCPUBlockDim; ++m) {
+        for (int64_t m = 0; m < kASTCBlockDim; ++m) {
           Value byteShift = arith::AddIOp::create(
               nb, l, shift,
               arith::ConstantIntOp::create(nb, l, i32, 8 * (m % 4)));
@@ -739,7 +739,7 @@ static Value remIndex(OpBuilder &b, Location loc, Value i, int64_t d) {
   return arith::RemUIOp::create(b, loc, i, indexConst(b, loc, d));
 }
 
-/// The byte of a q4 row holding column `col`: afm/Compress/Q4Layout.h's
+/// The byte of a q4 row holding column `col`: afm/Layout/PackedWeights.h's
 /// q4CodeByteInRow, in index arithmetic.
 static Value q4CodeByte(OpBuilder &b, Location loc, Value col,
                         Q4WeightType type) {
@@ -831,7 +831,7 @@ Value afm::buildDequantized(OpBuilder &b, Location loc, Value weight,
           return q4Value(nb, l, parts, n, k, q4);
         // Row pair (br / 2), nibble br % 2 of byte j % 4 of the codes
         // (columns 0..3) or the tail codes (4, 5).
-        constexpr int64_t dim = kASTCCPUBlockDim;
+        constexpr int64_t dim = kASTCBlockDim;
         Value bn = divIndex(nb, l, n, dim), br = remIndex(nb, l, n, dim);
         Value bk = divIndex(nb, l, k, dim), j = remIndex(nb, l, k, dim);
         SmallVector<Value, 3> lane = {bn, divIndex(nb, l, br, 2), bk};
@@ -879,8 +879,8 @@ Value afm::buildASTCOffsets(OpBuilder &b, Location loc, Value weight) {
   Type f32 = b.getF32Type();
   // The stored biases are padded to kASTCBlockColumnAlign block columns.
   auto type = cast<ASTCWeightType>(weight.getType());
-  int64_t nb = ceilDiv(type.getRows(), type.getBlockRows());
-  int64_t kb = ceilDiv(type.getCols(), type.getBlockCols());
+  int64_t nb = astcBlocks(type.getRows());
+  int64_t kb = astcBlocks(type.getCols());
   Value biases = bound.getParts()[kASTCBiasesPart];
   if (cast<RankedTensorType>(biases.getType()).getDimSize(1) != kb)
     biases = leadingSlice(b, loc, biases,

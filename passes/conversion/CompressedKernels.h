@@ -87,7 +87,7 @@ Value buildRowScaledOutput(OpBuilder &b, Location loc, OpFoldResult rows,
 Value buildInt8RoundTrip(OpBuilder &b, Location loc, Value x);
 
 /// `x * W^T` for a bound 4-bit table whose codes are interleaved
-/// (afm/Compress/Q4Layout.h), on int8-rounded or f32 activations; null
+/// (afm/Layout/PackedWeights.h), on int8-rounded or f32 activations; null
 /// when the codes are in the plain order or x's shape is not static.
 Value buildQ4InterleavedMatmul(OpBuilder &b, Location loc, Value x,
                                Q4WeightType type, ValueRange parts,

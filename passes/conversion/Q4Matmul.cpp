@@ -2,7 +2,7 @@
 //
 // The LM head of a tied 4-bit table: y[t, v] = sum_k x[t, k] * s[v, g(k)] *
 // q[v, k], with the codes interleaved 16 groups at a time
-// (afm/Compress/Q4Layout.h). Word w of sixteen consecutive groups is one
+// (afm/Layout/PackedWeights.h). Word w of sixteen consecutive groups is one
 // 64-byte vector, one i32 lane per group, so a group's whole sum stays in
 // one lane and its scale (from a contiguous vector of sixteen) multiplies
 // once per group and row:
@@ -35,7 +35,7 @@
 
 #include "passes/conversion/CompressedKernels.h"
 
-#include "afm/Compress/Q4Layout.h"
+#include "afm/Layout/PackedWeights.h"
 #include "dialects/afm/IR/AFMOps.h"
 #include "passes/conversion/LinalgBuilders.h"
 

@@ -1,7 +1,7 @@
 //===- Q4Test.cpp - 4-bit grouped tables ----------------------------------===//
 
 #include "afm/Compress/Q4.h"
-#include "afm/Compress/Q4Layout.h"
+#include "afm/Layout/PackedWeights.h"
 #include "CompressTestSupport.h"
 
 #include <gtest/gtest.h>

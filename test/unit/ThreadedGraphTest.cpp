@@ -12,7 +12,7 @@ extern "C" {
 #include "runtime/thread_pool.h"
 }
 
-#include "afm/Compress/Q4Layout.h"
+#include "afm/Layout/PackedWeights.h"
 #include "afm/CodeGen/ObjectEmitter.h"
 #include "afm/Compiler/HostLibrary.h"
 #include "afm/InitAll.h"
@@ -182,7 +182,7 @@ TEST_F(ThreadedGraphTest, Q4EmbeddingMatchesAPlainLoopOnTwoThreads) {
   for (int64_t t = 0; t < tokens; ++t) {
     int64_t row = ids.data<int32_t>()[t];
     for (int64_t j = 0; j < dim; ++j) {
-      // Bound codes are in the kernels' order (afm/Compress/Q4Layout.h).
+      // Bound codes are in the kernels' order (afm/Layout/PackedWeights.h).
       uint8_t byte = codes.data<uint8_t>()[row * dim / 2 +
                                            afm::q4CodeByteInRow(j, dim, group)];
       int nibble = j % 2 ? byte >> 4 : byte & 15;

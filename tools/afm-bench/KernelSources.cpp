@@ -180,7 +180,7 @@ static KernelSource linearSource(const KernelSpec &s) {
                          constant(0.01f)}};
   } else {
     int64_t nb = (n + 5) / 6,
-            kb = mlir::afm::getASTCStoredBlockColumns(k, 6);
+            kb = mlir::afm::astcStoredBlockColumns(k);
     source.mlir = llvm::formatv(
         "func.func @main(%x: {0}, %codes: tensor<{4}x3x{5}xi32>, "
         "%tail: tensor<{4}x3x{5}xi16>, %scales: tensor<{4}x{5}xf16>, "

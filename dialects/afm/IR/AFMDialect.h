@@ -7,6 +7,7 @@
 #ifndef AFM_DIALECT_AFM_IR_AFMDIALECT_H
 #define AFM_DIALECT_AFM_IR_AFMDIALECT_H
 
+#include "afm/Layout/PackedWeights.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
@@ -62,9 +63,6 @@ inline constexpr llvm::StringLiteral kInt8ActivationsAttrName =
 inline constexpr llvm::StringLiteral kWholeTileDimsAttrName =
     "afm.whole_tile_dims";
 
-/// The block footprint (square) that ASTC weights have a CPU form for.
-inline constexpr int64_t kASTCCPUBlockDim = 6;
-
 /// The buffers of a bound ASTC weight, in operand order
 /// (getBoundWeightParts).
 enum ASTCPart : unsigned {
@@ -73,20 +71,6 @@ enum ASTCPart : unsigned {
   kASTCScalesPart = 2,
   kASTCBiasesPart = 3,
 };
-
-/// The CPU form of an ASTC weight pads its block columns to a multiple of
-/// this, so that kernels split K into vector-wide groups of whole block
-/// columns (`lib/Compress/ASTCTranscode.h` pads the same way).
-inline constexpr int64_t kASTCBlockColumnAlign = 16;
-
-/// The block columns an ASTC weight with `cols` columns in blocks `blockCols`
-/// wide is stored with in its CPU form: `ceil(cols / blockCols)` rounded up
-/// to `kASTCBlockColumnAlign`.
-inline int64_t getASTCStoredBlockColumns(int64_t cols, int64_t blockCols) {
-  int64_t blocks = (cols + blockCols - 1) / blockCols;
-  return (blocks + kASTCBlockColumnAlign - 1) / kASTCBlockColumnAlign *
-         kASTCBlockColumnAlign;
-}
 
 /// The buffers a compressed weight of `type` is bound to, in the operand
 /// order of `afm.bound_weight`; empty for other types and for ASTC block

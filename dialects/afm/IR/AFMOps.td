@@ -213,7 +213,7 @@ def AFM_BoundWeightOp : AFM_Op<"bound_weight", [Pure]> {
     - `!afm.q4<VxD, group = G>`: codes `tensor<V x ceil(D/2) x i8>` (two's
       complement nibbles, low nibble first; within a row the bytes of 16
       consecutive groups interleaved by 4-byte word when the shape allows,
-      `include/afm/Compress/Q4Layout.h`) and scales `tensor<V x D/G x f32>`.
+      `include/afm/Layout/PackedWeights.h`) and scales `tensor<V x D/G x f32>`.
     - `!afm.astc<NxK, block = 6x6>` in the CPU form (ASTC blocks transcoded
       at compile time, docs/compressed-weights.md), by row pairs: codes
       `tensor<Nb x 3 x Kb x i32>` and tail codes `tensor<Nb x 3 x Kb x i16>`

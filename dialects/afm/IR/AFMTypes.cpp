@@ -135,20 +135,19 @@ SmallVector<WeightPart> mlir::afm::getBoundWeightParts(Type type) {
     return RankedTensorType::get(shape, element);
   };
   if (auto q2 = dyn_cast<Q2WeightType>(type))
-    return {{"codes", tensor({q2.getRows(), ceilDiv(q2.getCols(), 4)}, i8)},
+    return {{"codes", tensor({q2.getRows(), int64_t(q2RowBytes(q2.getCols()))}, i8)},
             {"scales", tensor({q2.getNumScales()}, f32)}};
   if (auto q4 = dyn_cast<Q4WeightType>(type))
-    return {{"codes", tensor({q4.getRows(), ceilDiv(q4.getCols(), 2)}, i8)},
+    return {{"codes", tensor({q4.getRows(), int64_t(q4RowBytes(q4.getCols()))}, i8)},
             {"scales",
              tensor({q4.getRows(), q4.getCols() / q4.getGroup()}, f32)}};
   if (auto astc = dyn_cast<ASTCWeightType>(type)) {
-    if (astc.getBlockRows() != kASTCCPUBlockDim ||
-        astc.getBlockCols() != kASTCCPUBlockDim)
+    if (astc.getBlockRows() != kASTCBlockDim ||
+        astc.getBlockCols() != kASTCBlockDim)
       return {};
-    int64_t nb = ceilDiv(astc.getRows(), astc.getBlockRows());
-    int64_t kb =
-        getASTCStoredBlockColumns(astc.getCols(), astc.getBlockCols());
-    int64_t pairs = kASTCCPUBlockDim / 2;
+    int64_t nb = astcBlocks(astc.getRows());
+    int64_t kb = astcStoredBlockColumns(astc.getCols());
+    int64_t pairs = kASTCBlockDim / 2;
     // By row pairs (lib/Compress/ASTCTranscode.h): byte m of lane
     // [nb, i, kb] holds column m (of the codes: 0..3; of the tail codes:
     // 4 + m) of rows 2i, low nibble, and 2i + 1 of block (nb, kb).
@@ -212,7 +211,7 @@ int64_t Q2WeightType::getNumScales() const {
 }
 
 int64_t Q2WeightType::getCodeBytes() const {
-  return getRows() * ceilDiv(getCols(), 4);
+  return getRows() * int64_t(q2RowBytes(getCols()));
 }
 
 LogicalResult Q4WeightType::verify(function_ref<InFlightDiagnostic()> emitError,
@@ -231,7 +230,7 @@ int64_t Q4WeightType::getNumScales() const {
 }
 
 int64_t Q4WeightType::getCodeBytes() const {
-  return getRows() * ceilDiv(getCols(), 2);
+  return getRows() * int64_t(q4RowBytes(getCols()));
 }
 
 /// The 2D block footprints ASTC defines, as width x height.

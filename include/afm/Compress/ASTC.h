@@ -21,14 +21,13 @@
 #ifndef AFM_COMPRESS_ASTC_H
 #define AFM_COMPRESS_ASTC_H
 
+#include "afm/Layout/PackedWeights.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <vector>
 
 namespace mlir::afm {
-
-inline constexpr unsigned kASTCBlockDim = 6;
 
 enum class ASTCOffsetMode {
   /// m_b = the block minimum (the paper's choice), rounded down to f16 so

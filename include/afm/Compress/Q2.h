@@ -15,6 +15,7 @@
 #ifndef AFM_COMPRESS_Q2_H
 #define AFM_COMPRESS_Q2_H
 
+#include "afm/Layout/PackedWeights.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
@@ -59,9 +60,6 @@ uint8_t q2Code(float w, float s);
 llvm::Expected<Q2Tensor> importQ2(llvm::ArrayRef<uint8_t> codes,
                                   llvm::ArrayRef<float> scales, size_t rows,
                                   size_t cols);
-
-/// Bytes per packed row: ceil(cols / 4).
-inline size_t q2RowBytes(size_t cols) { return (cols + 3) / 4; }
 
 /// Packs one-per-weight codes (each 0..3) into the layout above.
 std::vector<uint8_t> packQ2(llvm::ArrayRef<uint8_t> codes, size_t rows,

@@ -13,6 +13,7 @@
 #ifndef AFM_COMPRESS_Q4_H
 #define AFM_COMPRESS_Q4_H
 
+#include "afm/Layout/PackedWeights.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
@@ -37,9 +38,6 @@ struct Q4Table {
 llvm::Expected<Q4Table> quantizeQ4(const float *w, size_t rows, size_t cols,
                                    size_t group);
 
-/// Bytes per packed row: ceil(cols / 2).
-inline size_t q4RowBytes(size_t cols) { return (cols + 1) / 2; }
-
 /// Packs codes (each in [-8, 7]) into the layout above.
 std::vector<uint8_t> packQ4(llvm::ArrayRef<int8_t> codes, size_t rows,
                             size_t cols);
@@ -49,7 +47,7 @@ llvm::Expected<std::vector<int8_t>> unpackQ4(llvm::ArrayRef<uint8_t> packed,
                                              size_t rows, size_t cols);
 
 /// Packed codes (the layout above) in the order the kernels read them
-/// (Q4Layout.h): the same bytes, interleaved 16 groups at a time when the
+/// (afm/Layout/PackedWeights.h): the same bytes, interleaved 16 groups at a time when the
 /// shape allows, else unchanged.
 std::vector<uint8_t> kernelOrderQ4Codes(llvm::ArrayRef<uint8_t> packed,
                                         size_t rows, size_t cols,
