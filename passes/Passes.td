@@ -15,7 +15,7 @@ def AFMLowerToLinalgPass : Pass<"afm-lower-to-linalg", "mlir::ModuleOp"> {
   let description = [{
     Rewrites the token-wise afm ops whose weights are plain tensors into
     `linalg` (named contractions and `linalg.generic`), `tensor`, `arith` and
-    `math` ops with the semantics of DESIGN.md section 1: `afm.embedding`,
+    `math` ops with the semantics of docs/semantics.md sections 2-4: `afm.embedding`,
     `afm.rms_norm` (reduced in f32), `afm.rope`, `afm.linear`, `afm.lora`,
     `afm.swiglu`, `afm.lm_head`, and `afm.track_block` (tracks run one after
     another, then averaged; `a later track lowering makes them parallel).

@@ -1,6 +1,6 @@
 //===- ReferenceModel.cpp - the plain C++ reference evaluator -------------===//
 //
-// Pre-norm residual decoder (DESIGN.md section 1, docs/model-config.md):
+// Pre-norm residual decoder (docs/semantics.md sections 2-4, docs/model-config.md):
 //   h = embed(token)
 //   per track block (afm-pt-moe: D layers; otherwise all L layers, 1 track):
 //     every track t starts from h_t = h and runs the block's layers:

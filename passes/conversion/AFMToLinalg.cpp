@@ -1,6 +1,6 @@
 //===- AFMToLinalg.cpp - afm layers on plain weights -> linalg ------------===//
 //
-// Each pattern states the DESIGN.md section 1 formula of its op in linalg on
+// Each pattern states the docs/semantics.md sections 2-4 formula of its op in linalg on
 // tensors. Norm reductions and the SwiGLU gate are computed in f32 whatever
 // the activation type, as the semantics require.
 //

@@ -10,7 +10,7 @@
 // viewing the queries as [T, G, H/G, D], so each contraction has plain
 // permutation maps and vectorizes.
 //
-// An i8 cache (DESIGN.md section 2) stores codes and one f32 scale per token
+// An i8 cache (docs/semantics.md section 5) stores codes and one f32 scale per token
 // per head. The chunk's new rows are quantized once, up front; attention
 // reads every key and value, the chunk's own included, dequantized, so that
 // a token sees the same numbers whether it came in a prefill chunk or a

@@ -2,7 +2,7 @@
 //
 // The afm dialect: model-level vocabulary of Apple-Foundation-Model-style
 // language models (PT-MoE, interleaved local/global attention, shared-KV
-// layers, compressed weights). Semantics: shared/DESIGN.md, sections 1-2.
+// layers, compressed weights). Semantics: docs/semantics.md.
 //
 //===----------------------------------------------------------------------===//
 

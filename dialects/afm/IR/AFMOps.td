@@ -289,7 +289,7 @@ def AFM_ASTCOffsetsOp : AFM_Op<"astc_offsets", [Pure]> {
   let summary = "The per-block offsets of an ASTC weight";
   let description = [{
     One value per block, `[ceil(N/R), ceil(K/C)]`: the `m_b` of
-    DESIGN.md section 2 (after binding, the CPU form's bias).
+    docs/semantics.md section 5 (after binding, the CPU form's bias).
 
     Example:
 

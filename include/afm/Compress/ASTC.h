@@ -1,6 +1,6 @@
 //===- ASTC.h - Weight matrices as 6x6 HDR ASTC blocks -----------*- C++ -*-===//
 //
-// The server model's weights (DESIGN.md section 2): a [rows, cols] matrix is
+// The server model's weights (docs/semantics.md section 5): a [rows, cols] matrix is
 // cut into 6x6 blocks in row-major block order; block (nb, kb) covers rows
 // 6nb..6nb+5 and columns 6kb..6kb+5 and is stored at index nb * Kb + kb,
 // Kb = ceil(cols / 6). Per block an f16 offset m_b is subtracted, the rest is

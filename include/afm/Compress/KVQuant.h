@@ -1,6 +1,6 @@
 //===- KVQuant.h - int8 KV-cache vectors -------------------------*- C++ -*-===//
 //
-// The KV cache at 8 bits per value (DESIGN.md section 2): each head vector of
+// The KV cache at 8 bits per value (docs/semantics.md section 5): each head vector of
 // `hd` floats becomes int8 codes and one f32 scale = absmax / 127.
 //
 // Rounding is half away from zero (std::round), clamped to [-127, 127],

@@ -1,6 +1,6 @@
 //===- Q2.h - 2-bit balanced weight quantization -----------------*- C++ -*-===//
 //
-// The on-device model's 2-bit weights (DESIGN.md section 2): code q in 0..3
+// The on-device model's 2-bit weights (docs/semantics.md section 5): code q in 0..3
 // stands for the balanced level q - 1.5 in {-1.5, -0.5, 0.5, 1.5}, and the
 // weight is s * level(q) with one scale s per tensor or per output channel
 // (row). Balanced levels have no zero, so every code carries sign and
@@ -37,7 +37,7 @@ struct Q2Tensor {
   /// One scale (PerTensor) or one per row (PerChannel).
   std::vector<float> scales;
   /// Post-training quantization only: per scale, the clip c = 1.5 * s and
-  /// f = c / max|W| (DESIGN.md's clip fraction), and OCTAV's own clip
+  /// f = c / max|W| (the clip fraction of docs/semantics.md section 5.1), and OCTAV's own clip
   /// before refinement. Empty for imported tensors.
   std::vector<float> clips, clipFractions, octavClips;
 };

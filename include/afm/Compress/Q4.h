@@ -1,6 +1,6 @@
 //===- Q4.h - 4-bit grouped tables for embeddings ----------------*- C++ -*-===//
 //
-// The embedding table at 4 bits per weight (DESIGN.md section 2): symmetric
+// The embedding table at 4 bits per weight (docs/semantics.md section 5): symmetric
 // signed codes in [-8, 7] with one f32 scale per `group` consecutive entries
 // of a row; value = scale * code.
 //

@@ -2,7 +2,7 @@
 //
 // Before ASTC, the top-r singular directions of W move into the LoRA
 // quality-recovery adapter and only the residual is compressed
-// (DESIGN.md section 2): W = B A + R with B = U_r Sigma_r, A = V_r^T.
+// (docs/semantics.md section 5): W = B A + R with B = U_r Sigma_r, A = V_r^T.
 // The adapter is y = x W^T + (alpha / r) (x A^T) B^T with alpha = r, so its
 // factor is exactly 1 and B A is the rank-r truncation of W.
 //

@@ -30,7 +30,7 @@ enum class Architecture {
 };
 
 /// How the transformer linear layers (attention q/k/v/o, dense FFN
-/// gate/up/down) store their weights (DESIGN.md section 2).
+/// gate/up/down) store their weights (docs/semantics.md section 5).
 enum class LinearWeightFormat {
   /// `"f32"`: plain float weights.
   F32,
@@ -61,7 +61,7 @@ llvm::StringRef architectureName(Architecture arch);
 
 /// A parsed and validated config.json. Field names follow the JSON keys
 /// (`hidden_size` -> `hiddenSize`); the comments give the symbol used in
-/// DESIGN.md section 1.
+/// docs/semantics.md sections 2-4.
 struct ModelConfig {
   Architecture architecture = Architecture::Dense;
   /// V.

@@ -1,6 +1,6 @@
 //===- ReferenceOps.h - the model math, one token at a time -----*- C++ -*-===//
 //
-// The operations of DESIGN.md section 1, written directly and obviously so
+// The operations of docs/semantics.md sections 2-4, written directly and obviously so
 // that they can serve as the test oracle: dot products, norms and softmax
 // accumulate in double, RoPE angles and their sine and cosine are computed
 // in double, and every result is stored as f32.
@@ -83,7 +83,7 @@ struct MoEWeights {
   int64_t numExperts;
 };
 
-/// An MoE FFN (DESIGN.md section 1): router logits r = x W_r^T, the `k`
+/// An MoE FFN (docs/semantics.md sections 2-4): router logits r = x W_r^T, the `k`
 /// largest selected (`topK`), gates g = softmax of the selected logits, and
 /// the output sum_j g_j * down_e(silu(gate_e(x)) * up_e(x)) over the
 /// selected experts e = e_j, accumulated in double. The selected experts,
