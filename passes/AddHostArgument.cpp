@@ -28,7 +28,7 @@ struct AFMAddHostArgumentPass
     auto ptr = LLVM::LLVMPointerType::get(&getContext());
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal() || !func.isPublic() ||
-          func->hasAttr(kHostArgumentAttrName))
+          contracts(func).getHostArgumentAttrHelper().isAttrPresent(func))
         continue;
       if (!SymbolTable::symbolKnownUseEmpty(func, module)) {
         func.emitOpError("is called inside the module, so it cannot take a "
@@ -37,8 +37,8 @@ struct AFMAddHostArgumentPass
       }
       if (failed(func.insertArgument(0, ptr, DictionaryAttr(), func.getLoc())))
         return signalPassFailure();
-      func->setAttr(kHostArgumentAttrName,
-                    IntegerAttr::get(IntegerType::get(&getContext(), 64), 0));
+      contracts(func).getHostArgumentAttrHelper().setAttr(
+          func, IntegerAttr::get(IntegerType::get(&getContext(), 64), 0));
     }
   }
 };

@@ -56,7 +56,8 @@ struct WeightSlot {
   Type type; // the weight's type: a tensor or a compressed weight type
   SmallVector<PartSlot> parts;
   Attribute value;         // inline payload, if any
-  DictionaryAttr annotations; // the weight op's discardable attributes
+  SVDFactorAttr svdFactor;     // the LoRA split of afm-svd-split, if any
+  SVDResidualAttr svdResidual;
 };
 
 struct CacheSlot {
@@ -136,7 +137,8 @@ FailureOr<EntrySignature> Binder::checkSignature(func::FuncOp func) {
     if (!isa<KVCacheType>(type.getInput(i)))
       return fail("argument ") << i << " must be a !afm.kv_cache, got "
                                << type.getInput(i);
-    auto layer = func.getArgAttrOfType<IntegerAttr>(i, "afm.layer");
+    auto layer = func.getArgAttrOfType<IntegerAttr>(
+        i, contracts(func).getLayerAttrHelper().getName());
     if (!layer)
       return fail("cache argument ") << i << " needs an afm.layer attribute";
     sig.layers.push_back(layer.getInt());
@@ -179,7 +181,8 @@ LogicalResult Binder::collectWeights(func::FuncOp func) {
     WeightSlot &slot = it->second;
     slot.type = type;
     slot.value = op.getValueAttr();
-    slot.annotations = op->getDiscardableAttrDictionary();
+    slot.svdFactor = contracts(op).getSvdFactorAttrHelper().getAttr(op);
+    slot.svdResidual = contracts(op).getSvdResidualAttrHelper().getAttr(op);
     for (PartSlot &part : parts) {
       part.offset = llvm::alignTo(layout.weightBytes, kAlignment);
       layout.weightBytes = part.offset + byteSize(part.type);
@@ -322,64 +325,47 @@ void Binder::rewrite(func::FuncOp func, const EntrySignature &sig) {
   // Argument attributes described the old arguments.
   func.setAllArgAttrs(SmallVector<DictionaryAttr>(inputs.size(),
                                                   DictionaryAttr::get(ctx)));
-  StringRef kind = func->getAttrOfType<StringAttr>("afm.entry").getValue();
-  func.setSymName(kind == "prefill" ? AFM_PREFILL_SYMBOL : AFM_DECODE_SYMBOL);
+  func.setSymName(*getEntryKind(func) == EntryKind::Prefill ? AFM_PREFILL_SYMBOL
+                                                           : AFM_DECODE_SYMBOL);
 }
 
 void Binder::recordLayout() {
+  MLIRContext *ctx = b.getContext();
   SmallVector<Attribute> weights;
   for (auto &[name, slot] : layout.weights) {
     for (const PartSlot &part : slot.parts) {
-      SmallVector<NamedAttribute> fields = {
-          b.getNamedAttr("name", b.getStringAttr(name)),
-          b.getNamedAttr("offset", b.getI64IntegerAttr(part.offset)),
-          b.getNamedAttr("bytes", b.getI64IntegerAttr(byteSize(part.type))),
-          b.getNamedAttr("type", TypeAttr::get(part.type))};
-      if (!part.role.empty()) {
-        fields.push_back(b.getNamedAttr("part", b.getStringAttr(part.role)));
-        fields.push_back(b.getNamedAttr("format", TypeAttr::get(slot.type)));
-      }
-      if (slot.value)
-        fields.push_back(b.getNamedAttr("value", slot.value));
-      if (slot.annotations && !slot.annotations.empty())
-        fields.push_back(b.getNamedAttr("annotations", slot.annotations));
-      weights.push_back(b.getDictionaryAttr(fields));
+      bool compressed = !part.role.empty();
+      weights.push_back(WeightSlotAttr::get(
+          ctx, name, part.offset, byteSize(part.type), part.type, part.role,
+          compressed ? slot.type : Type(), slot.value, slot.svdFactor,
+          slot.svdResidual));
     }
   }
   SmallVector<Attribute> caches;
   for (auto &[layer, slot] : layout.caches) {
-    SmallVector<NamedAttribute> fields = {
-        b.getNamedAttr("layer", b.getI64IntegerAttr(layer)),
-        b.getNamedAttr("offset", b.getI64IntegerAttr(slot.offset)),
-        b.getNamedAttr("bytes", b.getI64IntegerAttr(slot.bytes)),
-        b.getNamedAttr("type", TypeAttr::get(slot.type)),
-        b.getNamedAttr("attention",
-                       b.getStringAttr(slot.kind ? stringifyAttentionKind(*slot.kind)
-                                                 : "none"))};
-    if (slot.scalesBytes) {
-      fields.push_back(b.getNamedAttr(
-          "scales_offset", b.getI64IntegerAttr(slot.scalesOffset)));
-      fields.push_back(b.getNamedAttr("scales_bytes",
-                                      b.getI64IntegerAttr(slot.scalesBytes)));
-    }
-    caches.push_back(b.getDictionaryAttr(fields));
+    KVCacheAttention attention = KVCacheAttention::None;
+    if (slot.kind)
+      attention = *slot.kind == AttentionKind::Local
+                      ? KVCacheAttention::Local
+                      : KVCacheAttention::Global;
+    caches.push_back(KVSlotAttr::get(ctx, layer, slot.offset, slot.bytes,
+                                     slot.type, attention, slot.scalesOffset,
+                                     slot.scalesBytes));
   }
-  module->setAttr("afm.weights", b.getArrayAttr(weights));
-  module->setAttr("afm.weights_bytes", b.getI64IntegerAttr(layout.weightBytes));
-  module->setAttr("afm.kv_layout", b.getArrayAttr(caches));
-  module->setAttr("afm.kv_arena_bytes", b.getI64IntegerAttr(layout.arenaBytes));
+  AFMDialect &afmAttrs = contracts(ctx);
+  afmAttrs.getWeightsAttrHelper().setAttr(module, b.getArrayAttr(weights));
+  afmAttrs.getWeightsBytesAttrHelper().setAttr(
+      module, b.getI64IntegerAttr(layout.weightBytes));
+  afmAttrs.getKvLayoutAttrHelper().setAttr(module, b.getArrayAttr(caches));
+  afmAttrs.getKvArenaBytesAttrHelper().setAttr(
+      module, b.getI64IntegerAttr(layout.arenaBytes));
 }
 
 LogicalResult Binder::run() {
   SmallVector<std::pair<func::FuncOp, EntrySignature>> entries;
   for (auto func : module.getOps<func::FuncOp>()) {
-    auto kind = func->getAttrOfType<StringAttr>("afm.entry");
-    if (!kind)
+    if (!getEntryKind(func))
       continue;
-    if (kind.getValue() != "prefill" && kind.getValue() != "decode")
-      return func.emitOpError("afm.entry must be \"prefill\" or \"decode\", "
-                              "got ")
-             << kind;
     FailureOr<EntrySignature> sig = checkSignature(func);
     if (failed(sig) || failed(collectWeights(func)) ||
         failed(collectCaches(func, *sig)))

@@ -112,45 +112,38 @@ struct AFMExportModelFactsPass
           << p->tokens << " and " << d->tokens;
       return signalPassFailure();
     }
-    auto model = module->getAttrOfType<DictionaryAttr>("afm.model");
+    AFMDialect &afmAttrs = contracts(module);
+    ModelAttr model = afmAttrs.getModelAttrHelper().getAttr(module);
     if (!model) {
       module.emitError("a model needs the afm.model attribute");
       return signalPassFailure();
     }
-    auto field = [&](StringRef name) -> std::optional<int64_t> {
-      auto value = model.getAs<IntegerAttr>(name);
-      if (!value)
-        return std::nullopt;
-      return value.getInt();
-    };
-    // What the manifest will say, from afm.model, against the types.
-    auto check = [&](StringRef name, int64_t expected) {
-      std::optional<int64_t> value = field(name);
-      if (value && *value == expected)
+    // What the manifest will say, from afm.model, against the types. (The
+    // dialect verified afm.model's own ranges.)
+    auto check = [&](StringRef name, int64_t value, int64_t expected) {
+      if (value == expected)
         return true;
       module.emitError("afm.model ")
-          << name << " is "
-          << (value ? std::to_string(*value) : std::string("missing"))
-          << ", but the entry points were built for " << expected;
+          << name << " is " << value << ", but the entry points were built for "
+          << expected;
       return false;
     };
-    if (!check("vocab_size", p->vocab) || !check("prefill_chunk", p->tokens))
+    if (!check("vocab_size", model.getVocabSize(), p->vocab) ||
+        !check("prefill_chunk", model.getPrefillChunk(), p->tokens))
       return signalPassFailure();
-    std::optional<int64_t> context = field("context_length");
-    if (!context || *context < 1 || *context > INT32_MAX) {
-      module.emitError("afm.model context_length must be 1 to 2^31-1");
-      return signalPassFailure();
-    }
-    if (failed(checkCaches(module, *context, p->arenaBytes)) ||
-        failed(checkAttribute(module, "afm.kv_arena_bytes", p->arenaBytes)) ||
-        failed(checkAttribute(module, "afm.weights_bytes", p->weightsBytes)))
+    int64_t context = model.getContextLength();
+    if (failed(checkCaches(module, context, p->arenaBytes)) ||
+        failed(checkAttribute(module, afmAttrs.getKvArenaBytesAttrHelper(),
+                              p->arenaBytes)) ||
+        failed(checkAttribute(module, afmAttrs.getWeightsBytesAttrHelper(),
+                              p->weightsBytes)))
       return signalPassFailure();
 
     // The record, as kernel_abi.h lays it out: 8 u64.
     static_assert(sizeof(afm_model_facts) == 8 * sizeof(uint64_t));
     SmallVector<int64_t> facts = {AFM_KERNEL_ABI_VERSION,
                                   p->vocab,
-                                  *context,
+                                  context,
                                   p->tokens,
                                   d->tokens,
                                   p->weightsBytes,
@@ -167,13 +160,15 @@ struct AFMExportModelFactsPass
                            AFM_MODEL_FACTS_SYMBOL, value);
   }
 
-  /// The module attribute `name` (when present) equals `expected`.
-  static LogicalResult checkAttribute(ModuleOp module, StringRef name,
+  /// A module size attribute (when present) equals `expected`.
+  template <typename Helper>
+  static LogicalResult checkAttribute(ModuleOp module, Helper helper,
                                       int64_t expected) {
-    auto attr = module->getAttrOfType<IntegerAttr>(name);
+    IntegerAttr attr = helper.getAttr(module);
     if (!attr || attr.getInt() == expected)
       return success();
-    return module.emitError(name) << " is " << attr.getInt()
+    return module.emitError(helper.getName().getValue())
+           << " is " << attr.getInt()
                                   << ", but the entry points address "
                                   << expected << " bytes";
   }
@@ -182,29 +177,22 @@ struct AFMExportModelFactsPass
   /// global cache holds the whole context.
   static LogicalResult checkCaches(ModuleOp module, int64_t context,
                                    int64_t arenaBytes) {
-    auto layout = module->getAttrOfType<ArrayAttr>("afm.kv_layout");
+    auto layout = contracts(module).getKvLayoutAttrHelper().getAttr(module);
     if (!layout)
       return success();
-    for (Attribute entry : layout) {
-      auto dict = dyn_cast<DictionaryAttr>(entry);
-      auto offset = dict ? dict.getAs<IntegerAttr>("offset") : nullptr;
-      auto bytes = dict ? dict.getAs<IntegerAttr>("bytes") : nullptr;
-      auto type = dict ? dict.getAs<TypeAttr>("type") : nullptr;
-      auto cache = type ? dyn_cast<KVCacheType>(type.getValue()) : nullptr;
+    for (auto slot : layout.getAsRange<KVSlotAttr>()) {
       int64_t end;
-      if (!offset || !bytes || !cache || offset.getInt() < 0 ||
-          bytes.getInt() < 0 ||
-          llvm::AddOverflow(offset.getInt(), bytes.getInt(), end) ||
+      if (llvm::AddOverflow(slot.getOffset(), slot.getBytes(), end) ||
           end > arenaBytes)
         return module.emitError("afm.kv_layout entry ")
-               << entry << " does not lie in the " << arenaBytes
+               << slot << " does not lie in the " << arenaBytes
                << "-byte arena";
-      auto attention = dict.getAs<StringAttr>("attention");
-      if (attention && attention.getValue() == "global" &&
-          cache.getCapacity() < context)
+      int64_t capacity = getKVCacheShape(slot.getType())->capacity;
+      if (slot.getAttention() == KVCacheAttention::Global &&
+          capacity < context)
         return module.emitError("afm.model context_length ")
-               << context << " is more than the " << cache.getCapacity()
-               << " positions of the global KV cache " << entry;
+               << context << " is more than the " << capacity
+               << " positions of the global KV cache " << slot;
     }
     return success();
   }

@@ -55,9 +55,10 @@ static void fuse(LinearOp op) {
     shift = arith::AddFOp::create(b, loc, acc, shift);
   auto fused = LinearOp::create(b, loc, resultType, op.getInput(), d, shift);
   // A layer asking for int8 activations asks it of both parts.
-  if (Attribute int8 = op->getAttr(kInt8ActivationsAttrName)) {
-    fused->setAttr(kInt8ActivationsAttrName, int8);
-    minShift->setAttr(kInt8ActivationsAttrName, int8);
+  auto int8 = contracts(op).getInt8ActivationsAttrHelper();
+  if (UnitAttr unit = int8.getAttr(op)) {
+    int8.setAttr(fused, unit);
+    int8.setAttr(minShift, unit);
   }
   op.replaceAllUsesWith(fused.getResult());
   op.erase();

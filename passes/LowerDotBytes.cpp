@@ -1,6 +1,6 @@
-//===- LowerDotBytes.cpp - afm.dot_bytes to the target's instructions -----===//
+//===- LowerDotBytes.cpp - afm_cpu.dot_bytes to the target's instructions -----===//
 //
-// A vector of afm.dot_bytes becomes the target's int8 dot-product
+// A vector of afm_cpu.dot_bytes becomes the target's int8 dot-product
 // instruction (Int8DotProducts.cpp: vpdpbusd, vpmaddubsw + vpmaddwd, sdot)
 // on each register-wide piece; what no instruction covers (a scalar from an
 // unvectorized tile, a target without one) becomes integer arithmetic
@@ -12,6 +12,7 @@
 #include "passes/Passes.h"
 
 #include "dialects/afm/IR/AFMOps.h"
+#include "dialects/afm_cpu/IR/AFMCPUDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -103,11 +104,11 @@ static Value lowerDot(OpBuilder &b, Location loc,
 }
 
 namespace {
-struct LowerDotBytes : OpRewritePattern<DotBytesOp> {
+struct LowerDotBytes : OpRewritePattern<afm_cpu::DotBytesOp> {
   LowerDotBytes(MLIRContext *ctx, const TargetDescription &target)
       : OpRewritePattern(ctx), target(target) {}
 
-  LogicalResult matchAndRewrite(DotBytesOp op,
+  LogicalResult matchAndRewrite(afm_cpu::DotBytesOp op,
                                 PatternRewriter &rewriter) const override {
     rewriter.replaceOp(op, lowerDot(rewriter, op.getLoc(), target,
                                     op.getAcc(), op.getLhs(), op.getRhs(),
@@ -123,11 +124,9 @@ struct AFMLowerDotBytesPass
   using Base::Base;
 
   void runOnOperation() override {
-    auto target = lookupTarget(this->target, targetOS);
-    if (!target) {
-      getOperation()->emitError(llvm::toString(target.takeError()));
+    FailureOr<TargetDescription> target = getTargetDescription(getOperation());
+    if (failed(target))
       return signalPassFailure();
-    }
     RewritePatternSet patterns(&getContext());
     patterns.add<LowerDotBytes>(&getContext(), *target);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

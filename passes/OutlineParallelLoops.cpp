@@ -1,7 +1,7 @@
 //===- OutlineParallelLoops.cpp - tile loops -> runtime thread tasks ------===//
 //
 // Compiled code never creates threads: a parallel loop becomes a task
-// function and an afm.parallel_call, which the runtime's parallel_for runs
+// function and an afm_cpu.parallel_call, which the runtime's parallel_for runs
 // on its own threads (include/afm/kernel_abi.h).
 //
 //===----------------------------------------------------------------------===//
@@ -9,6 +9,7 @@
 #include "passes/Passes.h"
 
 #include "dialects/afm/IR/AFMOps.h"
+#include "dialects/afm_cpu/IR/AFMCPUDialect.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -192,7 +193,7 @@ static bool outline(const ParallelLoop &loop, Value host, func::FuncOp parent,
   b.setInsertionPoint(loop.op);
   Value span = arith::SubIOp::create(b, loc, loop.ub, loop.lb);
   Value count = arith::CeilDivSIOp::create(b, loc, span, loop.step);
-  ParallelCallOp::create(b, loc, task.getSymName(), count, host,
+  afm_cpu::ParallelCallOp::create(b, loc, task.getSymName(), count, host,
                          inputs->captures);
   loop.op->erase();
   return true;
@@ -205,9 +206,9 @@ static Value getHostArgument(func::FuncOp func) {
   if (func.isExternal() || func.getNumArguments() == 0)
     return {};
   int64_t index = -1;
-  if (auto attr = func->getAttrOfType<IntegerAttr>(kHostArgumentAttrName))
+  if (auto attr = contracts(func).getHostArgumentAttrHelper().getAttr(func))
     index = attr.getInt();
-  else if (func->hasAttr("afm.entry"))
+  else if (getEntryKind(func))
     index = func.getNumArguments() - 1;
   if (index < 0 || index >= func.getNumArguments())
     return {};
@@ -231,7 +232,8 @@ struct AFMOutlineParallelLoopsPass
       SmallVector<Operation *> loops;
       func.walk<WalkOrder::PreOrder>([&](Operation *op) {
         if (!isa<scf::ForallOp>(op) &&
-            !(isa<scf::ForOp>(op) && op->hasAttr("afm.parallel")))
+            !(isa<scf::ForOp>(op) &&
+              contracts(op).getParallelAttrHelper().isAttrPresent(op)))
           return WalkResult::advance();
         loops.push_back(op);
         return WalkResult::skip();
@@ -240,7 +242,7 @@ struct AFMOutlineParallelLoopsPass
       for (Operation *op : loops) {
         std::optional<ParallelLoop> loop = getParallelLoop(op);
         if (!loop || !outline(*loop, host, func, symbols, counter))
-          op->removeAttr("afm.parallel");
+          op->removeAttr(contracts(op).getParallelAttrHelper().getName());
       }
     }
   }

@@ -293,18 +293,13 @@ static LogicalResult packGEMM(RewriterBase &rewriter, linalg::LinalgOp op,
   interchange.append({n1, kk, m1, m0, n0});
   reg[n1] = reg[m1] = 1;
   reg[kk] = tiles->kr;
-  generic->setAttr("afm.cache_tiles", rewriter.getDenseI64ArrayAttr(cache));
-  generic->setAttr("afm.cache_interchange",
-                   rewriter.getDenseI64ArrayAttr(interchange));
-  generic->setAttr("afm.register_tiles", rewriter.getDenseI64ArrayAttr(reg));
-  if (packAtRunTime) {
-    SmallVector<int64_t> order;
+  SmallVector<int64_t> order;
+  if (packAtRunTime)
     for (Piece piece : panels)
       order.push_back(loopOf(piece));
-    generic->setAttr("afm.pack_input",
-                     rewriter.getI64IntegerAttr(*packAtRunTime));
-    generic->setAttr("afm.pack_order", rewriter.getDenseI64ArrayAttr(order));
-  }
+  contracts(generic).getGemmScheduleAttrHelper().setAttr(
+      generic, GEMMScheduleAttr::get(rewriter.getContext(), cache, interchange,
+                                     reg, packAtRunTime.value_or(-1), order));
 
   // C back in its own shape: the inverse of its view.
   Value result = generic.getResult(0);
@@ -322,11 +317,9 @@ struct AFMPackGEMMPass : afm::impl::AFMPackGEMMPassBase<AFMPackGEMMPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    auto target = lookupTarget(this->target, targetOS);
-    if (!target) {
-      getOperation().emitError(llvm::toString(target.takeError()));
+    FailureOr<TargetDescription> target = getTargetDescription(getOperation());
+    if (failed(target))
       return signalPassFailure();
-    }
     // SME targets run f32 GEMMs on ZA tiles (afm-tile-for-target).
     if (target->hasSME)
       return;

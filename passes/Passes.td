@@ -40,6 +40,7 @@ def AFMLowerToLinalgPass : Pass<"afm-lower-to-linalg", "mlir::ModuleOp"> {
            "products">,
   ];
   let dependentDialects = [
+    "mlir::afm_cpu::AFMCPUDialect",
     "mlir::arith::ArithDialect",
     "mlir::linalg::LinalgDialect",
     "mlir::math::MathDialect",
@@ -233,6 +234,7 @@ def AFMLowerMoEPass : Pass<"afm-lower-moe", "mlir::ModuleOp"> {
            "Tokens per expert GEMM tile (capped at the token count)">,
   ];
   let dependentDialects = [
+    "mlir::afm_cpu::AFMCPUDialect",
     "mlir::arith::ArithDialect",
     "mlir::linalg::LinalgDialect",
     "mlir::math::MathDialect",
@@ -269,6 +271,7 @@ def AFMLowerAttentionPass : Pass<"afm-lower-attention", "mlir::ModuleOp"> {
     A cache that is still `!afm.kv_cache` is an error: bind the ABI first.
   }];
   let dependentDialects = [
+    "mlir::afm_cpu::AFMCPUDialect",
     "mlir::arith::ArithDialect",
     "mlir::bufferization::BufferizationDialect",
     "mlir::linalg::LinalgDialect",
@@ -277,6 +280,25 @@ def AFMLowerAttentionPass : Pass<"afm-lower-attention", "mlir::ModuleOp"> {
     "mlir::scf::SCFDialect",
     "mlir::tensor::TensorDialect",
     "mlir::vector::VectorDialect",
+  ];
+}
+
+def AFMSetTargetPass : Pass<"afm-set-target", "mlir::ModuleOp"> {
+  let summary = "Stamp the target on the module (afm.target)";
+  let description = [{
+    Resolves a target name of lib/Target's table (`host`: this machine)
+    and records it on the module as `afm.target = #afm.target<name, os>`.
+    This is the one place a target name is resolved: the passes that
+    depend on the target (afm-pack-gemm, afm-tile-for-target,
+    afm-lower-dot-bytes) read its description from the module. The
+    pipelines run it first. An unknown name or OS is an error that lists
+    the known ones.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"host\"",
+           "Target name (as afm-compile --target)">,
+    Option<"targetOS", "target-os", "std::string", /*default=*/"\"\"",
+           "Retarget to another OS: linux or macos">,
   ];
 }
 
@@ -290,16 +312,11 @@ def AFMPackGEMMPass : Pass<"afm-pack-gemm", "mlir::ModuleOp"> {
     tiles, with `linalg.transpose` relayouts around it (folded at compile
     time when the operand is a constant). `mr`, `nr` and the cache blocks
     `kc`, `nc` come from the target description's register file and L1/L2
-    sizes. The packed GEMM carries `afm.cache_tiles`,
-    `afm.cache_interchange` and `afm.register_tiles`, which
-    afm-tile-for-target applies. Operand layouts are free: transposed B
+    sizes of the module's `afm.target`. The packed GEMM carries its choice
+    as an `afm.gemm_schedule`, which afm-tile-for-target applies. Operand layouts are free: transposed B
     (`x * W^T`, as afm.linear lowers) packs the same way.
   }];
   let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"host\"",
-           "Target name (as afm-compile --target)">,
-    Option<"targetOS", "target-os", "std::string", /*default=*/"\"\"",
-           "Retarget to another OS: linux or macos">,
     Option<"minMultiplyAdds", "min-multiply-adds", "int64_t",
            /*default=*/"4194304",
            "Leave GEMMs with fewer multiply-adds (default 2^22) as they are">,
@@ -310,13 +327,33 @@ def AFMPackGEMMPass : Pass<"afm-pack-gemm", "mlir::ModuleOp"> {
   ];
 }
 
-def AFMTileForTargetPass : Pass<"afm-tile-for-target", "mlir::func::FuncOp"> {
-  let summary = "Tile and vectorize linalg ops on buffers with sizes derived from the target description";
+def AFMSelectTilesPass : Pass<"afm-select-tiles", "mlir::func::FuncOp"> {
+  let summary = "Choose the tiles of every linalg op on buffers for the target (the strategy of afm-tile-for-target)";
   let description = [{
-    Chooses, for every linalg op with static loop bounds, a register tile
-    from the target's vector width and register count, tiles the op with
-    `scf.for` loops so that each tile has static shape, and vectorizes the
-    tile. For a contraction the output's innermost dimension gets
+    Records on every linalg op with static loop bounds the tile plan
+    afm-tile-for-target applies, as an `afm.tile_plan`: tile sizes, loop
+    order and how the tile vectorizes (contraction, element-wise, split-K
+    partial sums, int8 dot products, or SME ZA tiles for f32 GEMMs on SME
+    targets), derived from the module's `afm.target`
+    (passes/TilePlanning.h). `memref.copy` ops are first turned into
+    `linalg.copy` so that copies are planned, and vectorized, too and no
+    runtime copy function is needed.
+  }];
+  let dependentDialects = [
+    "mlir::linalg::LinalgDialect",
+  ];
+}
+
+def AFMTileForTargetPass : Pass<"afm-tile-for-target", "mlir::func::FuncOp"> {
+  let summary = "Tile and vectorize linalg ops on buffers as their afm.tile_plan or afm.gemm_schedule says";
+  let description = [{
+    Applies, to every linalg op, the choice an earlier pass recorded: a
+    packed GEMM's `afm.gemm_schedule` (afm-pack-gemm), else its
+    `afm.tile_plan` (afm-select-tiles): tiles the op with `scf.for` loops
+    so that each tile has static shape, and vectorizes the tile. Ops
+    without either are left for `convert-linalg-to-loops`. The plans come
+    from the target's vector width and register count.
+    For a contraction the output's innermost dimension gets
     `nr = 2 x f32 lanes` (16 on AVX2, 32 on AVX-512, 8 on NEON), the row
     dimension `mr` as many rows as fit the accumulator registers
     (`(registers - nr/lanes - 1) / (nr/lanes)`, at most 8), and the
@@ -325,26 +362,14 @@ def AFMTileForTargetPass : Pass<"afm-tile-for-target", "mlir::func::FuncOp"> {
     divisors of the static sizes, so no partial tiles arise. Ops that
     cannot be vectorized are left for `convert-linalg-to-loops`.
 
-    `memref.copy` ops are first turned into `linalg.copy` so that copies are
-    vectorized too and no runtime copy function is needed.
-
-    With `annotate-only`, the pass only records its choice on each op as an
-    `afm.tiles` attribute (for tests and inspection).
-
     Ops with at least `min-parallel-work` loop iterations get their
     outermost tile loop over a parallel dimension (with two or more
     iterations) marked `afm.parallel`: its iterations write disjoint tiles
     and may run on the runtime's threads.
   }];
   let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"host\"",
-           "Target name (as afm-compile --target)">,
-    Option<"targetOS", "target-os", "std::string", /*default=*/"\"\"",
-           "Retarget to another OS: linux or macos">,
-    Option<"annotateOnly", "annotate-only", "bool", /*default=*/"false",
-           "Only record the chosen tiles as afm.tiles attributes">,
     Option<"minParallelWork", "min-parallel-work", "int64_t",
-           /*default=*/"262144",
+           /*default=*/"::mlir::afm::kDefaultMinParallelWork",
            "Mark the outermost parallel tile loop of ops with at least this "
            "many loop iterations (multiply-adds for a matmul) for "
            "afm-outline-parallel-loops; 0 never marks">,
@@ -384,7 +409,7 @@ def AFMOutlineParallelLoopsPass
   let description = [{
     Each `scf.for` marked `afm.parallel` inside a function that has a host
     argument becomes a private function `(index iteration, captures...)`
-    holding the loop body and an `afm.parallel_call` of it over the loop's
+    holding the loop body and an `afm_cpu.parallel_call` of it over the loop's
     trip count, with that `host` argument. The host argument is the
     `!llvm.ptr` argument whose index the function's `afm.host_argument`
     attribute names (graphs, see afm-add-host-argument), or else the last
@@ -396,7 +421,8 @@ def AFMOutlineParallelLoopsPass
     loop's location holds a name (afm-tag-op-locations puts the afm op's
     there), so profiles can attribute the task's time.
   }];
-  let dependentDialects = ["mlir::arith::ArithDialect",
+  let dependentDialects = [
+    "mlir::afm_cpu::AFMCPUDialect","mlir::arith::ArithDialect",
                            "mlir::func::FuncDialect",
                            "mlir::afm::AFMDialect"];
 }
@@ -451,9 +477,9 @@ def AFMPlanStepMemoryPass
 
 def AFMLowerParallelCallsPass
     : Pass<"afm-lower-parallel-calls", "mlir::ModuleOp"> {
-  let summary = "Lower afm.parallel_call to a call of the runtime's parallel_for";
+  let summary = "Lower afm_cpu.parallel_call to a call of the runtime's parallel_for";
   let description = [{
-    Runs after the conversion to the LLVM dialect. Each `afm.parallel_call`
+    Runs after the conversion to the LLVM dialect. Each `afm_cpu.parallel_call`
     becomes: a stack context holding its captures (memrefs as their aligned
     pointers, as the tasks take bare pointers), a trampoline
     `void(ptr ctx, i64 i)` that unpacks the context and calls the task, and
@@ -464,23 +490,18 @@ def AFMLowerParallelCallsPass
 }
 
 def AFMLowerDotBytesPass : Pass<"afm-lower-dot-bytes"> {
-  let summary = "Lower afm.dot_bytes to the target's int8 dot-product instructions";
+  let summary = "Lower afm_cpu.dot_bytes to the target's int8 dot-product instructions";
   let description = [{
-    Each 1-D vector of `afm.dot_bytes` (n-D ones row by row) becomes the
+    Each 1-D vector of `afm_cpu.dot_bytes` (n-D ones row by row) becomes the
     target's instruction over u8 x s8 bytes summed four to an i32 lane:
     `vpdpbusd` (AVX-512 VNNI), `vpmaddubsw` + `vpmaddwd` (AVX2) or `sdot`
     (Arm dotprod); the last two only when the unsigned bytes are masked
     below 128, where their saturating or signed products are exact. Vectors
     wider than the instruction are split into register-wide pieces.
     Scalars, and vectors no instruction covers, become shifts, masks,
-    multiplies and adds with the same wrapping result.
+    multiplies and adds with the same wrapping result. The target is the
+    module's `afm.target`.
   }];
-  let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"host\"",
-           "Target name (as afm-compile --target)">,
-    Option<"targetOS", "target-os", "std::string", /*default=*/"\"\"",
-           "Retarget to another OS: linux or macos">,
-  ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
     "mlir::LLVM::LLVMDialect",
@@ -529,8 +550,10 @@ def AFMCheckLoweredPass : Pass<"afm-check-lowered", "mlir::ModuleOp"> {
     over a weight format that is not supported yet) in place, so that each
     lowering stays small. This pass turns any afm op still present before
     bufferization into an error at its location, naming the op, instead of
-    a confusing failure later in the pipeline. (`afm.dot_bytes`, a scalar
-    op of kernel bodies lowered after vectorization, stays.)
+    a confusing failure later in the pipeline. The afm dialect is an illegal
+    dialect of a ConversionTarget here: the CPU-level ops that are lowered
+    later (`afm_cpu.dot_bytes`, `afm_cpu.parallel_call`) are another
+    dialect's.
   }];
 }
 

@@ -30,53 +30,71 @@
 
 using namespace mlir;
 
+/// The passes both pipelines run first: the target on the module, then the
+/// model-level rewrites. Locations are named first, so everything made
+/// from an op keeps its name.
+static void addModelRewrites(OpPassManager &pm,
+                             const afm::TargetDescription &target,
+                             const afm::CodegenOptions &options) {
+  afm::AFMSetTargetPassOptions stamp;
+  stamp.target = target.name;
+  stamp.targetOS = target.os;
+  pm.addPass(afm::createAFMSetTargetPass(stamp));
+  pm.addPass(afm::createAFMTagOpLocationsPass());
+}
+
+/// afm ops -> linalg on tensors: tracks, MoE, attention, then the rest,
+/// and a check that nothing of afm is left.
+static void addAFMLowering(OpPassManager &pm,
+                           const afm::CodegenOptions &options) {
+  pm.addPass(afm::createAFMLowerTracksPass());
+  pm.addPass(afm::createAFMLowerMoEPass());
+  pm.addPass(afm::createAFMLowerAttentionPass());
+  afm::AFMLowerToLinalgPassOptions lowering;
+  lowering.int8Activations = options.int8Activations;
+  pm.addPass(afm::createAFMLowerToLinalgPass(lowering));
+  pm.addPass(afm::createAFMCheckLoweredPass());
+}
+
+static void addMinShiftFusion(OpPassManager &pm,
+                              const afm::CodegenOptions &options) {
+  afm::AFMFuseMinShiftPassOptions fusion;
+  fusion.dequantize = !options.fuseMinShift;
+  pm.addPass(afm::createAFMFuseMinShiftPass(fusion));
+}
+
 void afm::buildAFMCodegenPipeline(OpPassManager &pm,
-                                  const CodegenPipelineOptions &options) {
-  // Model-level rewrites, then afm -> linalg on tensors. Adapters are
-  // split off before anything moves the linear layers. Locations are
-  // named first, so everything made from an op keeps its name.
-  pm.addPass(createAFMTagOpLocationsPass());
+                                  const TargetDescription &target,
+                                  const CodegenOptions &options) {
+  // Adapters are split off before anything moves the linear layers.
+  addModelRewrites(pm, target, options);
   pm.addPass(createAFMSVDSplitPass());
   if (options.prefillBypass)
     pm.addPass(createAFMPrefillBypassPass());
   pm.addPass(createAFMSizeKVCachesPass());
-  AFMFuseMinShiftPassOptions fusion;
-  fusion.dequantize = !options.fuseMinShift;
-  pm.addPass(createAFMFuseMinShiftPass(fusion));
+  addMinShiftFusion(pm, options);
   pm.addPass(createAFMBindEntryABIPass());
-  pm.addPass(createAFMLowerTracksPass());
-  pm.addPass(createAFMLowerMoEPass());
-  pm.addPass(createAFMLowerAttentionPass());
-  AFMLowerToLinalgPassOptions lowering;
-  lowering.int8Activations = options.int8Activations;
-  pm.addPass(createAFMLowerToLinalgPass(lowering));
-  pm.addPass(createAFMCheckLoweredPass());
+  addAFMLowering(pm, options);
   // Residual additions are arith ops on tensors.
   pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  buildAFMTensorToLLVMPipeline(pm, options, /*bufferizeSignatures=*/false);
+  buildAFMTensorToLLVMPipeline(pm, target, options,
+                               /*bufferizeSignatures=*/false);
 }
 
 void afm::buildAFMGraphCodegenPipeline(OpPassManager &pm,
-                                       const CodegenPipelineOptions &options) {
+                                       const TargetDescription &target,
+                                       const CodegenOptions &options) {
   // afm ops from the `afm` ONNX domain and the raised decoder layers:
   // the same rewrites and lowerings as afm-codegen, minus what needs an
   // entry-point ABI (weights are arguments or constants, already bound;
   // KV caches, if any, are memref arguments).
   if (options.hostArgument)
     pm.addPass(createAFMAddHostArgumentPass());
-  pm.addPass(createAFMTagOpLocationsPass());
-  AFMFuseMinShiftPassOptions fusion;
-  fusion.dequantize = !options.fuseMinShift;
-  pm.addPass(createAFMFuseMinShiftPass(fusion));
-  pm.addPass(createAFMLowerTracksPass());
-  pm.addPass(createAFMLowerMoEPass());
-  pm.addPass(createAFMLowerAttentionPass());
-  AFMLowerToLinalgPassOptions lowering;
-  lowering.int8Activations = options.int8Activations;
-  pm.addPass(createAFMLowerToLinalgPass(lowering));
-  pm.addPass(createAFMCheckLoweredPass());
+  addModelRewrites(pm, target, options);
+  addMinShiftFusion(pm, options);
+  addAFMLowering(pm, options);
   // The ONNX importer's TOSA. The named lowering runs first so that
   // tosa-to-linalg does not see matmuls it has no pattern for.
   pm.addNestedPass<func::FuncOp>(tosa::createTosaToLinalgNamed());
@@ -86,18 +104,8 @@ void afm::buildAFMGraphCodegenPipeline(OpPassManager &pm,
   pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  buildAFMTensorToLLVMPipeline(pm, options, /*bufferizeSignatures=*/true);
-}
-
-/// Whether the target named in `options` runs f32 GEMMs on SME ZA tiles.
-/// (An unknown target is reported by the passes that take its name.)
-static bool targetHasSME(const afm::CodegenPipelineOptions &options) {
-  auto target = afm::lookupTarget(options.target, options.targetOS);
-  if (!target) {
-    llvm::consumeError(target.takeError());
-    return false;
-  }
-  return target->hasSME;
+  buildAFMTensorToLLVMPipeline(pm, target, options,
+                               /*bufferizeSignatures=*/true);
 }
 
 /// Upstream's ArmSME lowering (the -test-lower-to-arm-sme pipeline), up to
@@ -116,15 +124,13 @@ static void addArmSMELowering(OpPassManager &pm) {
 }
 
 void afm::buildAFMTensorToLLVMPipeline(OpPassManager &pm,
-                                       const CodegenPipelineOptions &options,
+                                       const TargetDescription &target,
+                                       const CodegenOptions &options,
                                        bool bufferizeSignatures) {
-  bool sme = targetHasSME(options);
+  bool sme = target.hasSME;
   // Big GEMMs in register-tile panels, while operands are still values
   // (constant weights are repacked at compile time).
-  AFMPackGEMMPassOptions packing;
-  packing.target = options.target;
-  packing.targetOS = options.targetOS;
-  pm.addPass(createAFMPackGEMMPass(packing));
+  pm.addPass(createAFMPackGEMMPass());
   pm.addPass(createCanonicalizerPass());
 
   // Tensors -> buffers. Temporaries are freed by the deallocation pipeline.
@@ -158,9 +164,8 @@ void afm::buildAFMTensorToLLVMPipeline(OpPassManager &pm,
 
   // Tiles and vectors for the target; what does not vectorize becomes loops.
   AFMTileForTargetPassOptions tiling;
-  tiling.target = options.target;
-  tiling.targetOS = options.targetOS;
   tiling.minParallelWork = options.minParallelWork;
+  pm.addNestedPass<func::FuncOp>(createAFMSelectTilesPass());
   pm.addNestedPass<func::FuncOp>(createAFMTileForTargetPass(tiling));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -184,10 +189,7 @@ void afm::buildAFMTensorToLLVMPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(arm_sme::createEnableArmStreamingPass(
         arm_sme::ArmStreamingMode::StreamingLocally, arm_sme::ArmZaMode::NewZA,
         /*ifRequiredByOps=*/true));
-  AFMLowerDotBytesPassOptions dots;
-  dots.target = options.target;
-  dots.targetOS = options.targetOS;
-  pm.addPass(createAFMLowerDotBytesPass(dots));
+  pm.addPass(createAFMLowerDotBytesPass());
   pm.addPass(createSCFToControlFlowPass());
   if (sme)
     pm.addNestedPass<func::FuncOp>(createConvertArmSMEToLLVMPass());
@@ -223,17 +225,35 @@ void afm::buildAFMTensorToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
+/// The textual pipelines resolve their target here, once. An unknown name
+/// leaves the pipeline a lone afm-set-target, which reports it.
+template <void (*Build)(OpPassManager &, const afm::TargetDescription &,
+                        const afm::CodegenOptions &)>
+static void buildFromText(OpPassManager &pm,
+                          const afm::CodegenPipelineOptions &options) {
+  auto target = afm::lookupTarget(options.target, options.targetOS);
+  if (!target) {
+    llvm::consumeError(target.takeError());
+    afm::AFMSetTargetPassOptions stamp;
+    stamp.target = options.target;
+    stamp.targetOS = options.targetOS;
+    pm.addPass(afm::createAFMSetTargetPass(stamp));
+    return;
+  }
+  Build(pm, *target, options.getCodegenOptions());
+}
+
 void afm::registerAFMPipelines() {
   PassPipelineRegistration<CodegenPipelineOptions>(
       "afm-codegen",
       "Lower afm entry points to the LLVM dialect for a target: bind the "
       "ABI, lower, bufferize, tile and vectorize, convert to LLVM",
-      buildAFMCodegenPipeline);
+      buildFromText<buildAFMCodegenPipeline>);
   PassPipelineRegistration<CodegenPipelineOptions>(
       "afm-graph-codegen",
       "Lower a func.func graph over TOSA (e.g. from --import-onnx) to the "
       "LLVM dialect: TOSA to linalg, then bufferize with caller-allocated "
       "results, tile and vectorize, convert to LLVM with bare pointers "
       "(host-argument: a leading afm_host_api pointer for threads)",
-      buildAFMGraphCodegenPipeline);
+      buildFromText<buildAFMGraphCodegenPipeline>);
 }

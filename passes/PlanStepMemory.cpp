@@ -237,10 +237,11 @@ struct AFMPlanStepMemoryPass
     : afm::impl::AFMPlanStepMemoryPassBase<AFMPlanStepMemoryPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto arenaAttr = module->getAttrOfType<IntegerAttr>("afm.kv_arena_bytes");
+    afm::AFMDialect &afmAttrs = afm::contracts(module);
+    auto arenaAttr = afmAttrs.getKvArenaBytesAttrHelper().getAttr(module);
     SmallVector<func::FuncOp> entries;
     for (auto func : module.getOps<func::FuncOp>())
-      if (func->hasAttr("afm.entry") && !func.isExternal())
+      if (afm::getEntryKind(func) && !func.isExternal())
         entries.push_back(func);
     if (!arenaAttr || entries.empty())
       return;
@@ -312,9 +313,10 @@ struct AFMPlanStepMemoryPass
           buffer.alloc.erase();
         }
     }
-    module->setAttr("afm.kv_arena_bytes",
-                    b.getI64IntegerAttr(int64_t(arenaBytes)));
-    module->setAttr("afm.scratch_bytes", b.getI64IntegerAttr(int64_t(scratch)));
+    afmAttrs.getKvArenaBytesAttrHelper().setAttr(
+        module, b.getI64IntegerAttr(int64_t(arenaBytes)));
+    afmAttrs.getScratchBytesAttrHelper().setAttr(
+        module, b.getI64IntegerAttr(int64_t(scratch)));
   }
 };
 } // namespace

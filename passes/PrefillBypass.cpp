@@ -210,8 +210,7 @@ struct AFMPrefillBypassPass
     : afm::impl::AFMPrefillBypassPassBase<AFMPrefillBypassPass> {
   void runOnOperation() override {
     getOperation().walk([](func::FuncOp func) {
-      auto kind = func->getAttrOfType<StringAttr>("afm.entry");
-      if (!kind || kind.getValue() != "prefill" || func.isExternal())
+      if (getEntryKind(func) != EntryKind::Prefill || func.isExternal())
         return;
       // Walk backwards repeatedly: each hoist exposes the next producer.
       bool changed = true;

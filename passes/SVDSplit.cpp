@@ -32,12 +32,10 @@ struct AFMSVDSplitPass : afm::impl::AFMSVDSplitPassBase<AFMSVDSplitPass> {
     int64_t r = rank;
     double a = alpha;
     if (r < 0) {
-      auto model = module->getAttrOfType<DictionaryAttr>("afm.model");
-      auto attr = model ? model.getAs<IntegerAttr>("lora_rank") : IntegerAttr();
-      r = attr ? attr.getInt() : 0;
-      if (a == 0.0 && model)
-        if (auto fa = model.getAs<FloatAttr>("lora_alpha"))
-          a = fa.getValueAsDouble();
+      ModelAttr model = contracts(module).getModelAttrHelper().getAttr(module);
+      r = model ? model.getLoraRank() : 0;
+      if (a == 0.0 && model && model.getLoraAlpha())
+        a = model.getLoraAlpha().getValueAsDouble();
     }
     if (r == 0)
       return;
@@ -104,14 +102,9 @@ struct AFMSVDSplitPass : afm::impl::AFMSVDSplitPassBase<AFMSVDSplitPass> {
       auto w = WeightOp::create(b, loc, RankedTensorType::get(shape, f32),
                                 b.getStringAttr(name + ".svd_" + which),
                                 Attribute());
-      w->setAttr("afm.svd_factor",
-                 b.getDictionaryAttr(
-                     {b.getNamedAttr("source", b.getStringAttr(name)),
-                      b.getNamedAttr("factor", b.getStringAttr(which)),
-                      b.getNamedAttr("rank", b.getI64IntegerAttr(r)),
-                      b.getNamedAttr("alpha", b.getF32FloatAttr(float(a))),
-                      b.getNamedAttr("rows", b.getI64IntegerAttr(n)),
-                      b.getNamedAttr("cols", b.getI64IntegerAttr(k))}));
+      contracts(w).getSvdFactorAttrHelper().setAttr(
+          w, SVDFactorAttr::get(b.getContext(), name, which, r,
+                                b.getF32FloatAttr(float(a)), n, k));
       return w.getResult();
     };
     Value adapterA = factor("a", {r, k});
@@ -120,9 +113,8 @@ struct AFMSVDSplitPass : afm::impl::AFMSVDSplitPassBase<AFMSVDSplitPass> {
                                op.getInput(), adapterA, adapterB,
                                b.getF32FloatAttr(float(a)));
     op.getResult().replaceAllUsesExcept(lora.getResult(), lora);
-    weight->setAttr("afm.svd_residual",
-                    b.getDictionaryAttr(
-                        {b.getNamedAttr("rank", b.getI64IntegerAttr(r))}));
+    contracts(weight).getSvdResidualAttrHelper().setAttr(
+        weight, SVDResidualAttr::get(b.getContext(), r));
     return success();
   }
 };

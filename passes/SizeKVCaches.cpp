@@ -47,7 +47,7 @@ struct AFMSizeKVCachesPass
   void runOnOperation() override {
     SmallVector<func::FuncOp> entries;
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (func->hasAttr("afm.entry") && !func.isExternal())
+      if (getEntryKind(func) && !func.isExternal())
         entries.push_back(func);
 
     // layer -> capacity every entry agrees on (nullopt: keep as is).
@@ -56,8 +56,9 @@ struct AFMSizeKVCachesPass
       for (func::FuncOp func : entries)
         for (BlockArgument arg : func.getArguments())
           if (auto layer =
-                  func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
-                                                     "afm.layer");
+                  func.getArgAttrOfType<IntegerAttr>(
+                      arg.getArgNumber(),
+                      contracts(func).getLayerAttrHelper().getName());
               layer && isa<KVCacheType>(arg.getType()))
             fn(func, arg, layer.getInt());
     };

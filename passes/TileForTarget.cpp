@@ -12,6 +12,7 @@
 #include "passes/Int8DotProducts.h"
 #include "passes/Prefetch.h"
 #include "passes/Passes.h"
+#include "passes/TilePlanning.h"
 
 #include "afm/Target/TargetDescription.h"
 #include "dialects/afm/IR/AFMDialect.h"
@@ -35,149 +36,6 @@ namespace mlir::afm {
 
 using namespace mlir;
 using namespace mlir::afm;
-
-namespace {
-/// The tile of one linalg op: a size per loop (0 = not tiled).
-struct TilePlan {
-  SmallVector<int64_t> tiles;
-  bool contraction = false;
-  bool int8Dot = false;
-  /// Split-K partial sums: every reduction tiled by 1 under an innermost
-  /// parallel output dimension (a GEMV's inner loop).
-  bool splitK = false;
-  /// The tile loops' order (dimensions, outermost first); empty: the op's.
-  SmallVector<int64_t> interchange;
-};
-} // namespace
-
-/// The most elements a non-contraction tile may have before its
-/// reductions are tiled too.
-static constexpr int64_t kMaxTileElements = 1024;
-
-/// The bit width of the narrowest integer multiplication in `op`'s body,
-/// 32 when there is none (or none narrower).
-static int64_t narrowestIntegerProduct(linalg::LinalgOp op) {
-  int64_t width = 32;
-  op->walk([&](arith::MulIOp mul) {
-    if (auto type = dyn_cast<IntegerType>(mul.getType()))
-      width = std::min<int64_t>(width, std::max(8u, type.getWidth()));
-  });
-  return width;
-}
-
-static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
-                                         const TargetDescription &target) {
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic) || op.getNumDpsInits() != 1)
-    return std::nullopt;
-  TilePlan plan;
-  plan.contraction = linalg::isaContractionOpInterface(op);
-  int64_t lanes = target.f32Lanes();
-  // An int8 dot product: one register of i32 lanes (four bytes each) per
-  // step, every other loop stepped one by one so the accumulator stays in
-  // a register (Int8DotProducts.h).
-  if (matchInt8DotProduct(op)) {
-    plan.tiles.assign(ranges.size(), 1);
-    plan.tiles[ranges.size() - 2] =
-        divisorAtMost(ranges[ranges.size() - 2], lanes);
-    plan.tiles.back() = ranges.back();
-    plan.int8Dot = true;
-    // The reduction loops innermost, so the accumulator of one output
-    // tile is loop-invariant in all of them.
-    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-    for (auto kind : {utils::IteratorType::parallel,
-                      utils::IteratorType::reduction})
-      for (auto [dim, iterator] : llvm::enumerate(iterators))
-        if (iterator == kind)
-          plan.interchange.push_back(dim);
-    return plan;
-  }
-  plan.tiles.assign(ranges.size(), 1);
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  SmallVector<unsigned> outDims;
-  for (AffineExpr e : outMap.getResults())
-    if (auto dim = dyn_cast<AffineDimExpr>(e))
-      outDims.push_back(dim.getPosition());
-  // A contraction whose innermost loop is a lane of every operand (x and W
-  // split into [groups, lanes], summed over the groups) is split-K partial
-  // sums, not a matmul: element-wise FMAs below.
-  auto isLaneOfEveryOperand = [&](unsigned dim) {
-    return llvm::all_of(op->getOpOperands(), [&](OpOperand &operand) {
-      AffineMap map = op.getMatchingIndexingMap(&operand);
-      return map.getNumResults() > 0 &&
-             map.getResults().back() == getAffineDimExpr(dim, op.getContext());
-    });
-  };
-  if (plan.contraction && !outDims.empty() &&
-      outDims.back() == ranges.size() - 1 && isLaneOfEveryOperand(outDims.back()))
-    plan.contraction = false;
-  for (auto [i, iterator] : llvm::enumerate(iterators))
-    if (iterator == utils::IteratorType::reduction)
-      plan.tiles[i] =
-          plan.contraction ? divisorAtMost(ranges[i], lanes) : ranges[i];
-
-  // The output's innermost dimension is the vector dimension; for a
-  // contraction the one before it holds the register rows. Integer
-  // products narrower than f32 (i16 block sums) fill a
-  // register with more lanes.
-  if (!outDims.empty()) {
-    unsigned inner = outDims.back();
-    int64_t nr = plan.contraction ? 2 * lanes : lanes;
-    if (!plan.contraction)
-      nr *= 32 / narrowestIntegerProduct(op);
-    plan.tiles[inner] = divisorAtMost(ranges[inner], nr);
-    if (plan.contraction && outDims.size() >= 2) {
-      unsigned rows = outDims[outDims.size() - 2];
-      plan.tiles[rows] =
-          divisorAtMost(ranges[rows], registerRows(target, plan.tiles[inner]));
-    }
-  }
-  // A non-contraction tile becomes one n-D vector op per body op: keep it
-  // to a few registers' worth by tiling the reductions (outermost first),
-  // which then accumulate tile by tile into the output.
-  // Reductions outside an innermost parallel output dimension (split-K
-  // partial sums) accumulate element-wise: tile them by 1, so each step is
-  // one vector FMA into an accumulator that stays in registers.
-  bool splitK = !plan.contraction && !outDims.empty() &&
-                outDims.back() == ranges.size() - 1;
-  plan.splitK = splitK;
-  if (splitK) {
-    for (auto [i, iterator] : llvm::enumerate(iterators))
-      if (iterator == utils::IteratorType::reduction)
-        plan.tiles[i] = 1;
-    // Loops the kernel asks to span one register tile (rows sharing their
-    // activation vectors): whole, and every parallel loop outside the
-    // reductions, so that the tile's accumulators are loop-invariant in
-    // them and stay in registers.
-    if (auto whole =
-            op->getAttrOfType<DenseI64ArrayAttr>(kWholeTileDimsAttrName)) {
-      for (int64_t dim : whole.asArrayRef())
-        if (dim >= 0 && dim < static_cast<int64_t>(ranges.size()))
-          plan.tiles[dim] = ranges[dim];
-      for (auto kind : {utils::IteratorType::parallel,
-                        utils::IteratorType::reduction})
-        for (auto [dim, iterator] : llvm::enumerate(iterators))
-          if (iterator == kind)
-            plan.interchange.push_back(dim);
-    }
-  } else if (!plan.contraction) {
-    auto elements = [&] {
-      int64_t product = 1;
-      for (int64_t t : plan.tiles)
-        product *= t;
-      return product;
-    };
-    for (auto [i, iterator] : llvm::enumerate(iterators)) {
-      if (iterator != utils::IteratorType::reduction)
-        continue;
-      int64_t others = elements() / plan.tiles[i];
-      plan.tiles[i] = divisorAtMost(
-          ranges[i], std::max<int64_t>(1, kMaxTileElements / others));
-    }
-  }
-  return plan;
-}
 
 /// Marks the outermost tile loop over a parallel dimension with at least two
 /// iterations `afm.parallel`, when the op is big enough to be worth a
@@ -208,7 +66,8 @@ static void markParallelLoop(const scf::SCFTilingResult &tiled,
     if (iterators[dim] != utils::IteratorType::parallel)
       return;
     if (ranges[dim] / tiles[dim] >= 2) {
-      loop->setAttr("afm.parallel", UnitAttr::get(loop->getContext()));
+      contracts(loop).getParallelAttrHelper().setAttr(
+          loop, UnitAttr::get(loop->getContext()));
       return;
     }
   }
@@ -245,30 +104,36 @@ static SmallVector<unsigned> streamedInputs(linalg::LinalgOp op) {
   return streamed;
 }
 
-/// Tiles `op` with the plan planTiles chooses and vectorizes the tile.
+/// Tiles `op` with `plan` (of vector tiles) and vectorizes the tile.
 static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
+                             TilePlanAttr plan,
                              const TargetDescription &target,
                              int64_t minParallelWork) {
-  std::optional<TilePlan> plan = planTiles(op, target);
   auto tileable = dyn_cast<TilingInterface>(op.getOperation());
-  if (!plan || !op.hasPureBufferSemantics() || !tileable)
+  if (!plan || plan.getKind() == TileKind::SME ||
+      !op.hasPureBufferSemantics() || !tileable)
     return;
+  bool splitK = plan.getKind() == TileKind::SplitK;
+  bool int8Dot = plan.getKind() == TileKind::Int8Dot;
+  bool contraction = plan.getKind() == TileKind::Contraction ||
+                     (int8Dot && linalg::isaContractionOpInterface(op));
   SmallVector<unsigned> streamed = streamedInputs(op);
-  bool wholeTile = op->hasAttr(kWholeTileDimsAttrName);
+  bool wholeTile =
+      contracts(op).getWholeTileDimsAttrHelper().isAttrPresent(op);
   rewriter.setInsertionPoint(op);
   scf::SCFTilingOptions options;
-  options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), plan->tiles));
-  options.setInterchange(plan->interchange);
+  options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), plan.getTiles()));
+  options.setInterchange(plan.getInterchange());
   FailureOr<scf::SCFTilingResult> tiled =
       scf::tileUsingSCF(rewriter, tileable, options);
   if (failed(tiled))
     return;
-  markParallelLoop(*tiled, plan->tiles, op, minParallelWork,
-                   plan->interchange);
+  markParallelLoop(*tiled, plan.getTiles(), op, minParallelWork,
+                   plan.getInterchange());
   rewriter.eraseOp(op);
   Operation *tile = tiled->tiledOps.front();
   // GEMV-like tiles stream their weights: prefetch them ahead.
-  if (plan->splitK || plan->int8Dot) {
+  if (splitK || int8Dot) {
     rewriter.setInsertionPoint(tile);
     for (unsigned input : streamed)
       prefetchAhead(rewriter, tile->getLoc(),
@@ -276,7 +141,7 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
                         .getDpsInputOperand(input)
                         ->get());
   }
-  if (plan->int8Dot &&
+  if (int8Dot &&
       succeeded(vectorizeInt8DotTile(rewriter, cast<linalg::GenericOp>(tile),
                                      target))) {
     finishInt8DotLoops(rewriter, tiled->loops);
@@ -284,11 +149,11 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   }
   // Contractions become vector.contract (lowered to FMAs later); the rest
   // element-wise vector ops and multi-reductions.
-  vectorizeTile(rewriter, tile, plan->contraction);
+  vectorizeTile(rewriter, tile, contraction);
   // A whole-tile split-K kernel's reductions are its innermost loops: its
   // accumulators become their iter_args (upstream's hoisting refuses a
   // buffer with views elsewhere, as the partial sums have).
-  if (plan->splitK && wholeTile && !tiled->loops.empty()) {
+  if (splitK && wholeTile && !tiled->loops.empty()) {
     for (LoopLikeOpInterface loop : llvm::reverse(tiled->loops))
       moveLoopInvariantCode(loop);
     if (auto reduction = dyn_cast<scf::ForOp>(tiled->loops.back().getOperation()))
@@ -336,32 +201,10 @@ static void readInputFromCopy(RewriterBase &rewriter, linalg::LinalgOp op,
         AffineMap::get(map.getNumDims(), 0, results, rewriter.getContext());
     op->setAttr("indexing_maps", rewriter.getAffineMapArrayAttr(maps));
   });
-  tileAndVectorize(rewriter, cast<linalg::LinalgOp>(copy.getOperation()),
-                   target, minParallelWork);
-}
-
-/// Whether `op` is an f32 GEMM C(m, n) += A(m, k) * B(k, n), or the same
-/// with B in [N, K] layout (afm.linear's form); `transposedB` says which.
-static bool isSMEGEMM(linalg::LinalgOp op, bool &transposedB) {
-  if (!linalg::isaContractionOpInterface(op) || op.getNumLoops() != 3 ||
-      op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      !op.hasPureBufferSemantics() ||
-      llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
-    return false;
-  for (OpOperand &operand : op->getOpOperands())
-    if (!getElementTypeOrSelf(operand.get().getType()).isF32())
-      return false;
-  MLIRContext *ctx = op.getContext();
-  AffineExpr m, n, k;
-  bindDims(ctx, m, n, k);
-  auto map = [&](AffineExpr a, AffineExpr b) {
-    return AffineMap::get(3, 0, {a, b}, ctx);
-  };
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (maps[0] != map(m, k) || maps[2] != map(m, n))
-    return false;
-  transposedB = maps[1] == map(n, k);
-  return transposedB || maps[1] == map(k, n);
+  // The copy is this pass's own: planned here, as afm-select-tiles would.
+  auto copyOp = cast<linalg::LinalgOp>(copy.getOperation());
+  tileAndVectorize(rewriter, copyOp, planVectorTiles(copyOp, target), target,
+                   minParallelWork);
 }
 
 /// An f32 GEMM on an SME target: upstream's scalable recipe. The output
@@ -413,15 +256,15 @@ static bool tileForSME(RewriterBase &rewriter, linalg::LinalgOp op,
 /// Fails only while `op` is still untouched.
 static LogicalResult tilePlanned(RewriterBase &rewriter, linalg::LinalgOp op,
                                  const TargetDescription &target,
-                                 ArrayRef<int64_t> cache,
-                                 ArrayRef<int64_t> interchange,
-                                 ArrayRef<int64_t> registers,
+                                 GEMMScheduleAttr schedule,
                                  int64_t minParallelWork) {
   auto tileable = dyn_cast<TilingInterface>(op.getOperation());
   if (!tileable || !op.hasPureBufferSemantics())
     return failure();
-  auto packInput = op->getAttrOfType<IntegerAttr>("afm.pack_input");
-  auto packOrder = op->getAttrOfType<DenseI64ArrayAttr>("afm.pack_order");
+  int64_t packInput = schedule.getPackInput();
+  ArrayRef<int64_t> cache = schedule.getCacheTiles();
+  ArrayRef<int64_t> interchange = schedule.getCacheInterchange();
+  ArrayRef<int64_t> registers = schedule.getRegisterTiles();
   rewriter.setInsertionPoint(op);
   scf::SCFTilingOptions cacheOptions;
   cacheOptions.setTileSizes(getAsIndexOpFoldResult(op.getContext(), cache));
@@ -438,10 +281,10 @@ static LogicalResult tilePlanned(RewriterBase &rewriter, linalg::LinalgOp op,
   // (which would otherwise alias in the L1 sets). The buffer belongs to the
   // column-block loop, so each thread has its own.
   Operation *block = blocks->tiledOps.front();
-  if (packInput && packOrder && blocks->loops.size() >= 2) {
+  if (packInput >= 0 && blocks->loops.size() >= 2) {
     Block &columns = blocks->loops[blocks->loops.size() - 2]->getRegion(0).front();
     readInputFromCopy(rewriter, cast<linalg::LinalgOp>(block),
-                      packInput.getInt(), packOrder.asArrayRef(),
+                      packInput, schedule.getPackOrder(),
                       &columns.front(), columns.getTerminator(), target,
                       /*minParallelWork=*/0);
   }
@@ -472,63 +315,43 @@ static LogicalResult tilePlanned(RewriterBase &rewriter, linalg::LinalgOp op,
   return success();
 }
 
-/// memref.copy -> linalg.copy, so copies are tiled and vectorized too.
-static void copiesToLinalg(func::FuncOp func, RewriterBase &rewriter) {
-  SmallVector<memref::CopyOp> copies;
-  func.walk([&](memref::CopyOp op) { copies.push_back(op); });
-  for (memref::CopyOp copy : copies) {
-    rewriter.setInsertionPoint(copy);
-    linalg::CopyOp::create(rewriter, copy.getLoc(), copy.getSource(),
-                           copy.getTarget());
-    rewriter.eraseOp(copy);
-  }
-}
-
 namespace {
 struct AFMTileForTargetPass
     : afm::impl::AFMTileForTargetPassBase<AFMTileForTargetPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    auto target = lookupTarget(this->target, targetOS);
-    if (!target) {
-      getOperation().emitError(llvm::toString(target.takeError()));
+    FailureOr<TargetDescription> target = getTargetDescription(getOperation());
+    if (failed(target))
       return signalPassFailure();
-    }
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
-    if (!annotateOnly)
-      copiesToLinalg(func, rewriter);
-
+    AFMDialect &afmAttrs = contracts(func);
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     for (linalg::LinalgOp op : ops) {
-      auto cache = op->getAttrOfType<DenseI64ArrayAttr>("afm.cache_tiles");
-      auto order =
-          op->getAttrOfType<DenseI64ArrayAttr>("afm.cache_interchange");
-      auto registers =
-          op->getAttrOfType<DenseI64ArrayAttr>("afm.register_tiles");
-      if (cache && order && registers && !annotateOnly &&
-          succeeded(tilePlanned(rewriter, op, *target, cache.asArrayRef(),
-                                order.asArrayRef(), registers.asArrayRef(),
-                                minParallelWork)))
+      // afm-pack-gemm's schedule first; the tile plan when it does not
+      // apply (the op is then untouched).
+      if (GEMMScheduleAttr schedule =
+              afmAttrs.getGemmScheduleAttrHelper().getAttr(op))
+        if (succeeded(tilePlanned(rewriter, op, *target, schedule,
+                                  minParallelWork)))
+          continue;
+      TilePlanAttr plan = afmAttrs.getTilePlanAttrHelper().getAttr(op);
+      if (!plan)
+        continue; // left to convert-linalg-to-loops
+      if (plan.getKind() == TileKind::SME &&
+          tileForSME(rewriter, op, *target, minParallelWork))
         continue;
-      if (annotateOnly) {
-        if (std::optional<TilePlan> plan = planTiles(op, *target))
-          op->setAttr("afm.tiles",
-                      rewriter.getDenseI64ArrayAttr(plan->tiles));
-        continue;
-      }
-      if (!tileForSME(rewriter, op, *target, minParallelWork))
-        tileAndVectorize(rewriter, op, *target, minParallelWork);
+      if (plan.getKind() == TileKind::SME)
+        plan = planVectorTiles(op, *target);
+      tileAndVectorize(rewriter, op, plan, *target, minParallelWork);
     }
-    if (!annotateOnly) {
-      // Equal views must be the same values for hoisting to pair a
-      // transfer_read with its transfer_write.
-      DominanceInfo dominance(func);
-      eliminateCommonSubExpressions(rewriter, dominance, func);
-      linalg::hoistRedundantVectorTransfers(func);
-    }
+    // Equal views must be the same values for hoisting to pair a
+    // transfer_read with its transfer_write.
+    DominanceInfo dominance(func);
+    eliminateCommonSubExpressions(rewriter, dominance, func);
+    linalg::hoistRedundantVectorTransfers(func);
   }
 };
 } // namespace

@@ -9,34 +9,20 @@
 
 using namespace mlir;
 
-/// Runs the pipeline `build` adds, with the options `settings` choose.
-static LogicalResult runPipeline(
-    ModuleOp module, const afm::TargetDescription &target,
-    const afm::CodegenSettings &settings,
-    void (*build)(OpPassManager &, const afm::CodegenPipelineOptions &)) {
-  PassManager pm(module.getContext());
-  afm::CodegenPipelineOptions options;
-  options.target = target.name;
-  options.minParallelWork = settings.minParallelWork;
-  options.hostArgument = settings.hostArgument;
-  options.prefillBypass = settings.prefillBypass;
-  options.fuseMinShift = settings.fuseMinShift;
-  options.arenaTemporaries = settings.arenaTemporaries;
-  options.int8Activations = settings.int8Activations;
-  build(pm, options);
-  return pm.run(module);
-}
-
 LogicalResult afm::lowerToLLVMDialect(ModuleOp module,
                                       const TargetDescription &target,
-                                      const CodegenSettings &settings) {
-  return runPipeline(module, target, settings, buildAFMCodegenPipeline);
+                                      const CodegenOptions &options) {
+  PassManager pm(module.getContext());
+  buildAFMCodegenPipeline(pm, target, options);
+  return pm.run(module);
 }
 
 LogicalResult afm::lowerGraphToLLVMDialect(ModuleOp module,
                                            const TargetDescription &target,
-                                           const CodegenSettings &settings) {
-  return runPipeline(module, target, settings, buildAFMGraphCodegenPipeline);
+                                           const CodegenOptions &options) {
+  PassManager pm(module.getContext());
+  buildAFMGraphCodegenPipeline(pm, target, options);
+  return pm.run(module);
 }
 
 llvm::Expected<std::unique_ptr<llvm::Module>>

@@ -2,6 +2,8 @@
 
 #include "afm/Compiler/DecoderGraph.h"
 
+#include "dialects/afm/IR/AFMDialect.h"
+
 #include "afm/kernel_abi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -13,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 
 using namespace mlir;
+using namespace mlir::afm;
 
 /// One entry point with the afm_entry_fn signature: `tokens` holds
 /// `maxTokens` ids; the arena is the token history.
@@ -121,19 +124,18 @@ LogicalResult mlir::afm::wrapDecoderGraph(ModuleOp module,
   buildEntry(b, loc, AFM_PREFILL_SYMBOL, window, graph, idsType, logitsType);
   buildEntry(b, loc, AFM_DECODE_SYMBOL, 1, graph, idsType, logitsType);
 
+  // A graph's hidden size and layers are not known: 0 in the manifest.
   auto i64 = [&](int64_t value) { return b.getI64IntegerAttr(value); };
-  module->setAttr(
-      "afm.model",
-      b.getDictionaryAttr({b.getNamedAttr("name", b.getStringAttr(name)),
-                           b.getNamedAttr("vocab_size", i64(vocab)),
-                           b.getNamedAttr("hidden_size", i64(0)),
-                           b.getNamedAttr("num_layers", i64(0)),
-                           b.getNamedAttr("context_length", i64(window)),
-                           b.getNamedAttr("prefill_chunk", i64(window))}));
-  module->setAttr("afm.weights", b.getArrayAttr({}));
-  module->setAttr("afm.weights_bytes", i64(0));
-  module->setAttr("afm.kv_layout", b.getArrayAttr({}));
+  AFMDialect &afmAttrs = contracts(context);
+  afmAttrs.getModelAttrHelper().setAttr(
+      module, ModelAttr::get(context, name, "onnx-graph", vocab,
+                             /*hidden_size=*/0, /*num_layers=*/0, window,
+                             window, /*lora_rank=*/0, FloatAttr(),
+                             ActivationFormat::F32));
+  afmAttrs.getWeightsAttrHelper().setAttr(module, b.getArrayAttr({}));
+  afmAttrs.getWeightsBytesAttrHelper().setAttr(module, i64(0));
+  afmAttrs.getKvLayoutAttrHelper().setAttr(module, b.getArrayAttr({}));
   int64_t idBytes = idsType.getElementTypeBitWidth() / 8;
-  module->setAttr("afm.kv_arena_bytes", i64(window * idBytes));
+  afmAttrs.getKvArenaBytesAttrHelper().setAttr(module, i64(window * idBytes));
   return success();
 }

@@ -53,11 +53,11 @@ llvm::Error HostLibrary::load(llvm::StringRef bytes) {
 llvm::Error HostLibrary::compileAndLoad(ModuleOp module,
                                         const TargetDescription &target,
                                         GraphThreads threads,
-                                        CodegenSettings settings) {
-  settings.hostArgument = threads == GraphThreads::Host;
-  if (!settings.hostArgument)
-    settings.minParallelWork = 0; // no host to hand tile loops to
-  if (failed(lowerGraphToLLVMDialect(module, target, settings)))
+                                        CodegenOptions options) {
+  options.hostArgument = threads == GraphThreads::Host;
+  if (!options.hostArgument)
+    options.minParallelWork = 0; // no host to hand tile loops to
+  if (failed(lowerGraphToLLVMDialect(module, target, options)))
     return llvm::createStringError("cannot lower the graph");
   auto library = toSharedLibrary(module, target);
   if (!library)

@@ -34,8 +34,20 @@
 #include <unistd.h>
 
 using namespace mlir;
+
 using namespace mlir::afm;
 namespace cl = llvm::cl;
+
+/// The help of --parallel-min-work, with the default from CodegenOptions.h.
+static llvm::StringRef minParallelWorkHelp() {
+  static const std::string help =
+      ("Run the tile loops of ops with at least this many loop iterations "
+       "(multiply-adds for a matmul) on the runtime's threads; 0 never "
+       "(default " +
+       llvm::Twine(kDefaultMinParallelWork) + ")")
+          .str();
+  return help;
+}
 
 namespace {
 enum class Emit { AFMB, AFM, LLVMDialect, LLVMIR, Object, Library };
@@ -101,10 +113,8 @@ struct Options {
       cl::cat(category)};
   cl::opt<int64_t> minParallelWork{
       "parallel-min-work",
-      cl::desc("Run the tile loops of ops with at least this many loop "
-               "iterations (multiply-adds for a matmul) on the runtime's "
-               "threads; 0 never (default 262144)"),
-      cl::init(262144), cl::cat(category)};
+      cl::desc(minParallelWorkHelp()),
+      cl::init(kDefaultMinParallelWork), cl::cat(category)};
   cl::opt<bool> prefillBypass{
       "prefill-bypass",
       cl::desc("During prefill, run the layers after the last KV-writing "
@@ -159,7 +169,7 @@ static void printTargets(llvm::raw_ostream &os) {
 /// context, and scratch). More than this machine's memory cannot run here:
 /// say so now rather than at session creation.
 static void warnIfArenaExceedsMemory(ModuleOp module) {
-  auto arena = module->getAttrOfType<IntegerAttr>("afm.kv_arena_bytes");
+  auto arena = contracts(module).getKvArenaBytesAttrHelper().getAttr(module);
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
   if (!arena || pages <= 0 || pageSize <= 0)
     return;
@@ -259,18 +269,18 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
   }
   if (opts.minParallelWork < 0)
     return error("--parallel-min-work must not be negative");
-  CodegenSettings settings;
-  settings.minParallelWork = opts.minParallelWork;
-  settings.prefillBypass = opts.prefillBypass;
-  settings.arenaTemporaries = opts.arenaTemporaries;
-  settings.fuseMinShift = opts.fuseMinShift;
+  CodegenOptions codegen;
+  codegen.minParallelWork = opts.minParallelWork;
+  codegen.prefillBypass = opts.prefillBypass;
+  codegen.arenaTemporaries = opts.arenaTemporaries;
+  codegen.fuseMinShift = opts.fuseMinShift;
   if (!opts.onnx.empty()) {
     // No entry-point ABI pass runs on a graph: it stays on the calling
     // thread.
-    settings.minParallelWork = 0;
-    if (failed(lowerGraphToLLVMDialect(*module, *target, settings)))
+    codegen.minParallelWork = 0;
+    if (failed(lowerGraphToLLVMDialect(*module, *target, codegen)))
       return 1;
-  } else if (failed(lowerToLLVMDialect(*module, *target, settings))) {
+  } else if (failed(lowerToLLVMDialect(*module, *target, codegen))) {
     return 1;
   }
   if (opts.emit == Emit::LLVMDialect) {

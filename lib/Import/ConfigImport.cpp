@@ -220,9 +220,12 @@ void DecoderBuilder::buildEntry(StringRef kind, int64_t numTokens) {
       }
   auto func = func::FuncOp::create(
       b, loc, kind, b.getFunctionType(inputs, {tensor({vocab})}));
-  func->setAttr("afm.entry", b.getStringAttr(kind));
+  AFMDialect &afmAttrs = contracts(func);
+  afmAttrs.getEntryAttrHelper().setAttr(
+      func, EntryKindAttr::get(b.getContext(), *symbolizeEntryKind(kind)));
   for (auto [i, cache] : llvm::enumerate(cacheIndices))
-    func.setArgAttr(3 + i, "afm.layer", b.getI64IntegerAttr(cache));
+    func.setArgAttr(3 + i, afmAttrs.getLayerAttrHelper().getName(),
+                    b.getI64IntegerAttr(cache));
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(func.addEntryBlock());
@@ -292,34 +295,22 @@ afm::importModelConfig(MLIRContext *context, const ModelConfig &config,
                        tensor::TensorDialect>();
   OpBuilder b(context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
-  SmallVector<NamedAttribute> model = {
-      b.getNamedAttr("name", b.getStringAttr(options.modelName)),
-      b.getNamedAttr("architecture",
-                     b.getStringAttr(architectureName(config.architecture))),
-      b.getNamedAttr("vocab_size", b.getI64IntegerAttr(config.vocabSize)),
-      b.getNamedAttr("hidden_size", b.getI64IntegerAttr(config.hiddenSize)),
-      b.getNamedAttr("num_layers",
-                     b.getI64IntegerAttr(config.numHiddenLayers *
-                                         trackCount(config))),
-      b.getNamedAttr("context_length",
-                     b.getI64IntegerAttr(config.maxPositionEmbeddings)),
-      b.getNamedAttr("prefill_chunk", b.getI64IntegerAttr(chunk))};
-  if (config.loraRank > 0) {
-    // afm-svd-split reads these: adapters of this rank on every compressed
-    // linear layer, split off the weights before they are compressed.
-    model.push_back(
-        b.getNamedAttr("lora_rank", b.getI64IntegerAttr(config.loraRank)));
-    model.push_back(b.getNamedAttr(
-        "lora_alpha", b.getF32FloatAttr(float(config.loraAlpha))));
-  }
-  if (config.int8Activations)
-    // afm-lower-to-linalg reads it: 2-bit layers take int8 activations.
-    model.push_back(
-        b.getNamedAttr("linear_activations", b.getStringAttr("int8")));
-  (*module)->setAttr("afm.model", b.getDictionaryAttr(model));
+  // afm-svd-split reads the LoRA fields (adapters of this rank on every
+  // compressed linear layer, split off the weights before they are
+  // compressed); afm-lower-to-linalg reads the activation format.
+  bool lora = config.loraRank > 0;
+  auto model = ModelAttr::get(
+      context, options.modelName, architectureName(config.architecture),
+      config.vocabSize, config.hiddenSize,
+      config.numHiddenLayers * trackCount(config),
+      config.maxPositionEmbeddings, chunk, lora ? config.loraRank : 0,
+      lora ? b.getF32FloatAttr(float(config.loraAlpha)) : FloatAttr(),
+      config.int8Activations ? ActivationFormat::Int8 : ActivationFormat::F32);
+  AFMDialect &afmAttrs = contracts(context);
+  afmAttrs.getModelAttrHelper().setAttr(*module, model);
   if (!options.weightsPath.empty())
-    (*module)->setAttr("afm.weights_file",
-                       b.getStringAttr(options.weightsPath));
+    afmAttrs.getWeightsFileAttrHelper().setAttr(
+        *module, b.getStringAttr(options.weightsPath));
   DecoderBuilder builder(*module, config);
   builder.buildEntry("prefill", chunk);
   builder.buildEntry("decode", 1);

@@ -55,7 +55,8 @@ static Results linearOverParts(ONNXNode &node, Type weightType,
       node.builder, node.loc,
       tokensType.clone({tokensType.getDimSize(0), rows}), tokens, weight);
   if (int8Activations)
-    linear->setAttr(kInt8ActivationsAttrName, node.builder.getUnitAttr());
+    contracts(linear).getInt8ActivationsAttrHelper().setAttr(
+        linear, node.builder.getUnitAttr());
   Value y = linear;
   shape.back() = rows;
   return llvm::SmallVector<Value>{reshape(node, y, shape)};

@@ -53,26 +53,25 @@ void mlir::afm::printCompileReport(llvm::raw_ostream &os, ModuleOp lowered,
     storedBits += uint64_t(std::llround(w.bitsPerWeight * w.rows * w.cols));
     floatBytes += uint64_t(w.rows * w.cols) * 4;
   }
-  auto section = lowered->getAttrOfType<IntegerAttr>("afm.weights_bytes");
+  AFMDialect &afmAttrs = contracts(lowered);
+  auto section = afmAttrs.getWeightsBytesAttrHelper().getAttr(lowered);
   os << llvm::formatv("weights: {0} bytes stored ({1} bytes as f32, "
                       "{2:f2}x smaller); weights section {3} bytes\n",
                       storedBits / 8, floatBytes,
                       storedBits ? double(floatBytes) * 8 / storedBits : 0.0,
                       section ? section.getInt() : 0);
   uint64_t perToken = 0, arena = 0;
-  if (auto layout = lowered->getAttrOfType<ArrayAttr>("afm.kv_layout")) {
-    for (Attribute entry : layout) {
-      auto dict = cast<DictionaryAttr>(entry);
-      auto type = cast<KVCacheType>(dict.getAs<TypeAttr>("type").getValue());
-      uint64_t bytes = dict.getAs<IntegerAttr>("bytes").getInt();
-      perToken += bytes / type.getCapacity();
+  if (auto layout = afmAttrs.getKvLayoutAttrHelper().getAttr(lowered)) {
+    for (auto slot : layout.getAsRange<KVSlotAttr>()) {
+      uint64_t bytes = slot.getBytes();
+      perToken += bytes / getKVCacheShape(slot.getType())->capacity;
       arena += bytes;
     }
   }
   os << llvm::formatv("kv cache: {0} bytes per token (all caches, scales "
                       "included); arena {1} bytes\n",
                       perToken, arena);
-  if (auto scratch = lowered->getAttrOfType<IntegerAttr>("afm.scratch_bytes"))
+  if (auto scratch = afmAttrs.getScratchBytesAttrHelper().getAttr(lowered))
     os << llvm::formatv("scratch: {0} bytes of temporaries in the session's "
                         "arena, after the caches\n",
                         scratch.getInt());

@@ -53,21 +53,12 @@ static void returnFreeMemory() {
 #endif
 }
 
-template <typename AttrT>
-static AttrT getField(DictionaryAttr dict, StringRef name) {
-  return dict.getAs<AttrT>(name);
-}
-
-static int64_t getInt(DictionaryAttr dict, StringRef name) {
-  auto attr = dict.getAs<IntegerAttr>(name);
-  return attr ? attr.getInt() : 0;
-}
-
 llvm::Expected<std::optional<SafeTensorsFile>>
 mlir::afm::openPackageWeights(ModuleOp module, StringRef path) {
   std::string resolved = path.str();
   if (resolved.empty())
-    if (auto attr = module->getAttrOfType<StringAttr>("afm.weights_file"))
+    if (auto attr =
+            contracts(module).getWeightsFileAttrHelper().getAttr(module))
       resolved = attr.str();
   if (resolved.empty())
     return std::optional<SafeTensorsFile>();
@@ -80,18 +71,22 @@ mlir::afm::openPackageWeights(ModuleOp module, StringRef path) {
 namespace {
 /// What `WeightEncoder::encode` takes for one weight, from the first of its
 /// entries in the `afm.weights` layout: the compressed type (`format`) or
-/// the tensor type, the inline value and the passes' annotations.
+/// the tensor type, the inline value and the LoRA split.
 struct WeightSource {
   Type type;
   Attribute value;
-  DictionaryAttr annotations;
+  mlir::afm::SVDFactorAttr factor;
+  mlir::afm::SVDResidualAttr residual;
 
-  explicit WeightSource(DictionaryAttr firstPart) {
-    auto format = firstPart.getAs<TypeAttr>("format");
-    type = format ? format.getValue()
-                  : getField<TypeAttr>(firstPart, "type").getValue();
-    value = firstPart.get("value");
-    annotations = firstPart.getAs<DictionaryAttr>("annotations");
+  explicit WeightSource(mlir::afm::WeightSlotAttr firstPart)
+      : type(firstPart.getFormat() ? firstPart.getFormat()
+                                   : firstPart.getType()),
+        value(firstPart.getValue()), factor(firstPart.getSvdFactor()),
+        residual(firstPart.getSvdResidual()) {}
+
+  llvm::Expected<const mlir::afm::EncodedWeight *> encode(mlir::afm::WeightEncoder &encoder,
+                                               StringRef name) const {
+    return encoder.encode(name, type, value, factor, residual);
   }
 };
 } // namespace
@@ -100,7 +95,7 @@ llvm::Error mlir::afm::writeEffectiveWeights(ModuleOp lowered,
                                              const SafeTensorsFile *weights,
                                              StringRef path,
                                              const PackageProgress &progress) {
-  auto weightLayout = lowered->getAttrOfType<ArrayAttr>("afm.weights");
+  auto weightLayout = contracts(lowered).getWeightsAttrHelper().getAttr(lowered);
   if (!weightLayout)
     return fail("the module lacks afm.weights: was it lowered by the "
                 "afm-codegen pipeline from an imported model?");
@@ -111,13 +106,12 @@ llvm::Error mlir::afm::writeEffectiveWeights(ModuleOp lowered,
   std::vector<SafeTensorSpec> specs;
   llvm::StringSet<> seen;
   uint64_t totalBytes = 0;
-  for (Attribute entry : weightLayout) {
-    auto dict = cast<DictionaryAttr>(entry);
-    StringRef name = getField<StringAttr>(dict, "name").getValue();
+  for (auto slot : weightLayout.getAsRange<WeightSlotAttr>()) {
+    StringRef name = slot.getName();
     if (!seen.insert(name).second)
       continue;
-    WeightSource source(dict);
-    if (source.annotations && source.annotations.get("afm.svd_factor"))
+    WeightSource source(slot);
+    if (source.factor)
       continue;
     SafeTensorSpec spec{name.str(), DType::F32, encodedShape(source.type)};
     totalBytes += 4 * static_cast<uint64_t>(
@@ -135,8 +129,7 @@ llvm::Error mlir::afm::writeEffectiveWeights(ModuleOp lowered,
   WeightEncoder encoder(weights, /*keepValues=*/true);
   uint64_t done = 0;
   for (const auto &[name, source] : list) {
-    auto encoded = encoder.encode(name, source.type, source.value,
-                                  source.annotations);
+    auto encoded = source.encode(encoder, name);
     if (!encoded)
       return encoded.takeError();
     std::vector<float> values = encoder.takeEffectiveValues(name);
@@ -169,9 +162,10 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
   // What the code generator freed goes back first: the section and the
   // weights in flight come on top of what is resident now.
   returnFreeMemory();
-  auto model = lowered->getAttrOfType<DictionaryAttr>("afm.model");
-  auto weightLayout = lowered->getAttrOfType<ArrayAttr>("afm.weights");
-  auto kvLayout = lowered->getAttrOfType<ArrayAttr>("afm.kv_layout");
+  AFMDialect &afmAttrs = contracts(lowered);
+  ModelAttr model = afmAttrs.getModelAttrHelper().getAttr(lowered);
+  ArrayAttr weightLayout = afmAttrs.getWeightsAttrHelper().getAttr(lowered);
+  ArrayAttr kvLayout = afmAttrs.getKvLayoutAttrHelper().getAttr(lowered);
   if (!model || !weightLayout || !kvLayout)
     return fail("the module lacks afm.model / afm.weights / afm.kv_layout: "
                 "was it lowered by the afm-codegen pipeline from an "
@@ -188,23 +182,22 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
   t->set_object_format(target.objectFormat == ObjectFormat::MachO ? "macho"
                                                                   : "elf");
   auto *info = manifest.mutable_model();
-  if (auto name = model.getAs<StringAttr>("name"))
-    info->set_name(name.str());
-  info->set_vocab_size(getInt(model, "vocab_size"));
-  info->set_hidden_size(getInt(model, "hidden_size"));
-  info->set_num_layers(getInt(model, "num_layers"));
-  info->set_context_length(getInt(model, "context_length"));
+  info->set_name(model.getName().str());
+  info->set_vocab_size(model.getVocabSize());
+  info->set_hidden_size(model.getHiddenSize());
+  info->set_num_layers(model.getNumLayers());
+  info->set_context_length(model.getContextLength());
 
   auto *prefill = manifest.add_entry_points();
   prefill->set_kind(::afm::manifest::EntryPoint::PREFILL);
   prefill->set_symbol(AFM_PREFILL_SYMBOL);
-  prefill->set_max_tokens(getInt(model, "prefill_chunk"));
+  prefill->set_max_tokens(model.getPrefillChunk());
   auto *decode = manifest.add_entry_points();
   decode->set_kind(::afm::manifest::EntryPoint::DECODE);
   decode->set_symbol(AFM_DECODE_SYMBOL);
   decode->set_max_tokens(1);
 
-  auto weightsBytes = lowered->getAttrOfType<IntegerAttr>("afm.weights_bytes");
+  auto weightsBytes = afmAttrs.getWeightsBytesAttrHelper().getAttr(lowered);
   std::vector<uint8_t> section(weightsBytes ? weightsBytes.getInt() : 0, 0);
   auto addTensor = [&](StringRef name, StringRef format,
                        ArrayRef<int64_t> shape, uint64_t offset,
@@ -222,22 +215,22 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
     StringRef name, part;
     RankedTensorType type;
     uint64_t offset, bytes;
-    DictionaryAttr dict;
+    WeightSlotAttr slot;
     std::string format; // set once encoded
   };
   std::vector<Part> parts;
   llvm::MapVector<StringRef, SmallVector<size_t, 4>> partsOfWeight;
   uint64_t totalBytes = 0;
-  for (Attribute entry : weightLayout) {
-    auto dict = cast<DictionaryAttr>(entry);
+  for (auto slot : weightLayout.getAsRange<WeightSlotAttr>()) {
     Part p;
-    p.name = getField<StringAttr>(dict, "name").getValue();
-    p.type = cast<RankedTensorType>(getField<TypeAttr>(dict, "type").getValue());
-    p.offset = getInt(dict, "offset");
-    p.bytes = getInt(dict, "bytes");
-    p.dict = dict;
-    if (auto role = dict.getAs<StringAttr>("part"))
-      p.part = role.getValue();
+    p.name = slot.getName();
+    p.type = dyn_cast<RankedTensorType>(slot.getType());
+    if (!p.type)
+      return fail("weight '" + p.name + "' has no ranked tensor type");
+    p.offset = slot.getOffset();
+    p.bytes = slot.getBytes();
+    p.slot = slot;
+    p.part = slot.getPart();
     if (p.offset > section.size() || p.bytes > section.size() - p.offset)
       return fail("weight '" + p.name + "' lies outside the weights section");
     partsOfWeight[p.name].push_back(parts.size());
@@ -253,9 +246,7 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
   std::mutex progressMutex;
   auto encodeWeight = [&](size_t index) {
     auto &[name, indices] = *(partsOfWeight.begin() + index);
-    WeightSource source(parts[indices.front()].dict);
-    auto encoded = encoder.encode(name, source.type, source.value,
-                                  source.annotations);
+    auto encoded = WeightSource(parts[indices.front()].slot).encode(encoder, name);
     if (!encoded) {
       errors[index] = llvm::toString(encoded.takeError());
       return;
@@ -323,25 +314,24 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
   }
 
   auto *kv = manifest.mutable_kv_cache();
-  if (auto arena = lowered->getAttrOfType<IntegerAttr>("afm.kv_arena_bytes"))
+  if (auto arena = afmAttrs.getKvArenaBytesAttrHelper().getAttr(lowered))
     kv->set_arena_bytes(arena.getInt());
-  for (Attribute entry : kvLayout) {
-    auto dict = cast<DictionaryAttr>(entry);
-    auto type = cast<KVCacheType>(getField<TypeAttr>(dict, "type").getValue());
+  for (auto slot : kvLayout.getAsRange<KVSlotAttr>()) {
+    std::optional<KVCacheShape> type = getKVCacheShape(slot.getType());
     auto *buffer = kv->add_buffers();
-    buffer->set_layer(getInt(dict, "layer"));
-    buffer->set_attention(getField<StringAttr>(dict, "attention").str());
-    buffer->set_offset(getInt(dict, "offset"));
-    buffer->set_bytes(getInt(dict, "bytes"));
-    buffer->set_kv_heads(type.getKvHeads());
-    buffer->set_capacity(type.getCapacity());
-    buffer->set_head_dim(type.getHeadDim());
+    buffer->set_layer(slot.getLayer());
+    buffer->set_attention(stringifyKVCacheAttention(slot.getAttention()).str());
+    buffer->set_offset(slot.getOffset());
+    buffer->set_bytes(slot.getBytes());
+    buffer->set_kv_heads(type->kvHeads);
+    buffer->set_capacity(type->capacity);
+    buffer->set_head_dim(type->headDim);
     std::string dtype;
-    llvm::raw_string_ostream(dtype) << type.getElementType();
+    llvm::raw_string_ostream(dtype) << type->elementType;
     buffer->set_dtype(dtype);
-    if (auto scales = dict.getAs<IntegerAttr>("scales_offset")) {
-      buffer->set_scales_offset(scales.getInt());
-      buffer->set_scales_bytes(getInt(dict, "scales_bytes"));
+    if (slot.getScalesBytes()) {
+      buffer->set_scales_offset(slot.getScalesOffset());
+      buffer->set_scales_bytes(slot.getScalesBytes());
     }
   }
 

@@ -286,7 +286,7 @@ std::vector<int64_t> mlir::afm::encodedShape(Type type) {
 
 llvm::Expected<const EncodedWeight *>
 WeightEncoder::encode(StringRef name, Type type, Attribute value,
-                      DictionaryAttr annotations) {
+                      SVDFactorAttr factor, SVDResidualAttr residual) {
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto cached = cache.find(name.str());
@@ -311,11 +311,6 @@ WeightEncoder::encode(StringRef name, Type type, Attribute value,
     e.cols = e.shape[1];
   }
   int64_t count = e.rows * e.cols;
-  auto factor = annotations ? annotations.getAs<DictionaryAttr>("afm.svd_factor")
-                            : DictionaryAttr();
-  auto residual = annotations
-                      ? annotations.getAs<DictionaryAttr>("afm.svd_residual")
-                      : DictionaryAttr();
 
   if (auto tensor = dyn_cast<RankedTensorType>(type)) {
     if (!tensor.getElementType().isF32())
@@ -324,25 +319,17 @@ WeightEncoder::encode(StringRef name, Type type, Attribute value,
                   " that cannot be packaged (plain weights are f32)");
     if (factor) {
       // An adapter factor of afm-svd-split: a slice of its source's SVD.
-      auto source = factor.getAs<StringAttr>("source");
-      auto which = factor.getAs<StringAttr>("factor");
-      auto rank = factor.getAs<IntegerAttr>("rank");
-      auto alpha = factor.getAs<FloatAttr>("alpha");
-      auto rows = factor.getAs<IntegerAttr>("rows");
-      auto cols = factor.getAs<IntegerAttr>("cols");
-      if (!source || !which || !rank || !alpha || !rows || !cols)
-        return fail("weight '" + name +
-                    "': afm.svd_factor needs source, factor, rank, alpha, "
-                    "rows and cols");
-      auto s = split(source.getValue(), rows.getInt(), cols.getInt(),
-                     rank.getInt());
+      StringRef source = factor.getSource(), which = factor.getFactor();
+      int64_t rank = factor.getRank();
+      double alpha = factor.getAlpha().getValueAsDouble();
+      auto s = split(source, factor.getRows(), factor.getCols(), rank);
       if (!s)
         return s.takeError();
-      std::vector<float> values = which.getValue() == "a" ? (*s)->a : (*s)->b;
-      if (which.getValue() == "b")
+      std::vector<float> values = which == "a" ? (*s)->a : (*s)->b;
+      if (which == "b")
         // The adapter computes (alpha / r) x A^T B^T; B = U Sigma.
         for (float &v : values)
-          v *= float(double(rank.getInt()) / alpha.getValueAsDouble());
+          v *= float(double(rank) / alpha);
       if (int64_t(values.size()) != count)
         return fail("weight '" + name + "': the SVD factor has " +
                     llvm::Twine(values.size()) + " values, the type " +
@@ -350,9 +337,7 @@ WeightEncoder::encode(StringRef name, Type type, Attribute value,
       e.values = std::move(values);
       e.isSVDFactor = true;
       e.svdSource = source.str();
-      e.note = ("top singular vectors of " + source.getValue() + " (" +
-                which.getValue() + ")")
-                   .str();
+      e.note = ("top singular vectors of " + source + " (" + which + ")").str();
     } else if (value) {
       std::optional<std::vector<uint8_t>> bytes = rawBytes(value);
       if (!bytes || int64_t(bytes->size()) != count * 4)
@@ -444,10 +429,7 @@ WeightEncoder::encode(StringRef name, Type type, Attribute value,
   const SVDSplit *svd = nullptr;
   FloatSource residualSource;
   if (residual) {
-    auto rank = residual.getAs<IntegerAttr>("rank");
-    if (!rank)
-      return fail("weight '" + name + "': afm.svd_residual needs a rank");
-    auto s = split(name, e.rows, e.cols, rank.getInt());
+    auto s = split(name, e.rows, e.cols, residual.getRank());
     if (!s)
       return s.takeError();
     svd = *s;

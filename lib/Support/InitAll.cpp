@@ -3,6 +3,7 @@
 #include "afm/InitAll.h"
 
 #include "dialects/afm/IR/AFMDialect.h"
+#include "dialects/afm_cpu/IR/AFMCPUDialect.h"
 #include "passes/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -42,7 +43,7 @@
 using namespace mlir;
 
 void afm::registerDialects(DialectRegistry &registry) {
-  registry.insert<afm::AFMDialect, arith::ArithDialect,
+  registry.insert<afm::AFMDialect, afm_cpu::AFMCPUDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, func::FuncDialect,
                   linalg::LinalgDialect, LLVM::LLVMDialect,
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,

@@ -152,6 +152,7 @@ mlir::afm::lookupTarget(llvm::StringRef name, llvm::StringRef os) {
                                    "'; expected 'linux' or 'macos'");
   }
   target.triple = triple.str();
+  target.os = os.str();
   return target;
 }
 

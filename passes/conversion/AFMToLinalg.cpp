@@ -9,6 +9,7 @@
 #include "passes/Passes.h"
 
 #include "dialects/afm/IR/AFMOps.h"
+#include "dialects/afm_cpu/IR/AFMCPUDialect.h"
 #include "passes/conversion/CompressedKernels.h"
 #include "passes/conversion/LinalgBuilders.h"
 
@@ -286,7 +287,7 @@ struct LowerMatmulLike : OpConversionPattern<OpTy> {
     // A layer may ask for int8 activations itself. (The LM head keeps f32
     // activations.)
     LinearLowering layer = how;
-    if (op->hasAttr(kInt8ActivationsAttrName))
+    if (contracts(op).getInt8ActivationsAttrHelper().isAttrPresent(op))
       layer.int8Activations = true;
     if constexpr (std::is_same_v<OpTy, LinearOp>)
       x = activationsFor(rewriter, loc, x, op.getWeight(), layer);
@@ -371,7 +372,7 @@ struct LowerMinShift : OpConversionPattern<MinShiftOp> {
     // The block sums of the activations the ASTC kernel multiplies: with
     // int8 activations, the rounded ones.
     Value input = adaptor.getInput();
-    if (how.int8Activations || op->hasAttr(kInt8ActivationsAttrName))
+    if (how.int8Activations || contracts(op).getInt8ActivationsAttrHelper().isAttrPresent(op))
       input = buildInt8RoundTrip(rewriter, loc, input);
     // The offsets of a bound ASTC weight are its stored f16 biases: read
     // them as they are rather than as a converted f32 copy.
@@ -482,15 +483,16 @@ struct AFMLowerToLinalgPass
     target.addIllegalOp<RMSNormOp, RoPEOp, LoRAOp, EmbeddingOp, LinearOp,
                         LMHeadOp, SwiGLUOp, DequantizeOp, ASTCDecodeOp,
                         ASTCOffsetsOp, MinShiftOp>();
-    // The int8 kernels' scalar dot products (lowered after vectorization).
-    target.addLegalOp<DotBytesOp>();
+    // The int8 kernels' dot products (lowered after vectorization).
+    target.addLegalDialect<afm_cpu::AFMCPUDialect>();
     RewritePatternSet patterns(ctx);
     LinearLowering how;
     how.int8Activations = int8Activations;
-    if (auto model =
-            getOperation()->getAttrOfType<DictionaryAttr>("afm.model"))
-      if (auto format = model.getAs<StringAttr>("linear_activations"))
-        how.int8Activations |= format.getValue() == "int8";
+    if (ModelAttr model =
+            contracts(getOperation()).getModelAttrHelper().getAttr(
+                getOperation()))
+      how.int8Activations |=
+          model.getLinearActivations() == ActivationFormat::Int8;
     populateAFMToLinalgPatterns(patterns, how);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))

@@ -4,6 +4,7 @@
 
 #include "afm/Layout/PackedWeights.h"
 #include "dialects/afm/IR/AFMOps.h"
+#include "dialects/afm_cpu/IR/AFMCPUDialect.h"
 #include "passes/conversion/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -286,7 +287,8 @@ static Value q4GemvSplitK(OpBuilder &b, Location loc, Value x,
         Value w = arith::MulFOp::create(nb, l, q, args[2]);
         linalg::YieldOp::create(nb, l, multiplyAdd(nb, l, args[0], w, args[4]));
       });
-  kernel->setAttr(kWholeTileDimsAttrName, b.getDenseI64ArrayAttr({2}));
+  contracts(kernel).getWholeTileDimsAttrHelper().setAttr(
+      kernel, b.getDenseI64ArrayAttr({2}));
   Value partial = tensor::CollapseShapeOp::create(
       b, loc, RankedTensorType::get({1, v, half}, b.getF32Type()),
       kernel.getResult(0), SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
@@ -303,7 +305,7 @@ static Value q4GemvSplitK(OpBuilder &b, Location loc, Value x,
 // (t, block row, row pair i, row h of the pair, group g, lane): `lanes`
 // consecutive blocks are the vector lanes (split-K partial sums, one per
 // block of a group, summed once per output), and the six rows of a block
-// row are one register tile (kWholeTileDimsAttrName), so they share the
+// row are one register tile (`afm.whole_tile_dims`), so they share the
 // activation and scale vectors, and each code vector is loaded once for
 // the two rows whose nibbles it holds.
 //===----------------------------------------------------------------------===//
@@ -403,7 +405,8 @@ static Value rowPairKernel(
         linalg::YieldOp::create(
             nb, l, multiplyAdd(nb, l, sum, scale, args.back()));
       });
-  kernel->setAttr(kWholeTileDimsAttrName, b.getDenseI64ArrayAttr({2, 3}));
+  contracts(kernel).getWholeTileDimsAttrHelper().setAttr(
+      kernel, b.getDenseI64ArrayAttr({2, 3}));
   Value partial = kernel.getResult(0);
   // [T, Nb, 3, 2, lanes] -> [T, Nb * 6, lanes] -> [T, N].
   auto partialType = cast<RankedTensorType>(partial.getType());
@@ -492,7 +495,7 @@ static Value astcBlockMatmul(OpBuilder &b, Location loc, Value x,
 ///   y[t, n] = a[t] * sum_kb scale[b] * D[t, n, kb] + acc[t, n]
 ///   D[t, n, kb] = sum_{c < 6} q[n, kb * 6 + c] * xq[t, kb * 6 + c]
 ///
-/// D is exact in i32, two afm.dot_bytes (four byte products per lane, one
+/// D is exact in i32, two afm_cpu.dot_bytes (four byte products per lane, one
 /// vpdpbusd each on AVX-512 VNNI): the row's nibbles of columns 0..3 with
 /// xq's four bytes of the block, those of columns 4 and 5 with its last
 /// two. So each block's scale multiplies once per block and row instead of
@@ -546,10 +549,10 @@ static Value astcInt8BlockMatmul(OpBuilder &b, Location loc, Value x,
       [&](OpBuilder &nb, Location l, Value codes, Value tailCodes,
           ValueRange xq, Value shift) {
         Value zero = arith::ConstantIntOp::create(nb, l, i32, 0);
-        Value dot = DotBytesOp::create(nb, l, i32, zero,
+        Value dot = afm_cpu::DotBytesOp::create(nb, l, i32, zero,
                                        nibbles(nb, l, codes, shift, 0x0f0f0f0f),
                                        xq[0]);
-        dot = DotBytesOp::create(nb, l, i32, dot,
+        dot = afm_cpu::DotBytesOp::create(nb, l, i32, dot,
                                  nibbles(nb, l, tailCodes, shift, 0x0f0f),
                                  xq[1]);
         return arith::SIToFPOp::create(nb, l, nb.getF32Type(), dot)

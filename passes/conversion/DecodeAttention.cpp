@@ -28,7 +28,7 @@
 //
 // With `int8_query`, each query head is rounded to int8 codes once per
 // task (as the general lowering's buildInt8RoundTrip rounds it) and a
-// score is exact in i32: per 64 bytes of a key row, one afm.dot_bytes of
+// score is exact in i32: per 64 bytes of a key row, one afm_cpu.dot_bytes of
 // the key codes with their sign bit flipped (code + 128, unsigned) against
 // the query codes, minus 128 * (sum of the query codes) once per score;
 // the query's step joins the key scale. That is 8 vpdpbusd per slot and
@@ -36,6 +36,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/afm_cpu/IR/AFMCPUDialect.h"
 #include "passes/conversion/AttentionSpec.h"
 
 #include "passes/GEMMTiles.h"
@@ -316,7 +317,7 @@ SmallVector<Value> DecodeAttention::slotProducts(Value g, Value slot,
     for (const QueryHead &query : queries) {
       Value sum = zero;
       for (auto [k, q] : llvm::zip(key, query.words))
-        sum = DotBytesOp::create(b, loc, sum.getType(), sum, k, q);
+        sum = afm_cpu::DotBytesOp::create(b, loc, sum.getType(), sum, k, q);
       parts.push_back(sum);
     }
     return parts;

@@ -1,4 +1,4 @@
-//===- ParallelCallToLLVM.cpp - afm.parallel_call -> host->parallel_for ---===//
+//===- ParallelCallToLLVM.cpp - afm_cpu.parallel_call -> host->parallel_for ---===//
 //
 // Runs after conversion to the LLVM dialect, when the task is an llvm.func
 // taking bare pointers. The call's memref and index operands still come
@@ -10,6 +10,7 @@
 #include "passes/Passes.h"
 
 #include "dialects/afm/IR/AFMOps.h"
+#include "dialects/afm_cpu/IR/AFMCPUDialect.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
@@ -70,7 +71,7 @@ static LLVM::LLVMFuncOp buildTrampoline(ModuleOp module, LLVM::LLVMFuncOp task,
   return trampoline;
 }
 
-static LogicalResult lower(ParallelCallOp call, SymbolTable &symbols,
+static LogicalResult lower(afm_cpu::ParallelCallOp call, SymbolTable &symbols,
                            llvm::StringMap<LLVM::LLVMFuncOp> &trampolines) {
   MLIRContext *ctx = call.getContext();
   Location loc = call.getLoc();
@@ -149,9 +150,9 @@ struct AFMLowerParallelCallsPass
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     llvm::StringMap<LLVM::LLVMFuncOp> trampolines;
-    SmallVector<ParallelCallOp> calls;
-    module.walk([&](ParallelCallOp call) { calls.push_back(call); });
-    for (ParallelCallOp call : calls)
+    SmallVector<afm_cpu::ParallelCallOp> calls;
+    module.walk([&](afm_cpu::ParallelCallOp call) { calls.push_back(call); });
+    for (afm_cpu::ParallelCallOp call : calls)
       if (failed(lower(call, symbols, trampolines)))
         return signalPassFailure();
   }

@@ -18,6 +18,7 @@
 #include "passes/conversion/CompressedKernels.h"
 
 #include "dialects/afm/IR/AFMOps.h"
+#include "dialects/afm_cpu/IR/AFMCPUDialect.h"
 #include "passes/conversion/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -344,12 +345,13 @@ Value afm::buildQ2Int8Gemm(OpBuilder &b, Location loc, Value x,
           Value plane = arith::AndIOp::create(
               nb, l, shifted,
               arith::ConstantIntOp::create(nb, l, i32, 0x03030303));
-          sum = DotBytesOp::create(nb, l, i32, sum, plane, args[1 + j]);
+          sum = afm_cpu::DotBytesOp::create(nb, l, i32, sum, plane, args[1 + j]);
         }
         linalg::YieldOp::create(
             nb, l, arith::AddIOp::create(nb, l, args.back(), sum).getResult());
       });
-  kernel->setAttr(kWholeTileDimsAttrName, b.getDenseI64ArrayAttr({2, 3}));
+  contracts(kernel).getWholeTileDimsAttrHelper().setAttr(
+      kernel, b.getDenseI64ArrayAttr({2, 3}));
   Value partial = tensor::CollapseShapeOp::create(
       b, loc, RankedTensorType::get({tokens, n, a.words}, i32),
       kernel.getResult(0),

@@ -14,7 +14,7 @@
 //
 // With int8 activations (x[t] ~ a[t] * xq[t], a = max|x[t]| / 127, as the
 // 2-bit and ASTC kernels round them), G is exact in i32: for each word,
-// two afm.dot_bytes (the low nibbles with the even columns, the high ones
+// two afm_cpu.dot_bytes (the low nibbles with the even columns, the high ones
 // with the odd), on codes made unsigned by flipping each nibble's sign bit
 // (u = q + 8), and the lane starts at -8 * (the group's sum of xq), so
 // sum u * xq - 8 sum xq = sum q * xq. Two vpdpbusd per 64 code bytes on
@@ -37,6 +37,7 @@
 
 #include "afm/Layout/PackedWeights.h"
 #include "dialects/afm/IR/AFMOps.h"
+#include "dialects/afm_cpu/IR/AFMCPUDialect.h"
 #include "passes/conversion/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -218,7 +219,8 @@ static Value groupKernel(
                                     .getResult());
       });
   // The rows of a register tile share every activation vector.
-  kernel->setAttr(kWholeTileDimsAttrName, b.getDenseI64ArrayAttr({2}));
+  contracts(kernel).getWholeTileDimsAttrHelper().setAttr(
+      kernel, b.getDenseI64ArrayAttr({2}));
   Value partial = tensor::CollapseShapeOp::create(
       b, loc,
       RankedTensorType::get({tokens, q.rows, kQ4InterleavedGroups},
@@ -286,8 +288,8 @@ static Value int8Group(OpBuilder &b, Location loc, Value x, Value words,
           Value high = arith::AndIOp::create(
               nb, l, arith::ShRUIOp::create(nb, l, u, i32Const(nb, l, 4)),
               i32Const(nb, l, 0x0f0f0f0f));
-          dot = DotBytesOp::create(nb, l, i32, dot, low, xq[1 + 2 * w]);
-          dot = DotBytesOp::create(nb, l, i32, dot, high, xq[2 + 2 * w]);
+          dot = afm_cpu::DotBytesOp::create(nb, l, i32, dot, low, xq[1 + 2 * w]);
+          dot = afm_cpu::DotBytesOp::create(nb, l, i32, dot, high, xq[2 + 2 * w]);
         }
         return arith::SIToFPOp::create(nb, l, nb.getF32Type(), dot)
             .getResult();

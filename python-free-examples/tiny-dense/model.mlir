@@ -1,8 +1,8 @@
 // The afm IR of config.json, as afm-translate --import-afm-config writes it
 // (test/tools/examples-up-to-date.test keeps it so). Weights: generate them
 // with afm-gen-example --config config.json --out-dir DIR.
-module attributes {afm.model = {architecture = "afm-dense", context_length = 512 : i64, hidden_size = 64 : i64, name = "model", num_layers = 2 : i64, prefill_chunk = 16 : i64, vocab_size = 256 : i64}} {
-  func.func @prefill(%arg0: tensor<16xi32>, %arg1: index, %arg2: index, %arg3: !afm.kv_cache<2x512x16, f32> {afm.layer = 0 : i64}, %arg4: !afm.kv_cache<2x512x16, f32> {afm.layer = 1 : i64}) -> tensor<256xf32> attributes {afm.entry = "prefill"} {
+module attributes {afm.model = #afm.model<name = "model", architecture = "afm-dense", vocab_size = 256, hidden_size = 64, num_layers = 2, context_length = 512, prefill_chunk = 16>} {
+  func.func @prefill(%arg0: tensor<16xi32>, %arg1: index, %arg2: index, %arg3: !afm.kv_cache<2x512x16, f32> {afm.layer = 0 : i64}, %arg4: !afm.kv_cache<2x512x16, f32> {afm.layer = 1 : i64}) -> tensor<256xf32> attributes {afm.entry = #afm.entry<prefill>} {
     %c1 = arith.constant 1 : index
     %0 = arith.subi %arg1, %c1 : index
     %1 = afm.weight "model.embed_tokens.weight" : tensor<256x64xf32>
@@ -64,7 +64,7 @@ module attributes {afm.model = {architecture = "afm-dense", context_length = 512
     %collapsed_6 = tensor.collapse_shape %47 [[0, 1]] : tensor<1x256xf32> into tensor<256xf32>
     return %collapsed_6 : tensor<256xf32>
   }
-  func.func @decode(%arg0: tensor<1xi32>, %arg1: index, %arg2: index, %arg3: !afm.kv_cache<2x512x16, f32> {afm.layer = 0 : i64}, %arg4: !afm.kv_cache<2x512x16, f32> {afm.layer = 1 : i64}) -> tensor<256xf32> attributes {afm.entry = "decode"} {
+  func.func @decode(%arg0: tensor<1xi32>, %arg1: index, %arg2: index, %arg3: !afm.kv_cache<2x512x16, f32> {afm.layer = 0 : i64}, %arg4: !afm.kv_cache<2x512x16, f32> {afm.layer = 1 : i64}) -> tensor<256xf32> attributes {afm.entry = #afm.entry<decode>} {
     %c1 = arith.constant 1 : index
     %0 = arith.subi %arg1, %c1 : index
     %1 = afm.weight "model.embed_tokens.weight" : tensor<256x64xf32>

@@ -46,16 +46,16 @@ func.func @linear_q2(%x: tensor<?x64xf32>, %codes: tensor<128x16xi8>, %scales: t
 // afm.model attribute. 40 rows (a long prompt, a multiple of 4) take the
 // integer GEMM: both sides read as i32 words (views, nothing copied),
 // register tiles of 4 rows of x by 2 outputs (afm.whole_tile_dims), four
-// afm.dot_bytes per code word (one per 2-bit plane).
+// afm_cpu.dot_bytes per code word (one per 2-bit plane).
 // CHECK-LABEL: func.func @prompt
 // CHECK: memref.view %{{.*}} : memref<2048xi8> to memref<128x1x4xi32>
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<10x4x64x2x4xi32>) attrs = {afm.whole_tile_dims = array<i64: 2, 3>}
-// CHECK-COUNT-4: afm.dot_bytes
+// CHECK-COUNT-4: afm_cpu.dot_bytes
 // CHECK-NOT: linalg.matmul
 // FLOAT-LABEL: func.func @prompt
 // FLOAT-NOT: linalg.matmul
-// FLOAT: afm.dot_bytes
-module attributes {afm.model = {linear_activations = "int8"}} {
+// FLOAT: afm_cpu.dot_bytes
+module attributes {afm.model = #afm.model<linear_activations = "int8", vocab_size = 32, context_length = 16, prefill_chunk = 4>} {
   func.func @prompt(%x: tensor<40x64xf32>, %codes: tensor<128x16xi8>, %scales: tensor<1xf32>) -> tensor<40x128xf32> {
     %w = afm.bound_weight %codes, %scales : tensor<128x16xi8>, tensor<1xf32> -> !afm.q2<128x64, per_tensor>
     %y = afm.linear %x, %w : tensor<40x64xf32>, !afm.q2<128x64, per_tensor> -> tensor<40x128xf32>
@@ -72,7 +72,7 @@ module attributes {afm.model = {linear_activations = "int8"}} {
 // CHECK: arith.fptosi %{{.*}} : f32 to i8
 // CHECK: arith.sitofp %{{.*}} : i8 to f32
 // CHECK: linalg.matmul
-module attributes {afm.model = {linear_activations = "int8"}} {
+module attributes {afm.model = #afm.model<linear_activations = "int8", vocab_size = 32, context_length = 16, prefill_chunk = 4>} {
   func.func @prompt_odd(%x: tensor<42x64xf32>, %codes: tensor<128x16xi8>, %scales: tensor<1xf32>) -> tensor<42x128xf32> {
     %w = afm.bound_weight %codes, %scales : tensor<128x16xi8>, tensor<1xf32> -> !afm.q2<128x64, per_tensor>
     %y = afm.linear %x, %w : tensor<42x64xf32>, !afm.q2<128x64, per_tensor> -> tensor<42x128xf32>
@@ -85,7 +85,7 @@ module attributes {afm.model = {linear_activations = "int8"}} {
 // The fused ASTC form with int8 activations: the block kernel rounds x to
 // int8 packed as the codes are, columns 0..3 of each block in one i32 lane
 // and columns 4, 5 in another, and per (row, group of 16 blocks) sums each
-// block's six byte products exactly with two afm.dot_bytes (the row's
+// block's six byte products exactly with two afm_cpu.dot_bytes (the row's
 // nibbles of the codes and of the tail codes), converts the block sum once
 // and multiplies it by the block's f16 scale; amax / 127 multiplies each
 // output once. The min-shift term sums the same rounded activations.
@@ -98,14 +98,14 @@ module attributes {afm.model = {linear_activations = "int8"}} {
 // CHECK: %[[XTAIL:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x16xi32>)
 // CHECK-COUNT-2: math.roundeven
 // CHECK: %[[P:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%{{.*}}, %{{.*}}, %[[HEAD]], %[[XTAIL]], %{{.*}} : tensor<6x3x1x16xi32>, tensor<6x3x1x16xi16>, tensor<1x1x16xi32>, tensor<1x1x16xi32>, tensor<6x1x16xf16>) outs(%{{.*}} : tensor<1x6x3x2x16xf32>) attrs =  {afm.whole_tile_dims = array<i64: 2, 3>}
-// CHECK: %[[D:.*]] = afm.dot_bytes %{{.*}}, %{{.*}}, %{{.*}} : i32
-// CHECK: afm.dot_bytes %[[D]], %{{.*}}, %{{.*}} : i32
+// CHECK: %[[D:.*]] = afm_cpu.dot_bytes %{{.*}}, %{{.*}}, %{{.*}} : i32
+// CHECK: afm_cpu.dot_bytes %[[D]], %{{.*}}, %{{.*}} : i32
 // CHECK: arith.sitofp %{{.*}} : i32 to f32
 // CHECK: arith.extf %{{.*}} : f16 to f32
 // CHECK-NOT: linalg.generic {{.*}} outs(%{{.*}} : tensor<32x64xf32>)
 // FLOAT-LABEL: func.func @linear_astc
 // FLOAT-NOT: math.roundeven
-// FLOAT-NOT: afm.dot_bytes
+// FLOAT-NOT: afm_cpu.dot_bytes
 func.func @linear_astc(%x: tensor<1x64xf32>, %codes: tensor<6x3x16xi32>, %tail: tensor<6x3x16xi16>, %s: tensor<6x16xf16>, %bias: tensor<6x16xf16>) -> tensor<1x32xf32> {
   %w = afm.bound_weight %codes, %tail, %s, %bias : tensor<6x3x16xi32>, tensor<6x3x16xi16>, tensor<6x16xf16>, tensor<6x16xf16> -> !afm.astc<32x64, block = 6x6, offset = linear_segment>
   %d = afm.astc_decode %w : !afm.astc<32x64, block = 6x6, offset = linear_segment> -> tensor<32x64xf32>

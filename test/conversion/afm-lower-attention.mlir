@@ -264,7 +264,7 @@ func.func @decode_local_int8(%q: tensor<1x4x16xf32>, %k: tensor<1x2x16xf32>, %v:
 
 // int8_query, one query row and a head dimension of whole 64-byte words:
 // each query head is rounded to int8 codes (round half to even of
-// x * 127 / absmax) packed four to an i32 lane; a score is afm.dot_bytes
+// x * 127 / absmax) packed four to an i32 lane; a score is afm_cpu.dot_bytes
 // of the key codes with their sign bits flipped (xor 0x80808080) against
 // them, minus 128 * the sum of the codes, then scaled by the query's step
 // and the key scale. No f32 product touches a key.
@@ -278,7 +278,7 @@ func.func @decode_local_int8(%q: tensor<1x4x16xf32>, %k: tensor<1x2x16xf32>, %v:
 // CHECK: %[[KEY:.*]] = vector.load %[[KV]][%c0{{.*}}] : memref<2x2x64x64xi8>, vector<64xi8>
 // CHECK: %[[WORDS:.*]] = vector.bitcast %[[KEY]] : vector<64xi8> to vector<16xi32>
 // CHECK: %[[FLIPPED:.*]] = arith.xori %[[WORDS]], %{{.*}} : vector<16xi32>
-// CHECK: afm.dot_bytes %{{.*}}, %[[FLIPPED]], %{{.*}} : vector<16xi32>
+// CHECK: afm_cpu.dot_bytes %{{.*}}, %[[FLIPPED]], %{{.*}} : vector<16xi32>
 // CHECK: arith.subi
 // CHECK: arith.sitofp {{.*}} : vector<16xi32> to vector<16xf32>
 // CHECK: scf.forall.in_parallel

@@ -23,13 +23,13 @@
 // CHECK: %[[POOL:.*]] = llvm.load {{.*}} : !llvm.ptr -> !llvm.ptr
 // CHECK: %[[TR:.*]] = llvm.mlir.addressof @task_trampoline
 // CHECK: llvm.call %[[PF]](%[[POOL]], %[[N]], %[[TR]], %[[FRAME]]) : !llvm.ptr, (!llvm.ptr, i64, !llvm.ptr, !llvm.ptr) -> ()
-// CHECK-NOT: afm.parallel_call
+// CHECK-NOT: afm_cpu.parallel_call
 llvm.func @task(%i: i64, %p: !llvm.ptr, %k: i64) attributes {sym_visibility = "private"} {
   llvm.return
 }
 llvm.func @afm_decode(%desc: !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>, %n: i64, %host: !llvm.ptr) {
   %m = builtin.unrealized_conversion_cast %desc : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<32xf32>
   %count = builtin.unrealized_conversion_cast %n : i64 to index
-  afm.parallel_call @task(%count) host %host captures(%m, %count : memref<32xf32>, index) : !llvm.ptr
+  afm_cpu.parallel_call @task(%count) host %host captures(%m, %count : memref<32xf32>, index) : !llvm.ptr
   llvm.return
 }

@@ -4,12 +4,12 @@
 // twice (tied embedding) is stored once. Each layer's cache is a view of the
 // KV arena; the logits are stored into the runtime's buffer.
 // CHECK: module attributes {afm.kv_arena_bytes = 4096 : i64
-// CHECK-SAME: afm.kv_layout = [{attention = "local", bytes = 2048 : i64, layer = 0 : i64, offset = 0 : i64, type = !afm.kv_cache<2x8x16, f32>}, {attention = "global", bytes = 2048 : i64, layer = 1 : i64, offset = 2048 : i64, type = !afm.kv_cache<2x8x16, f32>}]
-// CHECK-SAME: afm.weights = [{bytes = 8192 : i64, name = "embed", offset = 0 : i64, type = tensor<32x64xf32>}, {bytes = 12 : i64, name = "norm", offset = 8192 : i64, type = tensor<3xf32>, value = dense<1.000000e+00> : tensor<3xf32>}, {bytes = 8192 : i64, name = "head", offset = 8256 : i64, type = tensor<32x64xf32>}]
+// CHECK-SAME: afm.kv_layout = [#afm.kv_slot<layer = 0, offset = 0, bytes = 2048, type = !afm.kv_cache<2x8x16, f32>, attention = local>, #afm.kv_slot<layer = 1, offset = 2048, bytes = 2048, type = !afm.kv_cache<2x8x16, f32>, attention = global>]
+// CHECK-SAME: afm.weights = [#afm.weight_slot<name = "embed", offset = 0, bytes = 8192, type = tensor<32x64xf32>>, #afm.weight_slot<name = "norm", offset = 8192, bytes = 12, type = tensor<3xf32>, value = dense<1.000000e+00> : tensor<3xf32>>, #afm.weight_slot<name = "head", offset = 8256, bytes = 8192, type = tensor<32x64xf32>>]
 // CHECK-SAME: afm.weights_bytes = 16448 : i64
 // CHECK-LABEL: func.func @afm_prefill(
 // CHECK-SAME: %[[W:.*]]: memref<16448xi8>, %[[TOK:.*]]: memref<4xi32>, %[[COUNT:.*]]: index, %[[POS:.*]]: index, %[[KV:.*]]: memref<4096xi8>, %[[LOGITS:.*]]: memref<32xf32>, %{{.*}}: !llvm.ptr)
-// CHECK-SAME: attributes {afm.entry = "prefill"}
+// CHECK-SAME: attributes {afm.entry = #afm.entry<prefill>}
 // CHECK-DAG: bufferization.to_tensor %[[TOK]] restrict : memref<4xi32> to tensor<4xi32>
 // CHECK-DAG: memref.view %[[KV]][%c0{{.*}}][] : memref<4096xi8> to memref<2x2x8x16xf32>
 // CHECK-DAG: memref.view %[[KV]][%c2048{{.*}}][] : memref<4096xi8> to memref<2x2x8x16xf32>
@@ -22,7 +22,7 @@
 func.func @prefill(%tokens: tensor<4xi32>, %count: index, %pos: index,
                    %kv0: !afm.kv_cache<2x8x16, f32> {afm.layer = 0 : i64},
                    %kv1: !afm.kv_cache<2x8x16, f32> {afm.layer = 1 : i64}) -> tensor<1x32xf32>
-    attributes {afm.entry = "prefill"} {
+    attributes {afm.entry = #afm.entry<prefill>} {
   %table = afm.weight "embed" : tensor<32x64xf32>
   %n = afm.weight "norm" : tensor<3xf32> = dense<1.0>
   %h = afm.embedding %table[%tokens] : tensor<32x64xf32>, tensor<4xi32> -> tensor<4x64xf32>
@@ -39,7 +39,7 @@ func.func @prefill(%tokens: tensor<4xi32>, %count: index, %pos: index,
 func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index,
                   %kv0: !afm.kv_cache<2x8x16, f32> {afm.layer = 0 : i64},
                   %kv1: !afm.kv_cache<2x8x16, f32> {afm.layer = 1 : i64}) -> tensor<32xf32>
-    attributes {afm.entry = "decode"} {
+    attributes {afm.entry = #afm.entry<decode>} {
   %table = afm.weight "embed" : tensor<32x64xf32>
   %h = afm.embedding %table[%tokens] : tensor<32x64xf32>, tensor<1xi32> -> tensor<1x64xf32>
   %l = afm.lm_head %h, %table : tensor<1x64xf32>, tensor<32x64xf32> -> tensor<1x32xf32>
@@ -56,7 +56,7 @@ func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index,
 // 128 scale bytes at 960, so the arena ends at 1088. Every attention op that
 // reads a cache, shared-KV readers included, gets its scales.
 // CHECK: module attributes {afm.kv_arena_bytes = 1088 : i64
-// CHECK-SAME: afm.kv_layout = [{attention = "global", bytes = 320 : i64, layer = 0 : i64, offset = 0 : i64, scales_bytes = 80 : i64, scales_offset = 320 : i64, type = !afm.kv_cache<2x5x16, i8>}, {attention = "global", bytes = 512 : i64, layer = 1 : i64, offset = 448 : i64, scales_bytes = 128 : i64, scales_offset = 960 : i64, type = !afm.kv_cache<2x8x16, i8>}]
+// CHECK-SAME: afm.kv_layout = [#afm.kv_slot<layer = 0, offset = 0, bytes = 320, type = !afm.kv_cache<2x5x16, i8>, attention = global, scales_offset = 320, scales_bytes = 80>, #afm.kv_slot<layer = 1, offset = 448, bytes = 512, type = !afm.kv_cache<2x8x16, i8>, attention = global, scales_offset = 960, scales_bytes = 128>]
 // CHECK-LABEL: func.func @afm_decode(
 // CHECK-SAME: %[[KV:[^:]*]]: memref<1088xi8>
 // CHECK-DAG: %[[S0:.*]] = memref.view %[[KV]][%c320{{.*}}][] : memref<1088xi8> to memref<2x2x5xf32>
@@ -69,7 +69,7 @@ func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index,
 func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index,
                   %kv0: !afm.kv_cache<2x5x16, i8> {afm.layer = 0 : i64},
                   %kv1: !afm.kv_cache<2x8x16, i8> {afm.layer = 1 : i64}) -> tensor<32xf32>
-    attributes {afm.entry = "decode"} {
+    attributes {afm.entry = #afm.entry<decode>} {
   %table = afm.weight "embed" : tensor<32x64xf32>
   %h = afm.embedding %table[%tokens] : tensor<32x64xf32>, tensor<1xi32> -> tensor<1x64xf32>
   %q = tensor.expand_shape %h [[0], [1, 2]] output_shape [1, 4, 16] : tensor<1x64xf32> into tensor<1x4x16xf32>
@@ -96,7 +96,7 @@ module {
 
 // expected-error @+1 {{'func.func' op entry point tokens must be a static tensor<Nxi32>, got 'tensor<?xi32>'}}
 func.func @prefill(%tokens: tensor<?xi32>, %count: index, %pos: index) -> tensor<32xf32>
-    attributes {afm.entry = "prefill"} {
+    attributes {afm.entry = #afm.entry<prefill>} {
   %z = arith.constant dense<0.0> : tensor<32xf32>
   return %z : tensor<32xf32>
 }
@@ -105,14 +105,14 @@ func.func @prefill(%tokens: tensor<?xi32>, %count: index, %pos: index) -> tensor
 
 // expected-error @+1 {{'func.func' op entry point cache argument 3 needs an afm.layer attribute}}
 func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index, %kv: !afm.kv_cache<2x8x16, f32>) -> tensor<32xf32>
-    attributes {afm.entry = "decode"} {
+    attributes {afm.entry = #afm.entry<decode>} {
   %z = arith.constant dense<0.0> : tensor<32xf32>
   return %z : tensor<32xf32>
 }
 
 // -----
 
-// expected-error @+1 {{'func.func' op afm.entry must be "prefill" or "decode", got "train"}}
+// expected-error @+1 {{'func.func' op 'afm.entry' must be #afm.entry<prefill> or #afm.entry<decode>, got "train"}}
 func.func @train(%tokens: tensor<1xi32>, %count: index, %pos: index) -> tensor<32xf32>
     attributes {afm.entry = "train"} {
   %z = arith.constant dense<0.0> : tensor<32xf32>
@@ -123,7 +123,7 @@ func.func @train(%tokens: tensor<1xi32>, %count: index, %pos: index) -> tensor<3
 
 // ASTC blocks of odd width have no CPU form (two 4-bit codes per byte).
 func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index) -> tensor<32xf32>
-    attributes {afm.entry = "decode"} {
+    attributes {afm.entry = #afm.entry<decode>} {
   // expected-error @+1 {{'afm.weight' op weights of type '!afm.astc<32x64, block = 5x5, offset = min>' cannot be bound: only static tensors, 2-bit, 4-bit and ASTC weights in 6x6 blocks are}}
   %w = afm.weight "w" : !afm.astc<32x64, block = 5x5, offset = min>
   %z = arith.constant dense<0.0> : tensor<32xf32>
@@ -133,13 +133,13 @@ func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index) -> tensor<
 // -----
 
 func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index, %kv: !afm.kv_cache<2x16x16, f32> {afm.layer = 0 : i64}) -> tensor<32xf32>
-    attributes {afm.entry = "decode"} {
+    attributes {afm.entry = #afm.entry<decode>} {
   %z = arith.constant dense<0.0> : tensor<32xf32>
   return %z : tensor<32xf32>
 }
 // expected-error @+1 {{'func.func' op cache of layer 0 is '!afm.kv_cache<2x8x16, f32>' here but '!afm.kv_cache<2x16x16, f32>' in another entry point}}
 func.func @prefill(%tokens: tensor<4xi32>, %count: index, %pos: index, %kv: !afm.kv_cache<2x8x16, f32> {afm.layer = 0 : i64}) -> tensor<32xf32>
-    attributes {afm.entry = "prefill"} {
+    attributes {afm.entry = #afm.entry<prefill>} {
   %z = arith.constant dense<0.0> : tensor<32xf32>
   return %z : tensor<32xf32>
 }
@@ -151,7 +151,7 @@ func.func @prefill(%tokens: tensor<4xi32>, %count: index, %pos: index, %kv: !afm
 // kept as a compressed value through afm.bound_weight. The layout names
 // each part with its role and the weight's format; annotations of passes
 // (here afm-svd-split's) travel with it to the packager.
-// CHECK: afm.weights = [{annotations = {afm.svd_residual = {rank = 4 : i64}}, bytes = 512 : i64, format = !afm.q2<32x64, per_tensor>, name = "w2", offset = 0 : i64, part = "codes", type = tensor<32x16xi8>}, {annotations = {afm.svd_residual = {rank = 4 : i64}}, bytes = 4 : i64, format = !afm.q2<32x64, per_tensor>, name = "w2", offset = 512 : i64, part = "scales", type = tensor<1xf32>}, {bytes = 1152 : i64, format = !afm.astc<32x64, block = 6x6, offset = linear_segment>, name = "wa", offset = 576 : i64, part = "codes", type = tensor<6x3x16xi32>}, {bytes = 576 : i64, format = !afm.astc<32x64, block = 6x6, offset = linear_segment>, name = "wa", offset = 1728 : i64, part = "tail_codes", type = tensor<6x3x16xi16>}, {bytes = 192 : i64, format = !afm.astc<32x64, block = 6x6, offset = linear_segment>, name = "wa", offset = 2304 : i64, part = "scales", type = tensor<6x16xf16>}, {bytes = 192 : i64, format = !afm.astc<32x64, block = 6x6, offset = linear_segment>, name = "wa", offset = 2496 : i64, part = "biases", type = tensor<6x16xf16>}]
+// CHECK: afm.weights = [#afm.weight_slot<name = "w2", offset = 0, bytes = 512, type = tensor<32x16xi8>, part = "codes", format = !afm.q2<32x64, per_tensor>, svd_residual = <rank = 4>>, #afm.weight_slot<name = "w2", offset = 512, bytes = 4, type = tensor<1xf32>, part = "scales", format = !afm.q2<32x64, per_tensor>, svd_residual = <rank = 4>>, #afm.weight_slot<name = "wa", offset = 576, bytes = 1152, type = tensor<6x3x16xi32>, part = "codes", format = !afm.astc<32x64, block = 6x6, offset = linear_segment>>, #afm.weight_slot<name = "wa", offset = 1728, bytes = 576, type = tensor<6x3x16xi16>, part = "tail_codes", format = !afm.astc<32x64, block = 6x6, offset = linear_segment>>, #afm.weight_slot<name = "wa", offset = 2304, bytes = 192, type = tensor<6x16xf16>, part = "scales", format = !afm.astc<32x64, block = 6x6, offset = linear_segment>>, #afm.weight_slot<name = "wa", offset = 2496, bytes = 192, type = tensor<6x16xf16>, part = "biases", format = !afm.astc<32x64, block = 6x6, offset = linear_segment>>]
 // CHECK-LABEL: func.func @afm_decode(
 // CHECK: %[[C:.*]] = memref.view %{{.*}}[%c0{{.*}}][] : memref<2688xi8> to memref<32x16xi8>
 // CHECK: %[[CT:.*]] = bufferization.to_tensor %[[C]]
@@ -160,8 +160,8 @@ func.func @prefill(%tokens: tensor<4xi32>, %count: index, %pos: index, %kv: !afm
 // CHECK: %[[W:.*]] = afm.bound_weight %[[CT]], %[[ST]] : tensor<32x16xi8>, tensor<1xf32> -> !afm.q2<32x64, per_tensor>
 // CHECK: afm.bound_weight %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<6x3x16xi32>, tensor<6x3x16xi16>, tensor<6x16xf16>, tensor<6x16xf16> -> !afm.astc<32x64, block = 6x6, offset = linear_segment>
 func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index) -> tensor<32xf32>
-    attributes {afm.entry = "decode"} {
-  %w = afm.weight "w2" : !afm.q2<32x64, per_tensor> {afm.svd_residual = {rank = 4 : i64}}
+    attributes {afm.entry = #afm.entry<decode>} {
+  %w = afm.weight "w2" : !afm.q2<32x64, per_tensor> {afm.svd_residual = #afm.svd_residual<rank = 4>}
   %a = afm.weight "wa" : !afm.astc<32x64, block = 6x6, offset = linear_segment>
   %x = arith.constant dense<1.0> : tensor<1x64xf32>
   %y = afm.linear %x, %w : tensor<1x64xf32>, !afm.q2<32x64, per_tensor> -> tensor<1x32xf32>

@@ -11,7 +11,7 @@
 // holding exactly context_length positions is enough.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: afm.kv_arena_bytes = 2048 : i64
-// CHECK-SAME: afm.model = {context_length = 8 : i64, prefill_chunk = 4 : i64, vocab_size = 32 : i64}
+// CHECK-SAME: afm.model = #afm.model<vocab_size = 32, context_length = 8, prefill_chunk = 4>
 // CHECK-SAME: afm.weights_bytes = 1024 : i64
 // CHECK-NEXT: func.func @afm_prefill(%{{.*}}: memref<1024xi8>, %{{.*}}: memref<4xi32>
 // CHECK: func.func @afm_decode(%{{.*}}: memref<1024xi8>, %{{.*}}: memref<1xi32>
@@ -19,9 +19,9 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: llvm.mlir.global external constant @afm_compiled_facts(dense<[2, 32, 8, 4, 1, 1024, 2048, 0]> : tensor<8xi64>) {addr_space = 0 : i32} : !llvm.array<8 x i64>
 // CHECK-NEXT: }
-module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, context_length = 8 : i64},
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>,
                    afm.kv_arena_bytes = 2048 : i64, afm.weights_bytes = 1024 : i64,
-                   afm.kv_layout = [{attention = "global", bytes = 2048 : i64, layer = 0 : i64, offset = 0 : i64, type = !afm.kv_cache<2x8x16, f32>}]} {
+                   afm.kv_layout = [#afm.kv_slot<layer = 0, offset = 0, bytes = 2048, type = !afm.kv_cache<2x8x16, f32>, attention = global>]} {
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return
   }
@@ -38,8 +38,8 @@ module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, 
 // (4) than the context (8).
 // CHECK-LABEL: module attributes
 // CHECK: llvm.mlir.global external constant @afm_compiled_facts(dense<[2, 32, 8, 4, 1, 512, 256, 0]> : tensor<8xi64>)
-module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, context_length = 8 : i64},
-                   afm.kv_layout = [{attention = "local", bytes = 256 : i64, layer = 0 : i64, offset = 0 : i64, type = !afm.kv_cache<1x4x8, f32>}]} {
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>,
+                   afm.kv_layout = [#afm.kv_slot<layer = 0, offset = 0, bytes = 256, type = !afm.kv_cache<1x4x8, f32>, attention = local>]} {
   func.func @afm_prefill(%w: memref<16x16xf16>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2x32xf32>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return
   }
@@ -64,7 +64,7 @@ module {
 
 // A model needs both entry points.
 // expected-error @+1 {{a model needs both entry points, afm_prefill and afm_decode}}
-module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, context_length = 8 : i64}} {
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>} {
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return
   }
@@ -74,7 +74,7 @@ module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, 
 
 // An entry point has exactly the 7 arguments of the C ABI (here the host
 // API is missing), reported at the entry point.
-module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, context_length = 8 : i64}} {
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>} {
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return
   }
@@ -88,7 +88,7 @@ module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, 
 
 // An entry point returns nothing: it writes the logits into the runtime's
 // buffer.
-module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, context_length = 8 : i64}} {
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>} {
   // expected-error @+1 {{an entry point must have the 7 arguments of include/afm/kernel_abi.h and no results}}
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) -> index {
     return %n : index
@@ -101,7 +101,7 @@ module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, 
 // -----
 
 // Tokens are i32 (here i64), reported at the entry point.
-module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, context_length = 8 : i64}} {
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>} {
   // expected-error @+1 {{an entry point's tokens, logits, weights and arena must be static 1-D buffers (i32 tokens, f32 logits)}}
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi64>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return
@@ -115,7 +115,7 @@ module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, 
 
 // The arena must have a static size: the code addresses a fixed number of
 // bytes of it.
-module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, context_length = 8 : i64}} {
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>} {
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return
   }
@@ -130,7 +130,7 @@ module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, 
 // Both entry points write the same logits (here decode writes 64) and
 // address the same weights and arena.
 // expected-error @+1 {{afm_prefill and afm_decode disagree on the logits, weights or arena they address}}
-module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, context_length = 8 : i64}} {
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>} {
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return
   }
@@ -143,7 +143,7 @@ module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, 
 
 // Decode reads exactly one token (here 2).
 // expected-error @+1 {{afm_prefill must read at least one token and afm_decode exactly one, not 4 and 2}}
-module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, context_length = 8 : i64}} {
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>} {
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return
   }
@@ -156,7 +156,7 @@ module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, 
 
 // Prefill reads at least one token (here none).
 // expected-error @+1 {{afm_prefill must read at least one token and afm_decode exactly one, not 0 and 1}}
-module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 0 : i64, context_length = 8 : i64}} {
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>} {
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<0xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return
   }
@@ -182,7 +182,7 @@ module {
 
 // afm.model vocab_size is the logits' size; the error names both values.
 // expected-error @+1 {{afm.model vocab_size is 16, but the entry points were built for 32}}
-module attributes {afm.model = {vocab_size = 16 : i64, prefill_chunk = 4 : i64, context_length = 8 : i64}} {
+module attributes {afm.model = #afm.model<vocab_size = 16, prefill_chunk = 4, context_length = 8>} {
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return
   }
@@ -193,10 +193,9 @@ module attributes {afm.model = {vocab_size = 16 : i64, prefill_chunk = 4 : i64, 
 
 // -----
 
-// afm.model prefill_chunk is prefill's tokens buffer; a missing field is
-// named as such.
-// expected-error @+1 {{afm.model prefill_chunk is missing, but the entry points were built for 4}}
-module attributes {afm.model = {vocab_size = 32 : i64, context_length = 8 : i64}} {
+// afm.model prefill_chunk is prefill's tokens buffer.
+// expected-error @+1 {{afm.model prefill_chunk is 2, but the entry points were built for 4}}
+module attributes {afm.model = #afm.model<vocab_size = 32, context_length = 8, prefill_chunk = 2>} {
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return
   }
@@ -207,9 +206,9 @@ module attributes {afm.model = {vocab_size = 32 : i64, context_length = 8 : i64}
 
 // -----
 
-// afm.model context_length is at least 1 ...
-// expected-error @+1 {{afm.model context_length must be 1 to 2^31-1}}
-module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, context_length = 0 : i64}} {
+// afm.model context_length is at least 1 (the dialect checks it) ...
+// expected-error @+1 {{context_length must be in [1, 2^31), got 0}}
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 0>} {
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return
   }
@@ -221,8 +220,8 @@ module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, 
 // -----
 
 // ... and fits an int32 position (here 2^31).
-// expected-error @+1 {{afm.model context_length must be 1 to 2^31-1}}
-module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, context_length = 2147483648 : i64}} {
+// expected-error @+1 {{context_length must be in [1, 2^31), got 2147483648}}
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 2147483648>} {
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return
   }
@@ -235,9 +234,9 @@ module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, 
 
 // Every afm.kv_layout buffer lies inside the arena (here bytes 1024 to 3072
 // of a 2048-byte arena).
-// expected-error @+1 {{afm.kv_layout entry {attention = "global", bytes = 2048 : i64, layer = 0 : i64, offset = 1024 : i64, type = !afm.kv_cache<2x8x16, f32>} does not lie in the 2048-byte arena}}
-module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, context_length = 8 : i64},
-                   afm.kv_layout = [{attention = "global", bytes = 2048 : i64, layer = 0 : i64, offset = 1024 : i64, type = !afm.kv_cache<2x8x16, f32>}]} {
+// expected-error @+1 {{afm.kv_layout entry #afm.kv_slot<layer = 0, offset = 1024, bytes = 2048, type = !afm.kv_cache<2x8x16, f32>, attention = global> does not lie in the 2048-byte arena}}
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>,
+                   afm.kv_layout = [#afm.kv_slot<layer = 0, offset = 1024, bytes = 2048, type = !afm.kv_cache<2x8x16, f32>, attention = global>]} {
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return
   }
@@ -250,9 +249,9 @@ module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, 
 
 // A global cache holds the whole context (here 8 positions for a context
 // of 16).
-// expected-error @+1 {{afm.model context_length 16 is more than the 8 positions of the global KV cache {attention = "global", bytes = 2048 : i64, layer = 0 : i64, offset = 0 : i64, type = !afm.kv_cache<2x8x16, f32>}}}
-module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, context_length = 16 : i64},
-                   afm.kv_layout = [{attention = "global", bytes = 2048 : i64, layer = 0 : i64, offset = 0 : i64, type = !afm.kv_cache<2x8x16, f32>}]} {
+// expected-error @+1 {{afm.model context_length 16 is more than the 8 positions of the global KV cache #afm.kv_slot<layer = 0, offset = 0, bytes = 2048, type = !afm.kv_cache<2x8x16, f32>, attention = global>}}
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 16>,
+                   afm.kv_layout = [#afm.kv_slot<layer = 0, offset = 0, bytes = 2048, type = !afm.kv_cache<2x8x16, f32>, attention = global>]} {
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return
   }
@@ -265,7 +264,7 @@ module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, 
 
 // afm.kv_arena_bytes, when present, is the arena's size.
 // expected-error @+1 {{afm.kv_arena_bytes is 4096, but the entry points address 2048 bytes}}
-module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, context_length = 8 : i64},
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>,
                    afm.kv_arena_bytes = 4096 : i64} {
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return
@@ -279,7 +278,7 @@ module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, 
 
 // afm.weights_bytes, when present, is the weights section's size.
 // expected-error @+1 {{afm.weights_bytes is 512, but the entry points address 1024 bytes}}
-module attributes {afm.model = {vocab_size = 32 : i64, prefill_chunk = 4 : i64, context_length = 8 : i64},
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>,
                    afm.weights_bytes = 512 : i64} {
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return

@@ -4,12 +4,12 @@
 // target vectorizes a tile of it into 1-D byte vectors and its own
 // instruction, with the accumulator in a register across g and the four
 // planes unrolled (constant shifts).
-// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=x86-64-v4-vnni" | FileCheck %s --check-prefix=VNNI
-// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=x86-64-v4" | FileCheck %s --check-prefix=AVX512
-// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=x86-64-v3" | FileCheck %s --check-prefix=AVX2
-// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=apple-m2" | FileCheck %s --check-prefix=SDOT
-// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=aarch64-generic" | FileCheck %s --check-prefix=GENERIC
-// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=x86-64-v4-vnni" | grep -c memref.prefetch | FileCheck %s --check-prefix=ONE-PREFETCH
+// RUN: afm-opt %s -split-input-file --afm-set-target=target=x86-64-v4-vnni --afm-select-tiles --afm-tile-for-target | FileCheck %s --check-prefix=VNNI
+// RUN: afm-opt %s -split-input-file --afm-set-target=target=x86-64-v4 --afm-select-tiles --afm-tile-for-target | FileCheck %s --check-prefix=AVX512
+// RUN: afm-opt %s -split-input-file --afm-set-target=target=x86-64-v3 --afm-select-tiles --afm-tile-for-target | FileCheck %s --check-prefix=AVX2
+// RUN: afm-opt %s -split-input-file --afm-set-target=target=apple-m2 --afm-select-tiles --afm-tile-for-target | FileCheck %s --check-prefix=SDOT
+// RUN: afm-opt %s -split-input-file --afm-set-target=target=aarch64-generic --afm-select-tiles --afm-tile-for-target | FileCheck %s --check-prefix=GENERIC
+// RUN: afm-opt %s -split-input-file --afm-set-target=target=x86-64-v4-vnni --afm-select-tiles --afm-tile-for-target | grep -c memref.prefetch | FileCheck %s --check-prefix=ONE-PREFETCH
 // ONE-PREFETCH: {{^}}1{{$}}
 
 #X = affine_map<(t, o, g, j, i, m) -> (t, j, g, i, m)>

@@ -1,7 +1,7 @@
 // RUN: afm-opt %s -split-input-file -afm-outline-parallel-loops | FileCheck %s
 
 // A marked tile loop becomes a private task over its iterations and an
-// afm.parallel_call with the entry point's host. Views and constants are
+// afm_cpu.parallel_call with the entry point's host. Views and constants are
 // recomputed in the task; static memrefs and scalars are captured.
 // CHECK-LABEL: func.func private @afm_decode_task0(
 // CHECK-SAME: %[[I:.*]]: index, %[[SCALE:.*]]: f32, %[[W:.*]]: memref<256xi8>, %[[Y:.*]]: memref<32xf32>)
@@ -18,8 +18,8 @@
 // CHECK-SAME: %[[SC:.*]]: f32, %[[WB:.*]]: memref<256xi8>, %[[YB:.*]]: memref<32xf32>, %[[HOST:.*]]: !llvm.ptr)
 // CHECK-NOT: scf.for
 // CHECK: %[[N:.*]] = arith.ceildivsi
-// CHECK: afm.parallel_call @afm_decode_task0(%[[N]]) host %[[HOST]] captures(%[[SC]], %[[WB]], %[[YB]] : f32, memref<256xi8>, memref<32xf32>) : !llvm.ptr
-func.func @afm_decode(%scale: f32, %w: memref<256xi8>, %y: memref<32xf32>, %host: !llvm.ptr) attributes {afm.entry = "decode"} {
+// CHECK: afm_cpu.parallel_call @afm_decode_task0(%[[N]]) host %[[HOST]] captures(%[[SC]], %[[WB]], %[[YB]] : f32, memref<256xi8>, memref<32xf32>) : !llvm.ptr
+func.func @afm_decode(%scale: f32, %w: memref<256xi8>, %y: memref<32xf32>, %host: !llvm.ptr) attributes {afm.entry = #afm.entry<decode>} {
   %c0 = arith.constant 0 : index
   %c8 = arith.constant 8 : index
   %c32 = arith.constant 32 : index
@@ -37,11 +37,11 @@ func.func @afm_decode(%scale: f32, %w: memref<256xi8>, %y: memref<32xf32>, %host
 // A loop that would need a dynamically shaped memref stays sequential and
 // loses its mark.
 // CHECK-LABEL: func.func @afm_prefill(
-// CHECK-NOT: afm.parallel_call
+// CHECK-NOT: afm_cpu.parallel_call
 // CHECK: scf.for
 // CHECK-NOT: afm.parallel
 // CHECK: return
-func.func @afm_prefill(%y: memref<?xf32>, %host: !llvm.ptr) attributes {afm.entry = "prefill"} {
+func.func @afm_prefill(%y: memref<?xf32>, %host: !llvm.ptr) attributes {afm.entry = #afm.entry<prefill>} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
@@ -61,7 +61,7 @@ func.func @afm_prefill(%y: memref<?xf32>, %host: !llvm.ptr) attributes {afm.entr
 // CHECK-SAME: %{{.*}}: index, %{{.*}}: memref<16xf32>)
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME: %[[HOST:.*]]: !llvm.ptr, %[[OUT:.*]]: memref<16xf32>)
-// CHECK: afm.parallel_call @main_task0(%{{.*}}) host %[[HOST]] captures(%[[OUT]] : memref<16xf32>) : !llvm.ptr
+// CHECK: afm_cpu.parallel_call @main_task0(%{{.*}}) host %[[HOST]] captures(%[[OUT]] : memref<16xf32>) : !llvm.ptr
 func.func @main(%host: !llvm.ptr, %y: memref<16xf32>) attributes {afm.host_argument = 0 : i64} {
   %c0 = arith.constant 0 : index
   %c8 = arith.constant 8 : index
@@ -78,7 +78,7 @@ func.func @main(%host: !llvm.ptr, %y: memref<16xf32>) attributes {afm.host_argum
 // Neither an entry point nor a named host argument: nothing to run tasks
 // on, the loop stays sequential.
 // CHECK-LABEL: func.func @plain(
-// CHECK-NOT: afm.parallel_call
+// CHECK-NOT: afm_cpu.parallel_call
 // CHECK: scf.for
 func.func @plain(%y: memref<16xf32>, %host: !llvm.ptr) {
   %c0 = arith.constant 0 : index
@@ -101,7 +101,7 @@ func.func @plain(%y: memref<16xf32>, %host: !llvm.ptr) {
 // CHECK-DAG: memref.get_global @shifts
 // CHECK-DAG: ub.poison : i8
 memref.global "private" constant @shifts : memref<4xi8> = dense<[0, 2, 4, 6]>
-func.func @afm_decode(%y: memref<16xi8>, %host: !llvm.ptr) attributes {afm.entry = "decode"} {
+func.func @afm_decode(%y: memref<16xi8>, %host: !llvm.ptr) attributes {afm.entry = #afm.entry<decode>} {
   %c0 = arith.constant 0 : index
   %c4 = arith.constant 4 : index
   %c16 = arith.constant 16 : index
@@ -122,9 +122,9 @@ func.func @afm_decode(%y: memref<16xi8>, %host: !llvm.ptr) attributes {afm.entry
 // CHECK-LABEL: func.func private @afm_decode_task0_lm_head(
 // CHECK-LABEL: func.func private @afm_decode_task1_odd_name_(
 // CHECK-LABEL: func.func @afm_decode(
-// CHECK: afm.parallel_call @afm_decode_task0_lm_head(
-// CHECK: afm.parallel_call @afm_decode_task1_odd_name_(
-func.func @afm_decode(%y: memref<32xf32>, %host: !llvm.ptr) attributes {afm.entry = "decode"} {
+// CHECK: afm_cpu.parallel_call @afm_decode_task0_lm_head(
+// CHECK: afm_cpu.parallel_call @afm_decode_task1_odd_name_(
+func.func @afm_decode(%y: memref<32xf32>, %host: !llvm.ptr) attributes {afm.entry = #afm.entry<decode>} {
   %c0 = arith.constant 0 : index
   %c8 = arith.constant 8 : index
   %c32 = arith.constant 32 : index

@@ -17,7 +17,7 @@
 // A dynamically shaped buffer stays on the heap.
 // CHECK: memref.alloc(%{{.*}}) : memref<?xf32>
 module attributes {afm.kv_arena_bytes = 100 : i64} {
-  func.func @afm_decode(%w: memref<16xi8>, %t: memref<1xi32>, %n: index, %p: index, %arena: memref<100xi8>, %out: memref<16xf32>) attributes {afm.entry = "decode"} {
+  func.func @afm_decode(%w: memref<16xi8>, %t: memref<1xi32>, %n: index, %p: index, %arena: memref<100xi8>, %out: memref<16xf32>) attributes {afm.entry = #afm.entry<decode>} {
     %zero = arith.constant 0.0 : f32
     %big = memref.alloc() {alignment = 64 : i64} : memref<32xf32>
     %a = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
@@ -68,7 +68,7 @@ module attributes {afm.kv_arena_bytes = 64 : i64} {
 // CHECK: memref.view %[[ARENA]][%c128{{.*}}][] : memref<320xi8> to memref<16xf32>
 // CHECK-NOT: memref.alloc()
 module attributes {afm.kv_arena_bytes = 100 : i64} {
-  func.func @afm_decode(%w: memref<16xi8>, %t: memref<1xi32>, %n: index, %p: index, %arena: memref<100xi8>, %out: memref<2x16xf32>) attributes {afm.entry = "decode"} {
+  func.func @afm_decode(%w: memref<16xi8>, %t: memref<1xi32>, %n: index, %p: index, %arena: memref<100xi8>, %out: memref<2x16xf32>) attributes {afm.entry = #afm.entry<decode>} {
     %zero = arith.constant 0.0 : f32
     %before = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
     linalg.fill ins(%zero : f32) outs(%before : memref<16xf32>)
@@ -106,7 +106,7 @@ module attributes {afm.kv_arena_bytes = 100 : i64} {
 // CHECK: default {
 // CHECK: memref.alloc()
 module attributes {afm.kv_arena_bytes = 64 : i64} {
-  func.func @afm_decode(%w: memref<16xi8>, %t: memref<1xi32>, %n: index, %p: index, %arena: memref<64xi8>, %out: memref<16xf32>) attributes {afm.entry = "decode"} {
+  func.func @afm_decode(%w: memref<16xi8>, %t: memref<1xi32>, %n: index, %p: index, %arena: memref<64xi8>, %out: memref<16xf32>) attributes {afm.entry = #afm.entry<decode>} {
     %zero = arith.constant 0.0 : f32
     scf.forall (%track) in (3) {
       scf.index_switch %track
@@ -140,7 +140,7 @@ module attributes {afm.kv_arena_bytes = 64 : i64} {
 // CHECK: scf.for
 // CHECK: memref.alloc() {{.*}} : memref<8xf32>
 module attributes {afm.kv_arena_bytes = 64 : i64} {
-  func.func @afm_decode(%w: memref<16xi8>, %t: memref<1xi32>, %n: index, %p: index, %arena: memref<64xi8>, %out: memref<16xf32>) attributes {afm.entry = "decode"} {
+  func.func @afm_decode(%w: memref<16xi8>, %t: memref<1xi32>, %n: index, %p: index, %arena: memref<64xi8>, %out: memref<16xf32>) attributes {afm.entry = #afm.entry<decode>} {
     %zero = arith.constant 0.0 : f32
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index

@@ -18,7 +18,7 @@
 // CHECK: return
 func.func @prefill(%tokens: tensor<4xi32>, %count: index, %pos: index,
                    %kv: !afm.kv_cache<2x8x16, f32> {afm.layer = 0 : i64}) -> tensor<1x64xf32>
-    attributes {afm.entry = "prefill"} {
+    attributes {afm.entry = #afm.entry<prefill>} {
   %q = arith.constant dense<1.0> : tensor<4x4x16xf32>
   %k = arith.constant dense<1.0> : tensor<4x2x16xf32>
   %a = afm.attention local %q, %k, %k into %kv at %pos count %count {window = 8} : tensor<4x4x16xf32>, tensor<4x2x16xf32>, tensor<4x2x16xf32>, !afm.kv_cache<2x8x16, f32> -> tensor<4x4x16xf32>
@@ -43,7 +43,7 @@ func.func @prefill(%tokens: tensor<4xi32>, %count: index, %pos: index,
 // CHECK: tensor.extract_slice %[[S]][1, 0, 0] [1, 4, 16]
 func.func @prefill(%tokens: tensor<4xi32>, %count: index, %pos: index,
                    %kv: !afm.kv_cache<2x8x16, f32> {afm.layer = 0 : i64}) -> tensor<1x4x16xf32>
-    attributes {afm.entry = "prefill"} {
+    attributes {afm.entry = #afm.entry<prefill>} {
   %q = arith.constant dense<1.0> : tensor<4x4x16xf32>
   %s = afm.shared_kv_attention local %q from %kv at %pos count %count {window = 8} : tensor<4x4x16xf32>, !afm.kv_cache<2x8x16, f32> -> tensor<4x4x16xf32>
   %row = tensor.extract_slice %s[1, 0, 0] [1, 4, 16] [1, 1, 1] : tensor<4x4x16xf32> to tensor<1x4x16xf32>
@@ -56,7 +56,7 @@ func.func @prefill(%tokens: tensor<4xi32>, %count: index, %pos: index,
 // CHECK-LABEL: func.func @decode
 // CHECK: %[[N:.*]] = afm.rms_norm {{.*}} : tensor<2x64xf32>
 // CHECK: tensor.extract_slice %[[N]]
-func.func @decode(%x: tensor<2x64xf32>, %g: tensor<64xf32>) -> tensor<1x64xf32> attributes {afm.entry = "decode"} {
+func.func @decode(%x: tensor<2x64xf32>, %g: tensor<64xf32>) -> tensor<1x64xf32> attributes {afm.entry = #afm.entry<decode>} {
   %n = afm.rms_norm %x, %g : tensor<2x64xf32>, tensor<64xf32>
   %row = tensor.extract_slice %n[1, 0] [1, 64] [1, 1] : tensor<2x64xf32> to tensor<1x64xf32>
   return %row : tensor<1x64xf32>

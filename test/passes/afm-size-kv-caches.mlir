@@ -15,7 +15,7 @@ func.func @prefill(%t: tensor<4xi32>, %count: index, %pos: index,
                    %kv0: !afm.kv_cache<2x64x16, f32> {afm.layer = 0 : i64},
                    %kv1: !afm.kv_cache<2x64x16, f32> {afm.layer = 1 : i64},
                    %kv2: !afm.kv_cache<2x64x16, f32> {afm.layer = 2 : i64}) -> tensor<4x4x16xf32>
-    attributes {afm.entry = "prefill"} {
+    attributes {afm.entry = #afm.entry<prefill>} {
   %q = arith.constant dense<1.0> : tensor<4x4x16xf32>
   %k = arith.constant dense<1.0> : tensor<4x2x16xf32>
   %a = afm.attention local %q, %k, %k into %kv0 at %pos count %count {window = 8} : tensor<4x4x16xf32>, tensor<4x2x16xf32>, tensor<4x2x16xf32>, !afm.kv_cache<2x64x16, f32> -> tensor<4x4x16xf32>
@@ -27,7 +27,7 @@ func.func @prefill(%t: tensor<4xi32>, %count: index, %pos: index,
 func.func @decode(%t: tensor<1xi32>, %count: index, %pos: index,
                   %kv0: !afm.kv_cache<2x64x16, f32> {afm.layer = 0 : i64},
                   %kv2: !afm.kv_cache<2x64x16, f32> {afm.layer = 2 : i64}) -> tensor<1x4x16xf32>
-    attributes {afm.entry = "decode"} {
+    attributes {afm.entry = #afm.entry<decode>} {
   %q = arith.constant dense<1.0> : tensor<1x4x16xf32>
   %k = arith.constant dense<1.0> : tensor<1x2x16xf32>
   %a = afm.attention local %q, %k, %k into %kv0 at %pos {window = 8} : tensor<1x4x16xf32>, tensor<1x2x16xf32>, tensor<1x2x16xf32>, !afm.kv_cache<2x64x16, f32> -> tensor<1x4x16xf32>
@@ -42,7 +42,7 @@ func.func @decode(%t: tensor<1xi32>, %count: index, %pos: index,
 // CHECK-SAME: !afm.kv_cache<2x64x16, f32> {afm.layer = 0 : i64}
 func.func @decode(%t: tensor<1xi32>, %count: index, %pos: index,
                   %kv0: !afm.kv_cache<2x64x16, f32> {afm.layer = 0 : i64}) -> tensor<1x4x16xf32>
-    attributes {afm.entry = "decode"} {
+    attributes {afm.entry = #afm.entry<decode>} {
   %q = arith.constant dense<1.0> : tensor<1x4x16xf32>
   %k = arith.constant dense<1.0> : tensor<1x2x16xf32>
   %a = afm.attention local %q, %k, %k into %kv0 at %pos {window = 4096} : tensor<1x4x16xf32>, tensor<1x2x16xf32>, tensor<1x2x16xf32>, !afm.kv_cache<2x64x16, f32> -> tensor<1x4x16xf32>

@@ -6,18 +6,18 @@
 // packager computes from the weight's SVD; the weight itself is marked so
 // that only the residual is compressed.
 // CHECK-LABEL: func.func @decode
-// CHECK: %[[W:.*]] = afm.weight "wq" : !afm.q2<32x64, per_tensor> {afm.svd_residual = {rank = 8 : i64}}
+// CHECK: %[[W:.*]] = afm.weight "wq" : !afm.q2<32x64, per_tensor> {afm.svd_residual = #afm.svd_residual<rank = 8>}
 // CHECK: %[[Y:.*]] = afm.linear %[[X:.*]], %[[W]]
-// CHECK: %[[A:.*]] = afm.weight "wq.svd_a" : tensor<8x64xf32> {afm.svd_factor = {alpha = 1.600000e+01 : f32, cols = 64 : i64, factor = "a", rank = 8 : i64, rows = 32 : i64, source = "wq"}}
-// CHECK: %[[B:.*]] = afm.weight "wq.svd_b" : tensor<32x8xf32> {afm.svd_factor = {alpha = 1.600000e+01 : f32, cols = 64 : i64, factor = "b", rank = 8 : i64, rows = 32 : i64, source = "wq"}}
+// CHECK: %[[A:.*]] = afm.weight "wq.svd_a" : tensor<8x64xf32> {afm.svd_factor = #afm.svd_factor<source = "wq", factor = "a", rank = 8, alpha = 1.600000e+01 : f32, rows = 32, cols = 64>}
+// CHECK: %[[B:.*]] = afm.weight "wq.svd_b" : tensor<32x8xf32> {afm.svd_factor = #afm.svd_factor<source = "wq", factor = "b", rank = 8, alpha = 1.600000e+01 : f32, rows = 32, cols = 64>}
 // CHECK: %[[L:.*]] = afm.lora %[[Y]], %[[X]], %[[A]], %[[B]] {alpha = 1.600000e+01 : f32}
 // CHECK: afm.rms_norm %[[L]]
 // Plain weights get no adapter.
 // CHECK-NOT: svd_a
 // CHECK: return
 // With an explicit rank option, alpha defaults to the rank.
-// RANK4: afm.weight "wq.svd_a" : tensor<4x64xf32> {afm.svd_factor = {alpha = 4.000000e+00 : f32
-module attributes {afm.model = {lora_rank = 8 : i64, lora_alpha = 16.0 : f32}} {
+// RANK4: afm.weight "wq.svd_a" : tensor<4x64xf32> {afm.svd_factor = #afm.svd_factor<source = "wq", factor = "a", rank = 4, alpha = 4.000000e+00 : f32
+module attributes {afm.model = #afm.model<lora_rank = 8, lora_alpha = 16.0 : f32, vocab_size = 32, context_length = 16, prefill_chunk = 4>} {
   func.func @decode(%x: tensor<1x64xf32>, %g: tensor<32xf32>) -> tensor<1x32xf32> {
     %w = afm.weight "wq" : !afm.q2<32x64, per_tensor>
     %y = afm.linear %x, %w : tensor<1x64xf32>, !afm.q2<32x64, per_tensor> -> tensor<1x32xf32>
@@ -61,7 +61,7 @@ module {
 // CHECK: %[[DA:.*]] = afm.lora %[[D]], %[[H]]
 // CHECK: return %[[DA]]
 // CHECK-NOT: afm.swiglu
-module attributes {afm.model = {lora_rank = 4 : i64}} {
+module attributes {afm.model = #afm.model<lora_rank = 4, vocab_size = 32, context_length = 16, prefill_chunk = 4>} {
   func.func @ffn(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
     %g = afm.weight "gate" : !afm.q2<128x64, per_tensor>
     %u = afm.weight "up" : !afm.q2<128x64, per_tensor>

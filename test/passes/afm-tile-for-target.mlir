@@ -1,11 +1,8 @@
-// Tile sizes come from the target description: f32 lanes of a vector
-// register and the number of registers.
-// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=x86-64-v3 annotate-only=true" | FileCheck %s --check-prefix=AVX2
-// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=x86-64-v4 annotate-only=true" | FileCheck %s --check-prefix=AVX512
-// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=apple-m2 annotate-only=true" | FileCheck %s --check-prefix=M2
-// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=x86-64-v3" | FileCheck %s --check-prefix=VEC
-// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=apple-m2" | FileCheck %s --check-prefix=VEC-M2
-// RUN: afm-opt %s -split-input-file "--afm-tile-for-target=target=x86-64-v4" | FileCheck %s --check-prefix=SPLITK
+// afm-tile-for-target applies the tile plans of afm-select-tiles
+// (test/passes/afm-select-tiles.mlir): loops, then one vector op per tile.
+// RUN: afm-opt %s -split-input-file --afm-set-target=target=x86-64-v3 --afm-select-tiles --afm-tile-for-target | FileCheck %s --check-prefix=VEC
+// RUN: afm-opt %s -split-input-file --afm-set-target=target=apple-m2 --afm-select-tiles --afm-tile-for-target | FileCheck %s --check-prefix=VEC-M2
+// RUN: afm-opt %s -split-input-file --afm-set-target=target=x86-64-v4 --afm-select-tiles --afm-tile-for-target | FileCheck %s --check-prefix=SPLITK
 
 #A = affine_map<(m, n, k) -> (m, k)>
 #B = affine_map<(m, n, k) -> (n, k)>
@@ -14,12 +11,6 @@
 // A contraction gets [rows, 2 x lanes, lanes]: AVX2 has 8 f32 lanes and 16
 // registers (6 rows fit, 4 divides 16); AVX-512 16 lanes and 32 registers;
 // NEON 4 lanes and 32 registers.
-// AVX2-LABEL: func.func @linear
-// AVX2: linalg.matmul {{.*}}{afm.tiles = array<i64: 4, 16, 8>
-// AVX512-LABEL: func.func @linear
-// AVX512: linalg.matmul {{.*}}{afm.tiles = array<i64: 8, 32, 16>
-// M2-LABEL: func.func @linear
-// M2: linalg.matmul {{.*}}{afm.tiles = array<i64: 8, 8, 4>
 
 // Each tile is one vector.contract of the register tile's shape.
 // VEC-LABEL: func.func @linear
@@ -38,12 +29,6 @@ func.func @linear(%x: memref<16x64xf32>, %w: memref<128x64xf32>, %y: memref<16x1
 // -----
 
 // Element-wise ops get one vector register along the innermost dimension.
-// AVX2-LABEL: func.func @elementwise
-// AVX2: afm.tiles = array<i64: 1, 8>
-// AVX512-LABEL: func.func @elementwise
-// AVX512: afm.tiles = array<i64: 1, 16>
-// M2-LABEL: func.func @elementwise
-// M2: afm.tiles = array<i64: 1, 4>
 // VEC-LABEL: func.func @elementwise
 // VEC: vector.transfer_read {{.*}} vector<1x8xf32>
 // VEC: math.exp {{.*}} : vector<1x8xf32>
@@ -61,8 +46,6 @@ func.func @elementwise(%x: memref<16x64xf32>, %y: memref<16x64xf32>) {
 // -----
 
 // Tiles divide the sizes: 6 rows would not divide 9, so 3 are used.
-// AVX2-LABEL: func.func @odd_rows
-// AVX2: afm.tiles = array<i64: 3, 16, 8>
 func.func @odd_rows(%x: memref<9x64xf32>, %w: memref<32x64xf32>, %y: memref<9x32xf32>) {
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] ins(%x, %w : memref<9x64xf32>, memref<32x64xf32>) outs(%y : memref<9x32xf32>)
   return
@@ -86,12 +69,6 @@ func.func @copy(%x: memref<4x16xf32>, %y: memref<4x16xf32, strided<[32, 1]>>) {
 // is the innermost loop, so the reductions are tiled by 1 and every step
 // is an element-wise vector FMA into accumulators that stay in registers.
 // (A plain multiply-add body would be a contraction and tiled as one.)
-// AVX2-LABEL: func.func @split_k
-// AVX2: linalg.generic {{.*}}afm.tiles = array<i64: 1, 1, 1, 1, 8>
-// AVX512-LABEL: func.func @split_k
-// AVX512: linalg.generic {{.*}}afm.tiles = array<i64: 1, 1, 1, 1, 16>
-// M2-LABEL: func.func @split_k
-// M2: linalg.generic {{.*}}afm.tiles = array<i64: 1, 1, 1, 1, 4>
 // VEC-LABEL: func.func @split_k
 // VEC: scf.for {{.*}} to %c4 step %c1
 // VEC: scf.for {{.*}} to %c16 step %c1
@@ -195,7 +172,7 @@ func.func @split_k_i16_products(%codes: memref<64x4x64xi8>, %x: memref<1x4x64xi1
 // row ahead, each cache line of the tile: the three row pairs' codes.
 // SPLITK-COUNT-3: memref.prefetch %{{.*}}, read, locality<3>, data : memref<2048x3x4x32xi32>
 // SPLITK: memref.prefetch %{{.*}}, read, locality<3>, data : memref<2048x4x32xf16>
-// SPLITK: afm.dot_bytes {{.*}} : vector<1x1x3x2x1x16xi32>
+// SPLITK: afm_cpu.dot_bytes {{.*}} : vector<1x1x3x2x1x16xi32>
 // SPLITK: scf.yield
 // SPLITK: vector.transfer_write %[[SUMS]]
 func.func @whole_tile_dims(%codes: memref<2048x3x4x32xi32>, %x: memref<1x4x32xi32>,
@@ -211,7 +188,7 @@ func.func @whole_tile_dims(%codes: memref<2048x3x4x32xi32>, %x: memref<1x4x32xi3
     %shift = arith.shli %hi, %c2 : i32
     %q = arith.shrui %c, %shift : i32
     %zero = arith.constant 0 : i32
-    %d = afm.dot_bytes %zero, %q, %a : i32
+    %d = afm_cpu.dot_bytes %zero, %q, %a : i32
     %f = arith.sitofp %d : i32 to f32
     %w = arith.extf %scale : f16 to f32
     %m = arith.mulf %f, %w : f32

@@ -91,11 +91,11 @@ afm_bench::runKernel(MLIRContext &context, const KernelSpec &spec,
     return llvm::createStringError("cannot parse the " + spec.name +
                                    " kernel");
   afm::HostLibrary library;
-  afm::CodegenSettings settings;
-  settings.int8Activations = spec.int8Activations;
+  afm::CodegenOptions options;
+  options.int8Activations = spec.int8Activations;
   if (llvm::Error error =
           library.compileAndLoad(*module, target,
-                                 afm::GraphThreads::Host, settings))
+                                 afm::GraphThreads::Host, options))
     return std::move(error);
   void *function = library.lookup("main");
   if (!function)

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/afm/IR/AFMDialect.h"
+#include "dialects/afm_cpu/IR/AFMCPUDialect.h"
 #include "afm/NestingDepth.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -39,7 +40,8 @@ namespace {
 /// frees them, so it is replaced now and then to bound memory.
 std::unique_ptr<MLIRContext> makeContext() {
   DialectRegistry registry;
-  registry.insert<afm::AFMDialect, arith::ArithDialect, func::FuncDialect,
+  registry.insert<afm::AFMDialect, afm_cpu::AFMCPUDialect, arith::ArithDialect,
+                  func::FuncDialect,
                   memref::MemRefDialect, scf::SCFDialect,
                   tensor::TensorDialect>();
   auto context =

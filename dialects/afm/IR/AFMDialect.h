@@ -8,18 +8,23 @@
 #define AFM_DIALECT_AFM_IR_AFMDIALECT_H
 
 #include "afm/Layout/PackedWeights.h"
+#include "afm/Target/TargetDescription.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/Operation.h"
 
 #include <array>
 #include <optional>
 
-#include "dialects/afm/IR/AFMDialect.h.inc"
+// Attributes first: the dialect's generated stage-contract accessors
+// (discardableAttrs in AFMDialect.td) use them.
 #include "dialects/afm/IR/AFMEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/afm/IR/AFMAttrs.h.inc"
+
+#include "dialects/afm/IR/AFMDialect.h.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "dialects/afm/IR/AFMTypes.h.inc"
@@ -50,18 +55,23 @@ struct WeightPart {
   RankedTensorType type;
 };
 
-/// A unit attribute on `afm.linear` (and the `afm.min_shift` fused into
-/// it): multiply with int8 activations, as `linear_activations: "int8"`
-/// asks for a whole model (the `activations` attribute of the ONNX afm
-/// domain's Linear2Bit and LinearASTC sets it per layer).
-inline constexpr llvm::StringLiteral kInt8ActivationsAttrName =
-    "afm.int8_activations";
+/// The dialect, whose generated accessors read and write the stage
+/// contracts (`afm.model`, `afm.entry`, ...: AFMDialect.td), e.g.
+/// `contracts(ctx).getModelAttrHelper().getAttr(module)`.
+inline AFMDialect &contracts(MLIRContext *context) {
+  return *context->getOrLoadDialect<AFMDialect>();
+}
+inline AFMDialect &contracts(Operation *op) {
+  return contracts(op->getContext());
+}
 
-/// A dense i64 array on a linalg op: loops that afm-tile-for-target
-/// tiles whole, so that one register tile spans them (the ASTC kernels'
-/// six rows of a block row, which share their activation vectors).
-inline constexpr llvm::StringLiteral kWholeTileDimsAttrName =
-    "afm.whole_tile_dims";
+/// The entry-point kind of `func`, if it is one (`afm.entry`).
+std::optional<EntryKind> getEntryKind(Operation *func);
+
+/// The description of the target `op`'s module is compiled for (its
+/// `afm.target`, stamped by afm-set-target). Emits an error on `op` and
+/// fails when the module has none.
+FailureOr<TargetDescription> getTargetDescription(Operation *op);
 
 /// The buffers of a bound ASTC weight, in operand order
 /// (getBoundWeightParts).

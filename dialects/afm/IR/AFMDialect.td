@@ -30,6 +30,31 @@ def AFM_Dialect : Dialect {
     with group scales), `!afm.astc` (ASTC HDR blocks with a per-block f16
     offset). KV caches are `!afm.kv_cache` values owned by the runtime.
   }];
+  // The stage contracts: attributes one stage sets on ops it does not own
+  // for a later stage to read (AFMAttrs.td, "Stage contracts"). ODS
+  // generates an accessor for each; verifyOperationAttribute checks them.
+  let discardableAttrs = (ins
+    "::mlir::afm::ModelAttr":$model,
+    "::mlir::StringAttr":$weights_file,
+    "::mlir::afm::TargetAttr":$target,
+    "::mlir::afm::EntryKindAttr":$entry,
+    "::mlir::IntegerAttr":$layer,
+    "::mlir::IntegerAttr":$host_argument,
+    "::mlir::ArrayAttr":$weights,
+    "::mlir::IntegerAttr":$weights_bytes,
+    "::mlir::ArrayAttr":$kv_layout,
+    "::mlir::IntegerAttr":$kv_arena_bytes,
+    "::mlir::IntegerAttr":$scratch_bytes,
+    "::mlir::afm::SVDFactorAttr":$svd_factor,
+    "::mlir::afm::SVDResidualAttr":$svd_residual,
+    "::mlir::UnitAttr":$int8_activations,
+    "::mlir::afm::GEMMScheduleAttr":$gemm_schedule,
+    "::mlir::DenseI64ArrayAttr":$whole_tile_dims,
+    "::mlir::afm::TilePlanAttr":$tile_plan,
+    "::mlir::UnitAttr":$parallel
+  );
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
   let extraClassDeclaration = [{

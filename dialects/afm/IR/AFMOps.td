@@ -238,29 +238,6 @@ def AFM_BoundWeightOp : AFM_Op<"bound_weight", [Pure]> {
   let hasVerifier = 1;
 }
 
-def AFM_I32OrVector : AnyTypeOf<[I32, VectorOfAnyRankOf<[I32]>]>;
-
-def AFM_DotBytesOp : AFM_Op<"dot_bytes", [Pure, ElementwiseMappable,
-    AllTypesMatch<["acc", "lhs", "rhs", "result"]>]> {
-  let summary = "acc + the four byte products of each 32-bit lane";
-  let description = [{
-    Per 32-bit lane: `acc + sum_{m < 4} zext(lhs byte m) * sext(rhs byte
-    m)`, wrapping. The lanes of packed bytes are what an int8 dot-product
-    instruction sums (vpdpbusd, vpmaddubsw + vpmaddwd, sdot):
-    `afm-lower-dot-bytes` selects the target's, or integer arithmetic.
-    Element-wise, so it may sit in a linalg body that the vectorizer turns
-    into vectors (the ASTC int8 kernel, CompressedKernels.cpp).
-
-    ```mlir
-    %d = afm.dot_bytes %acc, %codes, %activations : vector<16xi32>
-    ```
-  }];
-  let arguments = (ins AFM_I32OrVector:$acc, AFM_I32OrVector:$lhs,
-                       AFM_I32OrVector:$rhs);
-  let results = (outs AFM_I32OrVector:$result);
-  let assemblyFormat =
-      "$acc `,` $lhs `,` $rhs attr-dict `:` type($result)";
-}
 
 def AFM_ASTCDecodeOp : AFM_Op<"astc_decode", [Pure]> {
   let summary = "The block values of an ASTC weight, without the offsets";
@@ -640,38 +617,5 @@ def AFM_LMHeadOp : AFM_Op<"lm_head", [Pure]> {
   let hasVerifier = 1;
 }
 
-//===----------------------------------------------------------------------===//
-// Runtime threads
-//===----------------------------------------------------------------------===//
-
-def AFM_ParallelCallOp : AFM_Op<"parallel_call",
-    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
-  let summary = "Run an outlined task for every iteration on the runtime's threads";
-  let description = [{
-    Calls `task(i, captures...)` for every `i` in `[0, count)`, in any order
-    and possibly concurrently, on the threads of the runtime whose
-    `afm_host_api` is `host` (`include/afm/kernel_abi.h`), and returns when
-    all calls have returned. The task is a function taking an `index` and
-    the captures; iterations must not depend on each other.
-
-    `afm-outline-parallel-loops` creates these from parallel tile loops;
-    `afm-lower-parallel-calls` turns them into a call of the host's
-    `parallel_for` with a trampoline and a context holding the captures.
-
-    Example:
-
-    ```mlir
-    afm.parallel_call @linear_task(%n) host %host
-        captures(%x, %w : memref<16x64xf32>, memref<128x64xf32>) : !llvm.ptr
-    ```
-  }];
-  let arguments = (ins FlatSymbolRefAttr:$task, Index:$count, AnyType:$host,
-                       Variadic<AnyType>:$captures);
-  let assemblyFormat = [{
-    $task `(` $count `)` `host` $host
-      (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict
-      `:` type($host)
-  }];
-}
 
 #endif // AFM_OPS_TD

@@ -54,7 +54,7 @@ enum class GraphThreads {
   /// `main(inputs..., outputs...)`, everything on the calling thread.
   CallingThread,
   /// `main(const afm_host_api *host, inputs..., outputs...)`: the tile
-  /// loops of big ops (CodegenSettings::minParallelWork, the afm-compile
+  /// loops of big ops (CodegenOptions::minParallelWork, the afm-compile
   /// default) run as `host->parallel_for` calls (include/afm/kernel_abi.h);
   /// `host` must not be null. The pointer is first because bufferization
   /// appends the outputs after the existing arguments, so it is argument 0
@@ -77,11 +77,11 @@ public:
   /// in place with the afm-graph-codegen pipeline for `target` (the
   /// host), links it and loads it; `threads` chooses the signature of its
   /// functions (by default it runs on the calling thread) and overrides
-  /// `settings`' thread fields. Lowering diagnostics go to the context's
+  /// `options`' thread fields. Lowering diagnostics go to the context's
   /// handler.
   llvm::Error compileAndLoad(ModuleOp module, const TargetDescription &target,
                              GraphThreads threads = GraphThreads::CallingThread,
-                             CodegenSettings settings = {});
+                             CodegenOptions options = {});
   /// The address of `name`, or null.
   void *lookup(const char *name) const;
 

@@ -11,6 +11,7 @@
 #ifndef AFM_COMPILER_WEIGHTENCODING_H
 #define AFM_COMPILER_WEIGHTENCODING_H
 
+#include "dialects/afm/IR/AFMDialect.h"
 #include "afm/Compress/SVDSplit.h"
 #include "afm/Model/SafeTensors.h"
 
@@ -80,11 +81,12 @@ public:
 
   /// Encodes weight `name` of type `type` (a tensor or a compressed weight
   /// type) from `value` (inline payload, may be null) or the weights file.
-  /// `annotations` are the weight op's discardable attributes (e.g.
-  /// `afm.svd_residual`, `afm.svd_factor` from afm-svd-split).
+  /// `factor` or `residual` (may be null) is the LoRA split afm-svd-split
+  /// left on the weight.
   llvm::Expected<const EncodedWeight *> encode(llvm::StringRef name, Type type,
                                                Attribute value,
-                                               DictionaryAttr annotations);
+                                               SVDFactorAttr factor,
+                                               SVDResidualAttr residual);
 
   /// Drops the bytes and values of weight `name` (keeping what the report
   /// reads: format, sizes, SNR), and its ASTC blocks unless

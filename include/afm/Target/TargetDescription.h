@@ -35,6 +35,9 @@ struct TargetDescription {
   std::string triple;   ///< LLVM target triple
   std::string cpu;      ///< LLVM CPU name
   std::string features; ///< LLVM feature string
+  /// The operating system lookupTarget retargeted the triple to ("linux",
+  /// "macos"), or empty: the table's.
+  std::string os;
   ObjectFormat objectFormat = ObjectFormat::ELF;
   unsigned vectorBits = 128;     ///< width of one SIMD register
   unsigned vectorRegisters = 16; ///< architectural SIMD registers

@@ -725,22 +725,6 @@ func.func @linear_acc(%x: tensor<1x64xf32>, %w: tensor<32x64xf32>, %a: tensor<1x
 
 // -----
 
-func.func @dot_bytes_type(%a: i64) {
-  // expected-error @+1 {{'afm.dot_bytes' op operand #0 must be 32-bit signless integer or vector of 32-bit signless integer values, but got 'i64'}}
-  %d = "afm.dot_bytes"(%a, %a, %a) : (i64, i64, i64) -> i64
-  return
-}
-
-// -----
-
-func.func @dot_bytes_mixed(%a: i32, %v: vector<16xi32>) {
-  // expected-error @+1 {{'afm.dot_bytes' op failed to verify that all of {acc, lhs, rhs, result} have same type}}
-  %d = "afm.dot_bytes"(%a, %v, %v) : (i32, vector<16xi32>, vector<16xi32>) -> i32
-  return
-}
-
-// -----
-
 func.func @int8_query_over_f32_cache(%q: tensor<1x4x16xf32>, %k: tensor<1x2x16xf32>, %v: tensor<1x2x16xf32>, %kv: memref<2x2x64x16xf32>, %p: index) {
   // expected-error @+1 {{'afm.attention' op int8_query needs an i8 cache, got 'memref<2x2x64x16xf32>'}}
   %o = afm.attention global %q, %k, %v into %kv at %p {int8_query} : tensor<1x4x16xf32>, tensor<1x2x16xf32>, tensor<1x2x16xf32>, memref<2x2x64x16xf32> -> tensor<1x4x16xf32>

@@ -109,7 +109,7 @@ func.func @compressed_parts(%x: tensor<?x64xf32>, %c2: tensor<32x16xi8>, %s2: te
 #-}
 
 func.func @dot_bytes(%a: i32, %v: vector<2x16xi32>) -> (i32, vector<2x16xi32>) {
-  %s = afm.dot_bytes %a, %a, %a : i32
-  %d = afm.dot_bytes %v, %v, %v : vector<2x16xi32>
+  %s = afm_cpu.dot_bytes %a, %a, %a : i32
+  %d = afm_cpu.dot_bytes %v, %v, %v : vector<2x16xi32>
   return %s, %d : i32, vector<2x16xi32>
 }

@@ -1,0 +1,98 @@
+//===- AFMCPUOps.td - afm_cpu dialect and ops --------------*- tablegen -*-===//
+//
+// The afm_cpu dialect: the few ops the afm code generator emits below the
+// model level, for CPU targets. They live apart from the model-level afm
+// dialect so that leaving `afm` is a real conversion target (no afm op may
+// survive afm-lower-to-linalg) while these are still to come:
+//   - `afm_cpu.dot_bytes`, the int8 dot product of the kernels' bodies,
+//     lowered after vectorization (afm-lower-dot-bytes);
+//   - `afm_cpu.parallel_call`, a task run on the runtime's threads, lowered
+//     after the conversion to the LLVM dialect (afm-lower-parallel-calls).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFMCPU_OPS_TD
+#define AFMCPU_OPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def AFMCPU_Dialect : Dialect {
+  let name = "afm_cpu";
+  let cppNamespace = "::mlir::afm_cpu";
+  let summary = "CPU-level ops of the afm code generator";
+  let description = [{
+    Ops the afm code generator creates while lowering to a CPU target, below
+    the model level of the `afm` dialect: an int8 dot product over packed
+    byte lanes, and a parallel call of an outlined task on the runtime's
+    threads. Each has one lowering pass of its own.
+  }];
+}
+
+class AFMCPU_Op<string mnemonic, list<Trait> traits = []>
+    : Op<AFMCPU_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Integer kernels
+//===----------------------------------------------------------------------===//
+
+def AFMCPU_I32OrVector : AnyTypeOf<[I32, VectorOfAnyRankOf<[I32]>]>;
+
+def AFMCPU_DotBytesOp : AFMCPU_Op<"dot_bytes", [Pure, ElementwiseMappable,
+    AllTypesMatch<["acc", "lhs", "rhs", "result"]>]> {
+  let summary = "acc + the four byte products of each 32-bit lane";
+  let description = [{
+    Per 32-bit lane: `acc + sum_{m < 4} zext(lhs byte m) * sext(rhs byte
+    m)`, wrapping. The lanes of packed bytes are what an int8 dot-product
+    instruction sums (vpdpbusd, vpmaddubsw + vpmaddwd, sdot):
+    `afm-lower-dot-bytes` selects the target's, or integer arithmetic.
+    Element-wise, so it may sit in a linalg body that the vectorizer turns
+    into vectors (the ASTC int8 kernel, CompressedKernels.cpp).
+
+    ```mlir
+    %d = afm_cpu.dot_bytes %acc, %codes, %activations : vector<16xi32>
+    ```
+  }];
+  let arguments = (ins AFMCPU_I32OrVector:$acc, AFMCPU_I32OrVector:$lhs,
+                       AFMCPU_I32OrVector:$rhs);
+  let results = (outs AFMCPU_I32OrVector:$result);
+  let assemblyFormat =
+      "$acc `,` $lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Runtime threads
+//===----------------------------------------------------------------------===//
+
+def AFMCPU_ParallelCallOp : AFMCPU_Op<"parallel_call",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Run an outlined task for every iteration on the runtime's threads";
+  let description = [{
+    Calls `task(i, captures...)` for every `i` in `[0, count)`, in any order
+    and possibly concurrently, on the threads of the runtime whose
+    `afm_host_api` is `host` (`include/afm/kernel_abi.h`), and returns when
+    all calls have returned. The task is a function taking an `index` and
+    the captures; iterations must not depend on each other.
+
+    `afm-outline-parallel-loops` creates these from parallel tile loops;
+    `afm-lower-parallel-calls` turns them into a call of the host's
+    `parallel_for` with a trampoline and a context holding the captures.
+
+    Example:
+
+    ```mlir
+    afm_cpu.parallel_call @linear_task(%n) host %host
+        captures(%x, %w : memref<16x64xf32>, memref<128x64xf32>) : !llvm.ptr
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$task, Index:$count, AnyType:$host,
+                       Variadic<AnyType>:$captures);
+  let assemblyFormat = [{
+    $task `(` $count `)` `host` $host
+      (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict
+      `:` type($host)
+  }];
+}
+
+#endif // AFMCPU_OPS_TD

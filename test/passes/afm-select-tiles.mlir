@@ -1,0 +1,180 @@
+// afm-select-tiles records each op's tile plan: tile sizes from the target
+// description (f32 lanes of a vector register and the number of registers),
+// loop order and the kind of vectorization. afm-tile-for-target applies it
+// (test/passes/afm-tile-for-target.mlir).
+// RUN: afm-opt %s -split-input-file --afm-set-target=target=x86-64-v3 --afm-select-tiles | FileCheck %s --check-prefix=AVX2
+// RUN: afm-opt %s -split-input-file --afm-set-target=target=x86-64-v4 --afm-select-tiles | FileCheck %s --check-prefix=AVX512
+// RUN: afm-opt %s -split-input-file --afm-set-target=target=apple-m2 --afm-select-tiles | FileCheck %s --check-prefix=M2
+
+#A = affine_map<(m, n, k) -> (m, k)>
+#B = affine_map<(m, n, k) -> (n, k)>
+#C = affine_map<(m, n, k) -> (m, n)>
+
+// A contraction gets [rows, 2 x lanes, lanes]: AVX2 has 8 f32 lanes and 16
+// registers (6 rows fit, 4 divides 16); AVX-512 16 lanes and 32 registers;
+// NEON 4 lanes and 32 registers.
+// AVX2-LABEL: func.func @linear
+// AVX2: linalg.matmul {{.*}}{afm.tile_plan = #afm.tile_plan<{{[a-z_0-9]+}}, tiles = [4, 16, 8]
+// AVX512-LABEL: func.func @linear
+// AVX512: linalg.matmul {{.*}}{afm.tile_plan = #afm.tile_plan<{{[a-z_0-9]+}}, tiles = [8, 32, 16]
+// M2-LABEL: func.func @linear
+// M2: linalg.matmul {{.*}}{afm.tile_plan = #afm.tile_plan<{{[a-z_0-9]+}}, tiles = [8, 8, 4]
+
+// Each tile is one vector.contract of the register tile's shape.
+func.func @linear(%x: memref<16x64xf32>, %w: memref<128x64xf32>, %y: memref<16x128xf32>) {
+  linalg.matmul indexing_maps = [#A, #B, #C] ins(%x, %w : memref<16x64xf32>, memref<128x64xf32>) outs(%y : memref<16x128xf32>)
+  return
+}
+
+// -----
+
+// Element-wise ops get one vector register along the innermost dimension.
+// AVX2-LABEL: func.func @elementwise
+// AVX2: afm.tile_plan = #afm.tile_plan<{{[a-z_0-9]+}}, tiles = [1, 8]
+// AVX512-LABEL: func.func @elementwise
+// AVX512: afm.tile_plan = #afm.tile_plan<{{[a-z_0-9]+}}, tiles = [1, 16]
+// M2-LABEL: func.func @elementwise
+// M2: afm.tile_plan = #afm.tile_plan<{{[a-z_0-9]+}}, tiles = [1, 4]
+func.func @elementwise(%x: memref<16x64xf32>, %y: memref<16x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<16x64xf32>) outs(%y : memref<16x64xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// Tiles divide the sizes: 6 rows would not divide 9, so 3 are used.
+// AVX2-LABEL: func.func @odd_rows
+// AVX2: afm.tile_plan = #afm.tile_plan<{{[a-z_0-9]+}}, tiles = [3, 16, 8]
+func.func @odd_rows(%x: memref<9x64xf32>, %w: memref<32x64xf32>, %y: memref<9x32xf32>) {
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] ins(%x, %w : memref<9x64xf32>, memref<32x64xf32>) outs(%y : memref<9x32xf32>)
+  return
+}
+
+// -----
+
+// Copies become vectorized linalg.copy tiles, so no runtime copy call is needed.
+func.func @copy(%x: memref<4x16xf32>, %y: memref<4x16xf32, strided<[32, 1]>>) {
+  memref.copy %x, %y : memref<4x16xf32> to memref<4x16xf32, strided<[32, 1]>>
+  return
+}
+
+// -----
+
+// Split-K partial sums (the 2-bit kernel): the output's innermost dimension
+// is the innermost loop, so the reductions are tiled by 1 and every step
+// is an element-wise vector FMA into accumulators that stay in registers.
+// (A plain multiply-add body would be a contraction and tiled as one.)
+// AVX2-LABEL: func.func @split_k
+// AVX2: linalg.generic {{.*}}afm.tile_plan = #afm.tile_plan<{{[a-z_0-9]+}}, tiles = [1, 1, 1, 1, 8]
+// AVX512-LABEL: func.func @split_k
+// AVX512: linalg.generic {{.*}}afm.tile_plan = #afm.tile_plan<{{[a-z_0-9]+}}, tiles = [1, 1, 1, 1, 16]
+// M2-LABEL: func.func @split_k
+// M2: linalg.generic {{.*}}afm.tile_plan = #afm.tile_plan<{{[a-z_0-9]+}}, tiles = [1, 1, 1, 1, 4]
+func.func @split_k(%x: memref<1x4x16x64xf32>, %w: memref<256x16x64xf32>, %out: memref<1x256x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(t, o, j, g, l) -> (t, j, g, l)>,
+                                   affine_map<(t, o, j, g, l) -> (o, g, l)>,
+                                   affine_map<(t, o, j, g, l) -> (t, o, l)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]}
+      ins(%x, %w : memref<1x4x16x64xf32>, memref<256x16x64xf32>) outs(%out : memref<1x256x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %half = arith.constant 1.5 : f32
+    %level = arith.subf %b, %half : f32
+    %p = arith.mulf %a, %level : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#X = affine_map<(t, n, g, l) -> (t, g, l)>
+#W = affine_map<(t, n, g, l) -> (n, g, l)>
+#P = affine_map<(t, n, g, l) -> (t, n, l)>
+
+// A one-row GEMV in split-K form (afm.linear over f32 weights for a decode
+// step): a contraction over the groups whose innermost loop is a lane of
+// every operand. It is tiled as partial sums (one vector FMA per step, no
+// vector.contract), and the weights (1 MiB or more) are prefetched ahead.
+func.func @gemv_split_k(%x: memref<1x16x16xf32>, %w: memref<1024x16x16xf32>,
+                        %p: memref<1x1024x16xf32>) {
+  linalg.generic {indexing_maps = [#X, #W, #P],
+                  iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<1x16x16xf32>, memref<1024x16x16xf32>)
+      outs(%p : memref<1x1024x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#C = affine_map<(t, n, g, l) -> (n, g, l)>
+#A = affine_map<(t, n, g, l) -> (t, g, l)>
+#S = affine_map<(t, n, g, l) -> (n, g, l)>
+#O = affine_map<(t, n, g, l) -> (t, n, l)>
+
+// Split-K partial sums whose products are i16 (4-bit codes times int8
+// activations, block sums in i16):
+// a register holds twice the f32 lanes, so the lane tile is 32 on
+// AVX-512, and the integer ops are vector<32xi16>.
+func.func @split_k_i16_products(%codes: memref<64x4x64xi8>, %x: memref<1x4x64xi16>,
+                                %s: memref<64x4x64xf16>, %p: memref<1x64x64xf32>) {
+  linalg.generic {indexing_maps = [#C, #A, #S, #O],
+                  iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%codes, %x, %s : memref<64x4x64xi8>, memref<1x4x64xi16>, memref<64x4x64xf16>)
+      outs(%p : memref<1x64x64xf32>) {
+  ^bb0(%c: i8, %a: i16, %scale: f16, %acc: f32):
+    %q = arith.extui %c : i8 to i16
+    %d = arith.muli %q, %a : i16
+    %f = arith.sitofp %d : i16 to f32
+    %w = arith.extf %scale : f16 to f32
+    %m = arith.mulf %f, %w : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#C = affine_map<(t, n, i, h, g, l) -> (n, i, g, l)>
+#A = affine_map<(t, n, i, h, g, l) -> (t, g, l)>
+#S = affine_map<(t, n, i, h, g, l) -> (n, g, l)>
+#O = affine_map<(t, n, i, h, g, l) -> (t, n, i, h, l)>
+// Loops a kernel asks to tile whole (afm.whole_tile_dims; the ASTC
+// kernels' row pair and row of the pair): one register tile spans them, so
+// the code vector is read once for both rows of a pair and the activation
+// and scale vectors once for all six; the lane tiles are outside the
+// reduction, whose accumulators are its iter_args (in registers).
+// The weights (codes and scales, 512 KiB or more) are prefetched a block
+// row ahead, each cache line of the tile: the three row pairs' codes.
+func.func @whole_tile_dims(%codes: memref<2048x3x4x32xi32>, %x: memref<1x4x32xi32>,
+                           %s: memref<2048x4x32xf16>, %p: memref<1x2048x3x2x32xf32>) {
+  linalg.generic {indexing_maps = [#C, #A, #S, #O],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%codes, %x, %s : memref<2048x3x4x32xi32>, memref<1x4x32xi32>, memref<2048x4x32xf16>)
+      outs(%p : memref<1x2048x3x2x32xf32>) attrs = {afm.whole_tile_dims = array<i64: 2, 3>} {
+  ^bb0(%c: i32, %a: i32, %scale: f16, %acc: f32):
+    %h = linalg.index 3 : index
+    %hi = arith.index_cast %h : index to i32
+    %c2 = arith.constant 2 : i32
+    %shift = arith.shli %hi, %c2 : i32
+    %q = arith.shrui %c, %shift : i32
+    %zero = arith.constant 0 : i32
+    %d = afm_cpu.dot_bytes %zero, %q, %a : i32
+    %f = arith.sitofp %d : i32 to f32
+    %w = arith.extf %scale : f16 to f32
+    %m = arith.mulf %f, %w : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
