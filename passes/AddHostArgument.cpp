@@ -11,11 +11,14 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMADDHOSTARGUMENTPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-add-host-argument"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -35,6 +38,8 @@ struct AFMAddHostArgumentPass
                          "host argument its callers do not pass");
         return signalPassFailure();
       }
+      LLVM_DEBUG(llvm::dbgs() << "adding the host argument to @"
+                              << func.getSymName() << "\n");
       if (failed(func.insertArgument(0, ptr, DictionaryAttr(), func.getLoc())))
         return signalPassFailure();
       contracts(func).getHostArgumentAttrHelper().setAttr(

@@ -4,11 +4,14 @@
 
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMAPPROXIMATEMATHPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-approximate-math"
 
 using namespace mlir;
 
@@ -18,7 +21,12 @@ struct AFMApproximateMathPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     auto approximated = [](StringRef name) {
-      return llvm::is_contained({"math.exp", "math.sin", "math.cos", "math.tanh", "math.erf"}, name);
+      bool yes = llvm::is_contained(
+          {"math.exp", "math.sin", "math.cos", "math.tanh", "math.erf"}, name);
+      LLVM_DEBUG(llvm::dbgs() << name
+                              << (yes ? ": approximated\n"
+                                      : ": left to the math library\n"));
+      return yes;
     };
     populateMathF32ExpansionPatterns(patterns, approximated);
     populateMathPolynomialApproximationPatterns(patterns, approximated);

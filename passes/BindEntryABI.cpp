@@ -26,12 +26,15 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMBINDENTRYABIPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-bind-entry-abi"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -382,7 +385,15 @@ LogicalResult Binder::run() {
       slot.scalesOffset = llvm::alignTo(layout.arenaBytes, kAlignment);
       layout.arenaBytes = slot.scalesOffset + slot.scalesBytes;
     }
+    LLVM_DEBUG(llvm::dbgs() << "layer " << layer << ": " << slot.type
+                            << " at arena offset " << slot.offset << " ("
+                            << slot.bytes << " bytes, " << slot.scalesBytes
+                            << " bytes of scales)\n");
   }
+  LLVM_DEBUG(llvm::dbgs() << layout.weights.size() << " weights in "
+                          << layout.weightBytes << " bytes, "
+                          << layout.caches.size() << " caches in a "
+                          << layout.arenaBytes << "-byte arena\n");
   for (auto &[func, sig] : entries)
     rewrite(func, sig);
   recordLayout();

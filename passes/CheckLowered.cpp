@@ -5,10 +5,14 @@
 #include "dialects/afm/IR/AFMDialect.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include "llvm/Support/Debug.h"
+
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMCHECKLOWEREDPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-check-lowered"
 
 using namespace mlir;
 
@@ -25,6 +29,7 @@ struct AFMCheckLoweredPass
     getOperation().walk([&](Operation *op) {
       if (!target.isIllegal(op))
         return;
+      LLVM_DEBUG(llvm::dbgs() << "not lowered: " << *op << "\n");
       op->emitError("'") << op->getName()
                          << "' could not be lowered: this combination of "
                             "operands and attributes is not supported by "

@@ -21,12 +21,15 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMEXPORTMODELFACTSPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-export-model-facts"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -90,8 +93,10 @@ struct AFMExportModelFactsPass
     ModuleOp module = getOperation();
     auto prefill = module.lookupSymbol<func::FuncOp>(AFM_PREFILL_SYMBOL);
     auto decode = module.lookupSymbol<func::FuncOp>(AFM_DECODE_SYMBOL);
-    if (!prefill && !decode)
+    if (!prefill && !decode) {
+      LLVM_DEBUG(llvm::dbgs() << "no entry points: not a model, no facts\n");
       return; // not a model (a graph run in the host process)
+    }
     if (!prefill || !decode) {
       module.emitError("a model needs both entry points, afm_prefill and "
                        "afm_decode");
@@ -149,6 +154,11 @@ struct AFMExportModelFactsPass
                                   p->weightsBytes,
                                   p->arenaBytes,
                                   0};
+    LLVM_DEBUG({
+      llvm::dbgs() << "facts: ";
+      llvm::interleaveComma(facts, llvm::dbgs());
+      llvm::dbgs() << "\n";
+    });
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     Type i64 = b.getI64Type();
     auto value = DenseElementsAttr::get(

@@ -12,11 +12,14 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMFUSEMINSHIFTPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-fuse-min-shift"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -32,13 +35,18 @@ static TypedValue<ASTCWeightType> astcSource(Value weight) {
 
 static void fuse(LinearOp op) {
   TypedValue<ASTCWeightType> w = astcSource(op.getWeight());
-  if (!w)
+  if (!w) {
+    LLVM_DEBUG(llvm::dbgs() << "not fused (weight is not ASTC): " << op
+                            << "\n");
     return;
+  }
   OpBuilder b(op);
   Location loc = op.getLoc();
   ASTCWeightType type = w.getType();
   auto resultType = cast<RankedTensorType>(op.getType());
   int64_t r = type.getBlockRows(), c = type.getBlockCols();
+  LLVM_DEBUG(llvm::dbgs() << "fusing the " << r << "x" << c
+                          << " block offsets of " << op << "\n");
   auto f32 = b.getF32Type();
   Value d = ASTCDecodeOp::create(
       b, loc, RankedTensorType::get({type.getRows(), type.getCols()}, f32), w);

@@ -18,11 +18,14 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMLOWERDOTBYTESPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-lower-dot-bytes"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -85,6 +88,8 @@ static Value lowerDot(OpBuilder &b, Location loc,
       continue;
     if (!hasTargetInt8Dot(target, piece, below128))
       continue;
+    LLVM_DEBUG(llvm::dbgs() << "dot over " << type << " in pieces of "
+                            << piece << " lanes\n");
     Value result = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(type, b.getI32IntegerAttr(0)));
     for (int64_t offset = 0; offset < lanes; offset += piece) {
@@ -100,6 +105,9 @@ static Value lowerDot(OpBuilder &b, Location loc,
     }
     return result;
   }
+  LLVM_DEBUG(llvm::dbgs() << "no int8 dot instruction covers " << type
+                          << (below128 ? " (bytes below 128)" : "")
+                          << ": expanded to integer arithmetic\n");
   return expandDot(b, loc, acc, u, s);
 }
 

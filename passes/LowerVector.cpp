@@ -5,11 +5,14 @@
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMLOWERVECTORPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-lower-vector"
 
 using namespace mlir;
 
@@ -34,6 +37,9 @@ struct HalveInnermostReduction
     int64_t n = type.getShape().back();
     if (n < 2 * kNarrow || n % 2 != 0)
       return failure();
+    LLVM_DEBUG(llvm::dbgs() << "halving the " << n
+                            << "-wide innermost reduction over " << type
+                            << "\n");
     Location loc = op.getLoc();
     SmallVector<int64_t> offsets(rank, 0), sizes(type.getShape()),
         strides(rank, 1);

@@ -24,11 +24,14 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMOUTLINEPARALLELLOOPSPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-outline-parallel-loops"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -115,8 +118,14 @@ static FailureOr<TaskInputs> collectInputs(const ParallelLoop &loop) {
         worklist.append(def->operand_begin(), def->operand_end());
       continue;
     }
-    if (!isCapturable(value))
+    if (!isCapturable(value)) {
+      LLVM_DEBUG(llvm::dbgs() << loop.op->getName() << " at "
+                              << loop.op->getLoc()
+                              << " stays sequential: a task cannot take its "
+                                 "input of type "
+                              << value.getType() << "\n");
       return failure();
+    }
     captures.insert(value);
   }
   inputs.captures.assign(captures.begin(), captures.end());
@@ -195,6 +204,10 @@ static bool outline(const ParallelLoop &loop, Value host, func::FuncOp parent,
   Value count = arith::CeilDivSIOp::create(b, loc, span, loop.step);
   afm_cpu::ParallelCallOp::create(b, loc, task.getSymName(), count, host,
                          inputs->captures);
+  LLVM_DEBUG(llvm::dbgs() << "outlined " << loop.op->getName() << " at " << loc
+                          << " into @" << name << " ("
+                          << inputs->captures.size() << " captures, "
+                          << inputs->recompute.size() << " ops recomputed)\n");
   loop.op->erase();
   return true;
 }

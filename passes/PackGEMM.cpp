@@ -24,11 +24,14 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMPACKGEMMPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-pack-gemm"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -198,8 +201,18 @@ static LogicalResult packGEMM(RewriterBase &rewriter, linalg::LinalgOp op,
   std::optional<GEMMTiles> tiles =
       chooseGEMMTiles(target, gemm->sizeM, gemm->sizeN, gemm->sizeK,
                       minMultiplyAdds);
-  if (!tiles)
+  if (!tiles) {
+    LLVM_DEBUG(llvm::dbgs() << "not packed: " << gemm->sizeM << "x"
+                            << gemm->sizeN << "x" << gemm->sizeK
+                            << " GEMM is too small or has no full register "
+                               "tiles\n");
     return failure();
+  }
+  LLVM_DEBUG(llvm::dbgs() << "packing " << gemm->sizeM << "x" << gemm->sizeN
+                          << "x" << gemm->sizeK << " GEMM: mr " << tiles->mr
+                          << ", nr " << tiles->nr << ", kr " << tiles->kr
+                          << ", kc " << tiles->kc << ", nc " << tiles->nc
+                          << "\n");
 
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();

@@ -21,12 +21,15 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMPLANSTEPMEMORYPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-plan-step-memory"
 
 using namespace mlir;
 
@@ -291,6 +294,8 @@ struct AFMPlanStepMemoryPass
       return;
 
     uint64_t arenaBytes = base + scratch;
+    LLVM_DEBUG(llvm::dbgs() << "arena: " << base << " bytes of KV caches, "
+                            << scratch << " bytes of scratch\n");
     OpBuilder b(module.getContext());
     for (auto &[func, blocks] : plans) {
       Block &body = func.getBody().front();
@@ -303,6 +308,11 @@ struct AFMPlanStepMemoryPass
       func.setType(b.getFunctionType(inputs, func.getResultTypes()));
       for (BlockPlan &plan : blocks)
         for (Buffer &buffer : plan.buffers) {
+          LLVM_DEBUG(llvm::dbgs()
+                     << "@" << func.getSymName() << ": "
+                     << buffer.alloc.getType() << " at arena offset "
+                     << base + plan.base + buffer.offset << ", live over ops "
+                     << buffer.first << ".." << buffer.last << "\n");
           b.setInsertionPoint(buffer.top);
           Location loc = buffer.alloc.getLoc();
           Value offset = arith::ConstantIndexOp::create(

@@ -17,11 +17,14 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMPREFILLBYPASSPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-prefill-bypass"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -195,8 +198,13 @@ static bool hoistAbove(Operation *op) {
     return false;
   OpBuilder b(op);
   Value rebuilt = rebuildOnRow(b, op, *row);
-  if (!rebuilt)
+  if (!rebuilt) {
+    LLVM_DEBUG(llvm::dbgs() << "bypass stops at " << op->getName()
+                            << ": it does not work row by row here\n");
     return false;
+  }
+  LLVM_DEBUG(llvm::dbgs() << "computing one row (" << *row << ") of "
+                          << op->getName() << "\n");
   for (tensor::ExtractSliceOp slice : slices) {
     slice.replaceAllUsesWith(rebuilt);
     slice.erase();

@@ -13,11 +13,14 @@
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMPREPAREARMSMEPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-prepare-arm-sme"
 
 using namespace mlir;
 
@@ -33,6 +36,8 @@ struct AFMPrepareArmSMEPass
     vector::populateSinkVectorOpsPatterns(contracts);
     if (failed(applyPatternsGreedily(getOperation(), std::move(contracts))))
       return signalPassFailure();
+    LLVM_DEBUG(llvm::dbgs() << "after the masked contractions:\n"
+                            << *getOperation() << "\n");
 
     // Contractions -> outer products; masks folded in; the k = 1 unit
     // dimension of the operand reads dropped (a vector<[4]x1xf32> read has

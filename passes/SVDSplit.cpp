@@ -14,11 +14,14 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMSVDSPLITPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-svd-split"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -41,6 +44,7 @@ struct AFMSVDSplitPass : afm::impl::AFMSVDSplitPassBase<AFMSVDSplitPass> {
       return;
     if (a == 0.0)
       a = double(r);
+    LLVM_DEBUG(llvm::dbgs() << "adapter rank " << r << ", alpha " << a << "\n");
     // A fused FFN has no adapter slot: one over compressed weights becomes
     // its three linear layers first.
     SmallVector<SwiGLUOp> ffns;
@@ -97,6 +101,9 @@ struct AFMSVDSplitPass : afm::impl::AFMSVDSplitPassBase<AFMSVDSplitPass> {
     b.setInsertionPointAfter(op);
     Location loc = op.getLoc();
     StringRef name = weight.getName();
+    LLVM_DEBUG(llvm::dbgs() << "splitting " << name << " (" << n << "x" << k
+                            << ") into a residual and a rank-" << r
+                            << " adapter\n");
     auto f32 = b.getF32Type();
     auto factor = [&](StringRef which, ArrayRef<int64_t> shape) {
       auto w = WeightOp::create(b, loc, RankedTensorType::get(shape, f32),

@@ -5,6 +5,7 @@
 #include "dialects/afm/IR/AFMOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Debug.h"
 
 #include <map>
 
@@ -12,6 +13,8 @@ namespace mlir::afm {
 #define GEN_PASS_DEF_AFMSIZEKVCACHESPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-size-kv-caches"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -75,6 +78,10 @@ struct AFMSizeKVCachesPass
       auto type = cast<KVCacheType>(arg.getType());
       if (!size || *size >= type.getCapacity())
         return;
+      LLVM_DEBUG(llvm::dbgs() << "@" << func.getSymName() << ": layer " << layer
+                              << "'s KV cache shrinks from "
+                              << type.getCapacity() << " to " << *size
+                              << " positions (its readers' window)\n");
       arg.setType(KVCacheType::get(type.getContext(), type.getKvHeads(), *size,
                                    type.getHeadDim(), type.getElementType()));
       func.setFunctionType(FunctionType::get(

@@ -12,10 +12,14 @@
 
 #include "dialects/afm/IR/AFMDialect.h"
 
+#include "llvm/Support/Debug.h"
+
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMTAGOPLOCATIONSPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-tag-op-locations"
 
 using namespace mlir;
 
@@ -31,6 +35,8 @@ struct AFMTagOpLocationsPass
       if (auto named = dyn_cast<NameLoc>(op->getLoc());
           named && named.getName() == kind)
         return;
+      LLVM_DEBUG(llvm::dbgs() << "naming the location of " << op->getName()
+                              << " at " << op->getLoc() << "\n");
       op->setLoc(NameLoc::get(StringAttr::get(op->getContext(), kind),
                               op->getLoc()));
     });

@@ -28,11 +28,14 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMTILEFORTARGETPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-tile-for-target"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -66,6 +69,9 @@ static void markParallelLoop(const scf::SCFTilingResult &tiled,
     if (iterators[dim] != utils::IteratorType::parallel)
       return;
     if (ranges[dim] / tiles[dim] >= 2) {
+      LLVM_DEBUG(llvm::dbgs() << "the tile loop over dimension " << dim
+                              << " runs on threads (" << work
+                              << " iterations of work)\n");
       contracts(loop).getParallelAttrHelper().setAttr(
           loop, UnitAttr::get(loop->getContext()));
       return;
@@ -111,8 +117,15 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
                              int64_t minParallelWork) {
   auto tileable = dyn_cast<TilingInterface>(op.getOperation());
   if (!plan || plan.getKind() == TileKind::SME ||
-      !op.hasPureBufferSemantics() || !tileable)
+      !op.hasPureBufferSemantics() || !tileable) {
+    LLVM_DEBUG(llvm::dbgs() << "not tiled: " << op->getName()
+                            << (plan ? " (not on buffers, not tileable or SME)"
+                                     : " (no plan)")
+                            << "\n");
     return;
+  }
+  LLVM_DEBUG(llvm::dbgs() << "tiling " << op->getName() << " at "
+                          << op.getLoc() << " as planned: " << plan << "\n");
   bool splitK = plan.getKind() == TileKind::SplitK;
   bool int8Dot = plan.getKind() == TileKind::Int8Dot;
   bool contraction = plan.getKind() == TileKind::Contraction ||
@@ -220,6 +233,10 @@ static bool tileForSME(RewriterBase &rewriter, linalg::LinalgOp op,
       !isa<TilingInterface>(op.getOperation()))
     return false;
   Location loc = op.getLoc();
+  LLVM_DEBUG(llvm::dbgs() << "SME: tiling the GEMM at " << loc
+                          << " [4]x[4]x1 on ZA tiles"
+                          << (transposedB ? ", B copied to [K, N] first" : "")
+                          << "\n");
   if (transposedB)
     readInputFromCopy(rewriter, op, /*input=*/1, /*order=*/{2, 1},
                       /*allocBefore=*/op, /*deallocBefore=*/op->getNextNode(),
@@ -265,6 +282,9 @@ static LogicalResult tilePlanned(RewriterBase &rewriter, linalg::LinalgOp op,
   ArrayRef<int64_t> cache = schedule.getCacheTiles();
   ArrayRef<int64_t> interchange = schedule.getCacheInterchange();
   ArrayRef<int64_t> registers = schedule.getRegisterTiles();
+  LLVM_DEBUG(llvm::dbgs() << "tiling " << op->getName() << " at "
+                          << op.getLoc() << " as afm-pack-gemm planned: "
+                          << schedule << "\n");
   rewriter.setInsertionPoint(op);
   scf::SCFTilingOptions cacheOptions;
   cacheOptions.setTileSizes(getAsIndexOpFoldResult(op.getContext(), cache));

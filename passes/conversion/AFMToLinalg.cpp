@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/Support/Debug.h"
 
 #include <cmath>
 
@@ -27,6 +28,8 @@ namespace mlir::afm {
 #define GEN_PASS_DEF_AFMLOWERTOLINALGPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-lower-to-linalg"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -291,10 +294,18 @@ struct LowerMatmulLike : OpConversionPattern<OpTy> {
       layer.int8Activations = true;
     if constexpr (std::is_same_v<OpTy, LinearOp>)
       x = activationsFor(rewriter, loc, x, op.getWeight(), layer);
+    LLVM_DEBUG(llvm::dbgs() << "lowering " << op->getName() << " at " << loc
+                            << " over " << op.getWeight().getType()
+                            << (layer.int8Activations ? ", int8 activations"
+                                                      : "")
+                            << "\n");
     Value result = buildLinear(rewriter, loc, x, weight,
                                op.getType().getElementType(), acc, layer);
-    if (!result)
+    if (!result) {
+      LLVM_DEBUG(llvm::dbgs() << "  buildLinear has no kernel for this "
+                                 "weight: the pattern fails\n");
       return failure();
+    }
     return replaceWithCast(rewriter, op, result);
   }
 };
@@ -493,6 +504,9 @@ struct AFMLowerToLinalgPass
                 getOperation()))
       how.int8Activations |=
           model.getLinearActivations() == ActivationFormat::Int8;
+    LLVM_DEBUG(llvm::dbgs() << "int8 activations for compressed linear "
+                               "layers: "
+                            << (how.int8Activations ? "yes" : "no") << "\n");
     populateAFMToLinalgPatterns(patterns, how);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))

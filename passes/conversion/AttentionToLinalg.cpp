@@ -36,6 +36,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/Debug.h"
 
 #include <cmath>
 #include <limits>
@@ -44,6 +45,8 @@ namespace mlir::afm {
 #define GEN_PASS_DEF_AFMLOWERATTENTIONPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-lower-attention"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -525,6 +528,12 @@ Value AttentionBuilder::build() {
   auto q4Type = RankedTensorType::get({tokens, kvHeads, group, headDim}, f32);
   // The decode kernel rounds its query itself, as this does.
   bool decode = isDecodeAttention(spec);
+  LLVM_DEBUG(llvm::dbgs() << "attention at " << loc << ": " << tokens
+                          << " query rows, " << kvHeads << " KV heads x "
+                          << group << ", head dim " << headDim << ", capacity "
+                          << capacity << (spec.scales ? ", i8 cache" : "")
+                          << (decode ? ": the flash-decoding kernel\n"
+                                     : ": online softmax over cache blocks\n"));
   Value q4 = tensor::ExpandShapeOp::create(
       b, loc, q4Type,
       spec.int8Query && !decode ? roundedQuery() : spec.query,
@@ -562,6 +571,7 @@ Value AttentionBuilder::build() {
                 filled({tokens, kvHeads, group}, 0.0),
                 filled({tokens, kvHeads, group, headDim}, 0.0)};
   int64_t block = divisorAtMost(capacity, kBlockSlots);
+  LLVM_DEBUG(llvm::dbgs() << "  blocks of " << block << " slots\n");
   Value filledSlots = arith::MinUIOp::create(b, loc, filledPositions(),
                                              constantIndex(capacity));
   Value blocks = arith::DivUIOp::create(

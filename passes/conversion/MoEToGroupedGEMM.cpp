@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/Support/Debug.h"
 
 #include <limits>
 
@@ -24,6 +25,8 @@ namespace mlir::afm {
 #define GEN_PASS_DEF_AFMLOWERMOEPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-lower-moe"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -192,6 +195,9 @@ static Value lowerMoE(OpBuilder &b, MoEOp op, int64_t rowTile) {
   int64_t experts = op.getRouter().getType().getDimSize(0);
   int64_t topK = op.getTopK();
   int64_t rows = std::min(rowTile, tokens);
+  LLVM_DEBUG(llvm::dbgs() << "MoE at " << loc << ": " << tokens << " tokens, "
+                          << experts << " experts, top-" << topK
+                          << ", grouped GEMMs of " << rows << " rows\n");
   Type elementType = xType.getElementType();
   // (named values, not structured bindings: the loop bodies capture them)
   std::pair<Value, Value> routing =

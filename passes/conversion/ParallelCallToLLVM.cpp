@@ -14,11 +14,14 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMLOWERPARALLELCALLSPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-lower-parallel-calls"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -102,6 +105,11 @@ static LogicalResult lower(afm_cpu::ParallelCallOp call, SymbolTable &symbols,
     return call.emitOpError("cannot find the LLVM value of the count");
 
   LLVM::LLVMFuncOp &trampoline = trampolines[task.getSymName()];
+  LLVM_DEBUG(llvm::dbgs() << "@" << parent.getSymName() << " runs @"
+                          << task.getSymName() << " on the host's threads with "
+                          << captures.size() << " captures"
+                          << (trampoline ? " (trampoline already built)" : "")
+                          << "\n");
   if (!trampoline) {
     // Only the trampoline's address leaves the library, never a symbol.
     task.setLinkage(LLVM::Linkage::Internal);

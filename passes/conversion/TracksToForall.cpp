@@ -11,11 +11,14 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::afm {
 #define GEN_PASS_DEF_AFMLOWERTRACKSPASS
 #include "passes/Passes.h.inc"
 } // namespace mlir::afm
+
+#define DEBUG_TYPE "afm-lower-tracks"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -41,6 +44,9 @@ static LogicalResult lowerTrackBlock(TrackBlockOp op) {
            << type;
   int64_t tracks = op.getNumTracks();
   Location loc = op.getLoc();
+  LLVM_DEBUG(llvm::dbgs() << "lowering " << tracks << " tracks over " << type
+                          << " at " << loc
+                          << " to an scf.forall and their mean\n");
   OpBuilder b(op);
   SmallVector<int64_t> stackedShape = {tracks};
   llvm::append_range(stackedShape, type.getShape());
