@@ -11,7 +11,10 @@
  *
  * Ownership: objects returned through `out` parameters belong to the caller
  * and are released with the matching *_free function. A session keeps its
- * model alive: free sessions before their model.
+ * model alive: it holds a reference to the model, so afm_model_free and
+ * afm_session_free may come in either order. afm_model_free drops the
+ * caller's reference; the model is unloaded when the last reference goes,
+ * the caller's or a session's.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -55,6 +58,8 @@ enum {
 };
 
 afm_status afm_model_load(const char *path, uint32_t flags, afm_model **out);
+/* Drops the caller's reference: the model stays loaded until its sessions
+   are freed too. */
 void afm_model_free(afm_model *model);
 
 int32_t afm_model_vocab_size(const afm_model *model);
