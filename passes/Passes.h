@@ -4,7 +4,7 @@
 #define AFM_PASSES_PASSES_H
 
 #include "passes/CodegenOptions.h"
-#include "passes/conversion/CompressedKernels.h"
+#include "passes/Conversion/CompressedKernels.h"
 
 #include "afm/Target/TargetDescription.h"
 

@@ -1,6 +1,6 @@
 //===- Passes.td - afm passes --------------------------------*- tablegen -*-===//
 //
-// One pass per file under passes/ (transformations) and passes/conversion/
+// One pass per file under passes/ (transformations) and passes/Conversion/
 // (lowerings out of the afm dialect).
 //
 //===----------------------------------------------------------------------===//
@@ -335,7 +335,7 @@ def AFMSelectTilesPass : Pass<"afm-select-tiles", "mlir::func::FuncOp"> {
     order and how the tile vectorizes (contraction, element-wise, split-K
     partial sums, int8 dot products, or SME ZA tiles for f32 GEMMs on SME
     targets), derived from the module's `afm.target`
-    (passes/TilePlanning.h). `memref.copy` ops are first turned into
+    (passes/CodeGen/TilePlanning.h). `memref.copy` ops are first turned into
     `linalg.copy` so that copies are planned, and vectorized, too and no
     runtime copy function is needed.
   }];

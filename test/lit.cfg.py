@@ -21,6 +21,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.afm_obj_root, "test")
 
 config.substitutions.append(("%afm_src_root", config.afm_src_root))
+config.substitutions.append(("%mlir_include", config.mlir_include_dir))
 config.substitutions.append(("%examples", os.path.join(config.afm_src_root, "python-free-examples")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
@@ -41,6 +42,7 @@ tools = [
     ToolSubst("afm-run", unresolved="fatal"),
     ToolSubst("afm-steady-state", unresolved="fatal"),
     ToolSubst("afm-translate", unresolved="fatal"),
+    ToolSubst("mlir-tblgen", unresolved="fatal"),
 ]
 # libFuzzer targets, built where clang's fuzzer runtime is (AFM_ENABLE_FUZZERS).
 if config.afm_enable_fuzzers:

@@ -1,6 +1,6 @@
 /*===- afmb_format.h - constants of the .afmb file layout ----------*- C -*-===*
  *
- * The numbers of docs/afmb-format.md, shared by the writer (C++, lib/Binary)
+ * The numbers of docs/afmb-format.md, shared by the writer (C++, lib/Package)
  * and the loader (C, runtime/) so that both sides agree by construction.
  * Plain C, constants and one inline hash; no declarations to link against.
  *

@@ -1,7 +1,7 @@
 //===- StringRoutines.cpp - number <-> string for ONNX STRING casts -------===//
 //
 // An ONNX STRING element is 16 NUL-padded bytes in compiled code (see
-// kStringBytes in lib/ONNXImport). Casts between strings and numbers call
+// kStringBytes in lib/FrontEnd/ONNX). Casts between strings and numbers call
 // these routines, which a model's library carries (hidden, inlined where
 // used) when it declares them. They call the C library the library is
 // loaded next to, as malloc and free are:

@@ -36,13 +36,13 @@ static double perWeight(double bits, size_t rows, size_t cols) {
 }
 
 double mlir::afm::q2BitsPerWeight(size_t rows, size_t cols, bool perChannel) {
-  double codeBits = 8.0 * rows * ((cols + 3) / 4);
+  double codeBits = 8.0 * rows * q2RowBytes(cols);
   double scaleBits = 32.0 * (perChannel ? rows : 1);
   return perWeight(codeBits + scaleBits, rows, cols);
 }
 
 double mlir::afm::q4BitsPerWeight(size_t rows, size_t cols, size_t group) {
-  double codeBits = 8.0 * rows * ((cols + 1) / 2);
+  double codeBits = 8.0 * rows * q4RowBytes(cols);
   double scaleBits = 32.0 * rows * (cols / group);
   return perWeight(codeBits + scaleBits, rows, cols);
 }

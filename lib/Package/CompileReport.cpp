@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "afm/Compiler/Package.h"
-#include "afm/Compiler/WeightEncoding.h"
+#include "afm/Package/Package.h"
+#include "afm/Package/WeightEncoding.h"
 #include "afm/Compress/Quality.h"
 
 #include "dialects/afm/IR/AFMDialect.h"

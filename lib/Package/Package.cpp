@@ -6,11 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "afm/Compiler/Package.h"
+#include "afm/Package/Package.h"
 
-#include "afm/Compiler/WeightEncoding.h"
+#include "afm/Package/WeightEncoding.h"
 
-#include "afm/Binary/AFMBWriter.h"
+#include "afm/Package/AFMBWriter.h"
 #include "afm/Model/SafeTensors.h"
 #include "afm/kernel_abi.h"
 #include "dialects/afm/IR/AFMDialect.h"

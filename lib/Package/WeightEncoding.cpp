@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "afm/Compiler/WeightEncoding.h"
+#include "afm/Package/WeightEncoding.h"
 
 #include "afm/Compress/ASTC.h"
 #include "afm/Compress/ASTCTranscode.h"

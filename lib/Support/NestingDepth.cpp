@@ -1,6 +1,6 @@
 //===- NestingDepth.cpp - refuse MLIR text nested too deep ----------------===//
 
-#include "afm/NestingDepth.h"
+#include "afm/Support/NestingDepth.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

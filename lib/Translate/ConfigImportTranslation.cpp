@@ -2,10 +2,10 @@
 
 #include "afm/Translate/Translations.h"
 
-#include "afm/Import/ConfigImport.h"
+#include "afm/FrontEnd/Config/ConfigImport.h"
 #include "afm/Model/ModelWeights.h"
 #include "afm/Model/SafeTensors.h"
-#include "afm/InitAll.h"
+#include "afm/Compiler/InitAll.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"

@@ -1,6 +1,6 @@
 //===- ExportFromAFMIR.cpp - export registrations with a nesting check ----===//
 
-#include "afm/NestingDepth.h"
+#include "afm/Support/NestingDepth.h"
 #include "afm/Translate/Translations.h"
 
 #include "mlir/IR/Verifier.h"

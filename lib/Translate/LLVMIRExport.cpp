@@ -9,9 +9,9 @@
 #include "afm/Translate/Translations.h"
 
 #include "afm/CodeGen/ObjectEmitter.h"
-#include "afm/Compiler/Package.h"
+#include "afm/Package/Package.h"
 #include "afm/Compiler/Compile.h"
-#include "afm/InitAll.h"
+#include "afm/Compiler/InitAll.h"
 
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"

@@ -2,8 +2,8 @@
 
 #include "afm/Translate/Translations.h"
 
-#include "afm/Import/ONNXImport.h"
-#include "afm/InitAll.h"
+#include "afm/FrontEnd/ONNX/ONNXImport.h"
+#include "afm/Compiler/InitAll.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"

@@ -2,7 +2,7 @@
 
 #include "TestBinary.h"
 
-#include "afm/Binary/AFMBWriter.h"
+#include "afm/Package/AFMBWriter.h"
 #include "afm/afmb_format.h"
 #include "afm/kernel_abi.h"
 

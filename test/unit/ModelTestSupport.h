@@ -8,7 +8,7 @@
 #ifndef AFM_TEST_UNIT_MODELTESTSUPPORT_H
 #define AFM_TEST_UNIT_MODELTESTSUPPORT_H
 
-#include "afm/Model/ExampleModel.h"
+#include "afm/TestModels/ExampleModel.h"
 #include "afm/Model/ModelConfig.h"
 #include "afm/Model/ModelWeights.h"
 #include "afm/Model/SafeTensors.h"

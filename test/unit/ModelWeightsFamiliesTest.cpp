@@ -7,7 +7,7 @@
 
 #include "ModelTestSupport.h"
 
-#include "afm/Model/ExampleModel.h"
+#include "afm/TestModels/ExampleModel.h"
 #include "afm/Model/ModelWeights.h"
 
 #include <gmock/gmock.h>

@@ -2,7 +2,7 @@
 
 #include "ModelTestSupport.h"
 
-#include "afm/Model/ExampleModel.h"
+#include "afm/TestModels/ExampleModel.h"
 #include "afm/Model/ModelWeights.h"
 #include "afm/Model/Random.h"
 

@@ -15,7 +15,7 @@ extern "C" {
 #include "afm/Layout/PackedWeights.h"
 #include "afm/CodeGen/ObjectEmitter.h"
 #include "afm/Compiler/HostLibrary.h"
-#include "afm/InitAll.h"
+#include "afm/Compiler/InitAll.h"
 #include "afm/Target/TargetDescription.h"
 #include "afm/kernel_abi.h"
 

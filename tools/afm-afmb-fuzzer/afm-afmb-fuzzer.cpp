@@ -20,7 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "afm/Binary/AFMBWriter.h"
+#include "afm/Package/AFMBWriter.h"
 #include "afm/afmb_format.h"
 #include "afm/runtime.h"
 #include "test/runtime/TestBinary.h"

@@ -16,7 +16,7 @@
 #include "Roofline.h"
 
 #include "afm/CodeGen/ObjectEmitter.h"
-#include "afm/InitAll.h"
+#include "afm/Compiler/InitAll.h"
 #include "afm/Target/TargetDescription.h"
 
 #include "mlir/IR/DialectRegistry.h"

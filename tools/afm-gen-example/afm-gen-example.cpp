@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "afm/Model/ExampleModel.h"
+#include "afm/TestModels/ExampleModel.h"
 #include "afm/Model/ModelWeights.h"
-#include "afm/Progress.h"
+#include "afm/Support/Progress.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"

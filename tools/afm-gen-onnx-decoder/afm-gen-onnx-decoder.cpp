@@ -1,12 +1,12 @@
 //===- afm-gen-onnx-decoder.cpp - write the ONNX test decoder -------------===//
 //
 // Writes a small decoder model.onnx with seeded random weights (see
-// afm/ONNXModels/DecoderModel.h): float MatMul projections, or
+// afm/TestModels/DecoderModel.h): float MatMul projections, or
 // MatMulNBits with --matmul-nbits 4 or 2.
 //
 //===----------------------------------------------------------------------===//
 
-#include "afm/ONNXModels/DecoderModel.h"
+#include "afm/TestModels/DecoderModel.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"

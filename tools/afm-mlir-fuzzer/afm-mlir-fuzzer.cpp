@@ -13,7 +13,7 @@
 
 #include "dialects/afm/IR/AFMDialect.h"
 #include "dialects/afm_cpu/IR/AFMCPUDialect.h"
-#include "afm/NestingDepth.h"
+#include "afm/Support/NestingDepth.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

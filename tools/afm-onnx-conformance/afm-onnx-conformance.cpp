@@ -12,8 +12,8 @@
 #include "afm/CodeGen/ObjectEmitter.h"
 #include "afm/Compiler/HostLibrary.h"
 #include "afm/Compiler/Compile.h"
-#include "afm/Import/ONNXImport.h"
-#include "afm/InitAll.h"
+#include "afm/FrontEnd/ONNX/ONNXImport.h"
+#include "afm/Compiler/InitAll.h"
 #include "afm/Target/TargetDescription.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

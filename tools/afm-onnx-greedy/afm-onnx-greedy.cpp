@@ -13,8 +13,8 @@
 
 #include "afm/CodeGen/ObjectEmitter.h"
 #include "afm/Compiler/HostLibrary.h"
-#include "afm/Import/ONNXImport.h"
-#include "afm/InitAll.h"
+#include "afm/FrontEnd/ONNX/ONNXImport.h"
+#include "afm/Compiler/InitAll.h"
 #include "afm/Reference/Greedy.h"
 #include "afm/Reference/Logits.h"
 #include "afm/Target/TargetDescription.h"

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "afm/Import/ONNXImport.h"
+#include "afm/FrontEnd/ONNX/ONNXImport.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"

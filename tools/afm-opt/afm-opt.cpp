@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "afm/InitAll.h"
-#include "afm/NestingDepth.h"
+#include "afm/Compiler/InitAll.h"
+#include "afm/Support/NestingDepth.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/FileUtilities.h"

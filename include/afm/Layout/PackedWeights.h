@@ -2,7 +2,7 @@
 //
 // The one definition of how 2-bit, 4-bit and ASTC weights are laid out in
 // memory: the constants and index functions that the dialect (its types'
-// bound buffers), the kernels (passes/conversion), the compressors
+// bound buffers), the kernels (passes/Conversion), the compressors
 // (lib/Compress), the packager (lib/Package) and the ONNX importer all use.
 // Header only and without MLIR or LLVM, so that every one of them can
 // include it (CMake target AFMPackedWeights).

@@ -1,0 +1,355 @@
+//===- Driver.cpp - the afm-compile command line --------------------------===//
+//
+// config.json + model.safetensors (or afm IR) in, .afmb out, for one target.
+// Each intermediate stage can be emitted instead, to inspect or test it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "afm/Compiler/Driver.h"
+
+#include "ReplacingOutput.h"
+
+#include "afm/CodeGen/ObjectEmitter.h"
+#include "afm/Compiler/Compile.h"
+#include "afm/Compiler/DecoderGraph.h"
+#include "afm/Package/Package.h"
+#include "afm/Package/WeightEncoding.h"
+#include "afm/FrontEnd/Config/ConfigImport.h"
+#include "afm/FrontEnd/ONNX/ONNXImport.h"
+#include "afm/Compiler/InitAll.h"
+#include "afm/Support/NestingDepth.h"
+#include "afm/Model/SafeTensors.h"
+#include "afm/Support/Progress.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
+
+#include <unistd.h>
+
+using namespace mlir;
+
+using namespace mlir::afm;
+namespace cl = llvm::cl;
+
+/// The help of --parallel-min-work, with the default from CodegenOptions.h.
+static llvm::StringRef minParallelWorkHelp() {
+  static const std::string help =
+      ("Run the tile loops of ops with at least this many loop iterations "
+       "(multiply-adds for a matmul) on the runtime's threads; 0 never "
+       "(default " +
+       llvm::Twine(kDefaultMinParallelWork) + ")")
+          .str();
+  return help;
+}
+
+namespace {
+enum class Emit { AFMB, AFM, LLVMDialect, LLVMIR, Object, Library };
+
+struct Options {
+  cl::OptionCategory category{"afm-compile options"};
+  cl::opt<std::string> input{cl::Positional,
+                             cl::desc("[model.mlir: afm IR instead of --config]"),
+                             cl::init(""), cl::cat(category)};
+  cl::opt<std::string> config{"config",
+                              cl::desc("Model config (config.json)"),
+                              cl::value_desc("file"), cl::cat(category)};
+  cl::opt<std::string> onnx{
+      "onnx",
+      cl::desc("ONNX decoder graph (model.onnx: token ids [1, S] -> logits "
+               "[1, S, V]) instead of --config; each prefill/decode call "
+               "runs the graph over the S-token window (no KV cache), on "
+               "the calling thread"),
+      cl::value_desc("file"), cl::cat(category)};
+  cl::opt<bool> onnxRaise{
+      "onnx-raise-to-afm",
+      cl::desc("With --onnx: raise RMS normalizations to afm.rms_norm and "
+               "one-token MatMuls by constant weights to afm.linear, for "
+               "afm's kernels (default true)"),
+      cl::init(true), cl::cat(category)};
+  cl::opt<std::string> weights{
+      "weights",
+      cl::desc("Weights (.safetensors); defaults to the afm.weights_file "
+               "attribute of an IR input"),
+      cl::value_desc("file"), cl::cat(category)};
+  cl::opt<std::string> output{"o", cl::desc("Output file (default: "
+                                            "model.afmb, - for stdout)"),
+                              cl::value_desc("file"), cl::init("model.afmb"),
+                              cl::cat(category)};
+  cl::opt<std::string> target{"target",
+                              cl::desc("Target (see --list-targets); "
+                                       "default: this machine"),
+                              cl::init("host"), cl::cat(category)};
+  cl::opt<std::string> targetOS{
+      "target-os",
+      cl::desc("Link for another OS than the target's: linux or macos "
+               "(e.g. apple-m2 code paths as Linux AArch64 for qemu)"),
+      cl::init(""), cl::cat(category)};
+  cl::opt<int64_t> prefillChunk{
+      "prefill-chunk",
+      cl::desc("Tokens per prefill call (default: 128 for models of "
+               "hidden_size 1024 or more, 16 for smaller ones, at most the "
+               "context). Chunks of 32 or more rows multiply compressed "
+               "weights as GEMMs (2-bit on int8 activations: an integer GEMM "
+               "when the chunk is a multiple of 4); a prompt pays for whole "
+               "chunks. 128 is the fastest measured for the 3B preset"),
+      cl::init(16), cl::cat(category)};
+  cl::opt<Emit> emit{
+      "emit", cl::desc("What to write (default: afmb)"), cl::init(Emit::AFMB),
+      cl::values(clEnumValN(Emit::AFMB, "afmb", "the runtime-loadable binary"),
+                 clEnumValN(Emit::AFM, "afm", "the imported afm IR"),
+                 clEnumValN(Emit::LLVMDialect, "llvm-dialect",
+                            "IR after the afm-codegen pipeline"),
+                 clEnumValN(Emit::LLVMIR, "llvm-ir", "optimized LLVM IR"),
+                 clEnumValN(Emit::Object, "object", "the object file"),
+                 clEnumValN(Emit::Library, "library",
+                            "the linked shared library")),
+      cl::cat(category)};
+  cl::opt<int64_t> minParallelWork{
+      "parallel-min-work",
+      cl::desc(minParallelWorkHelp()),
+      cl::init(kDefaultMinParallelWork), cl::cat(category)};
+  cl::opt<bool> prefillBypass{
+      "prefill-bypass",
+      cl::desc("During prefill, run the layers after the last KV-writing "
+               "attention (Block 2 of the on-device model) for the last "
+               "prompt row only (default true)"),
+      cl::init(true), cl::cat(category)};
+  cl::opt<bool> fuseMinShift{
+      "fuse-min-shift",
+      cl::desc("Fold ASTC block offsets into the matmuls' accumulator init "
+               "(default true); false materializes each reconstructed "
+               "weight (the unfused math, for testing)"),
+      cl::init(true), cl::cat(category)};
+  cl::opt<bool> arenaTemporaries{
+      "arena-temporaries",
+      cl::desc("Keep the temporary buffers of prefill and decode in the "
+               "session's arena, laid out at compile time (default true): "
+               "a decode step then allocates nothing; false uses the heap"),
+      cl::init(true), cl::cat(category)};
+  cl::opt<bool> report{
+      "report",
+      cl::desc("Print the compile report: per weight its format, bits per "
+               "weight and SNR against the float weights; weight bytes and "
+               "KV bytes per token (to stdout, or stderr when -o is -)"),
+      cl::cat(category)};
+  cl::opt<std::string> dequantizedWeights{
+      "dequantized-weights",
+      cl::desc("Also write the float weights the compiled model computes "
+               "with (compressed weights dequantized, split-off adapters "
+               "folded back) as a safetensors file, for a reference run"),
+      cl::value_desc("file"), cl::cat(category)};
+  cl::opt<bool> listTargets{"list-targets",
+                            cl::desc("Print the known targets and exit"),
+                            cl::cat(category)};
+};
+} // namespace
+
+static int error(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "afm-compile") << message << "\n";
+  return 1;
+}
+
+static void printTargets(llvm::raw_ostream &os) {
+  TargetDescription host = getHostTarget();
+  os << "host (this machine: " << host.name << ", " << host.triple << ")\n";
+  for (const TargetDescription &t : getKnownTargets())
+    os << llvm::left_justify(t.name, 16) << " " << t.triple << ", cpu "
+       << t.cpu << ", " << t.vectorBits << "-bit vectors x "
+       << t.vectorRegisters << (t.hasSME ? ", SME" : "") << "\n";
+}
+
+/// A session of this model reserves its whole arena (KV caches at full
+/// context, and scratch). More than this machine's memory cannot run here:
+/// say so now rather than at session creation.
+static void warnIfArenaExceedsMemory(ModuleOp module) {
+  auto arena = contracts(module).getKvArenaBytesAttrHelper().getAttr(module);
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (!arena || pages <= 0 || pageSize <= 0)
+    return;
+  uint64_t physical = uint64_t(pages) * uint64_t(pageSize);
+  if (uint64_t(arena.getInt()) <= physical)
+    return;
+  llvm::WithColor::warning(llvm::errs(), "afm-compile")
+      << "a session needs " << arena.getInt()
+      << " bytes of KV memory (its caches at full context, and scratch), "
+      << "more than this machine's " << physical
+      << " bytes; it cannot run here (a shorter context needs less)\n";
+}
+
+int mlir::afm::runCompileDriver(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  Options opts;
+  cl::HideUnrelatedOptions(opts.category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "afm-compile: compile a model for a target into an .afmb binary\n\n"
+      "  afm-compile --config config.json --weights model.safetensors "
+      "-o model.afmb --target x86-64-v3\n"
+      "  afm-compile model.mlir --weights model.safetensors -o model.afmb\n"
+      "  afm-compile --onnx decoder.onnx -o model.afmb\n");
+  if (opts.listTargets) {
+    printTargets(llvm::outs());
+    return 0;
+  }
+  if (opts.config.empty() + opts.input.empty() + opts.onnx.empty() != 2)
+    return error("give exactly one of --config FILE, --onnx FILE or an input "
+                 ".mlir file");
+  auto target = lookupTarget(opts.target, opts.targetOS);
+  if (!target)
+    return error(llvm::toString(target.takeError()));
+
+  DialectRegistry registry;
+  registerDialects(registry);
+  registerLLVMIRTranslations(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  OwningOpRef<ModuleOp> module;
+  std::string weightsPath = opts.weights;
+  if (!opts.config.empty()) {
+    if (weightsPath.empty() && opts.emit == Emit::AFMB)
+      return error("--config needs --weights model.safetensors");
+    ConfigImportOptions importOptions;
+    importOptions.weightsPath = weightsPath;
+    if (opts.prefillChunk.getNumOccurrences())
+      importOptions.prefillChunk = opts.prefillChunk;
+    auto imported = importModelFiles(&context, opts.config, importOptions);
+    if (!imported)
+      return error(llvm::toString(imported.takeError()));
+    module = std::move(*imported);
+  } else if (!opts.onnx.empty()) {
+    auto bytes = llvm::MemoryBuffer::getFile(opts.onnx, /*IsText=*/false);
+    if (!bytes)
+      return error("cannot read '" + opts.onnx +
+                   "': " + bytes.getError().message());
+    ONNXImportOptions importOptions;
+    importOptions.raiseToAFM = opts.onnxRaise;
+    module = importONNXModel(&context, (*bytes)->getBuffer(), opts.onnx,
+                             importOptions);
+    if (!module ||
+        failed(wrapDecoderGraph(*module, llvm::sys::path::stem(opts.onnx))))
+      return 1;
+  } else {
+    std::string message;
+    std::unique_ptr<llvm::MemoryBuffer> input =
+        openInputFile(opts.input, &message);
+    if (!input)
+      return error(message);
+    if (llvm::Error err = checkIRNesting(*input)) {
+      llvm::errs() << llvm::toString(std::move(err)) << "\n";
+      return 1;
+    }
+    sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (!module)
+      return 1;
+  }
+
+  auto output = ReplacingOutput::open(opts.output);
+  if (!output)
+    return error(llvm::toString(output.takeError()));
+  llvm::raw_ostream &os = (*output)->os();
+  auto finish = [&] {
+    if (llvm::Error err = (*output)->commit())
+      return error(llvm::toString(std::move(err)));
+    return 0;
+  };
+
+  if (opts.emit == Emit::AFM) {
+    module->print(os);
+    return finish();
+  }
+  if (opts.minParallelWork < 0)
+    return error("--parallel-min-work must not be negative");
+  CodegenOptions codegen;
+  codegen.minParallelWork = opts.minParallelWork;
+  codegen.prefillBypass = opts.prefillBypass;
+  codegen.arenaTemporaries = opts.arenaTemporaries;
+  codegen.fuseMinShift = opts.fuseMinShift;
+  if (!opts.onnx.empty()) {
+    // No entry-point ABI pass runs on a graph: it stays on the calling
+    // thread.
+    codegen.minParallelWork = 0;
+    if (failed(lowerGraphToLLVMDialect(*module, *target, codegen)))
+      return 1;
+  } else if (failed(lowerToLLVMDialect(*module, *target, codegen))) {
+    return 1;
+  }
+  if (opts.emit == Emit::LLVMDialect) {
+    module->print(os);
+    return finish();
+  }
+  if (opts.emit == Emit::LLVMIR) {
+    llvm::LLVMContext llvmContext;
+    auto llvmModule = toLLVMIR(*module, llvmContext, *target);
+    if (!llvmModule)
+      return error(llvm::toString(llvmModule.takeError()));
+    (*llvmModule)->print(os, nullptr);
+    return finish();
+  }
+  auto object = toObject(*module, *target);
+  if (!object)
+    return error(llvm::toString(object.takeError()));
+  if (opts.emit == Emit::Object) {
+    os << *object;
+    return finish();
+  }
+  auto library = linkSharedLibrary(*object, *target);
+  if (!library)
+    return error(llvm::toString(library.takeError()));
+  if (opts.emit == Emit::Library) {
+    os << *library;
+    return finish();
+  }
+
+  warnIfArenaExceedsMemory(*module);
+
+  // Packaging reads only the module's attributes (the layouts): the code,
+  // now in the library, is dropped so that its memory (gigabytes at the
+  // paper's model size) is free before the weights are encoded.
+  for (Operation &op : *module->getBody())
+    op.dropAllReferences();
+  module->getBody()->clear();
+
+  auto weights = openPackageWeights(*module, weightsPath);
+  if (!weights)
+    return error(llvm::toString(weights.takeError()));
+  // The dequantized values are never kept: for a model of billions of
+  // parameters they would take four bytes a weight (--dequantized-weights
+  // encodes the weights again, one at a time).
+  const SafeTensorsFile *weightsFile = *weights ? &**weights : nullptr;
+  WeightEncoder encoder(weightsFile, /*keepValues=*/false);
+  // Per-weight progress of a packaging step on the terminal.
+  auto reportTo = [](::afm::TerminalProgress &progress) -> PackageProgress {
+    return [&progress](StringRef weight, uint64_t done, uint64_t total) {
+      progress.setTotal(total);
+      progress.update(weight, done);
+    };
+  };
+  {
+    ::afm::TerminalProgress progress("afm-compile: weights", 0, "GB");
+    if (llvm::Error err = writePackage(os, *module, *library, *target,
+                                       encoder, reportTo(progress)))
+      return error(llvm::toString(std::move(err)));
+  }
+  if (!opts.dequantizedWeights.empty()) {
+    ::afm::TerminalProgress progress("afm-compile: dequantized weights", 0,
+                                     "GB");
+    if (llvm::Error err =
+            writeEffectiveWeights(*module, weightsFile,
+                                  opts.dequantizedWeights, reportTo(progress)))
+      return error(llvm::toString(std::move(err)));
+  }
+  if (opts.report)
+    printCompileReport(opts.output == "-" ? llvm::errs() : llvm::outs(),
+                       *module, encoder);
+  return finish();
+}

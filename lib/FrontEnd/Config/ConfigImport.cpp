@@ -1,0 +1,350 @@
+//===- ConfigImport.cpp - config.json (+ safetensors) -> afm IR -----------===//
+//
+// One builder emits the decoder body for a static token count; it is called
+// once for prefill (a chunk) and once for decode (one token). The residual
+// layout is pre-norm: h += attn(norm(h)); h += ffn(norm(h)).
+//
+// - afm-dense: L layers, each with its own KV cache.
+// - afm-on-device: Block-2 layers have no K/V projections and attend over
+//   the cache of their source layer (afm.shared_kv_attention).
+// - afm-pt-moe: every block of D layers is an afm.track_block whose tracks
+//   run their own layers (H/n query heads, G/n KV heads, their own caches);
+//   every other layer's FFN is an afm.moe.
+//
+//===----------------------------------------------------------------------===//
+
+#include "afm/FrontEnd/Config/ConfigImport.h"
+
+#include "afm/Model/ModelWeights.h"
+#include "afm/Model/SafeTensors.h"
+#include "dialects/afm/IR/AFMOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+using namespace mlir;
+using namespace mlir::afm;
+
+namespace {
+/// The layers of one track (the whole model for single-track families).
+struct TrackLayout {
+  int64_t track;
+  int64_t heads;
+  int64_t kvHeads;
+};
+
+class DecoderBuilder {
+public:
+  DecoderBuilder(ModuleOp module, const ModelConfig &config)
+      : b(module.getContext()), config(config), loc(b.getUnknownLoc()),
+        f32(b.getF32Type()) {
+    b.setInsertionPointToEnd(module.getBody());
+  }
+
+  /// Emits the entry point `kind` ("prefill" or "decode") over `tokens`.
+  void buildEntry(StringRef kind, int64_t tokens);
+
+private:
+  RankedTensorType tensor(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, f32);
+  }
+  Value weight(StringRef name, ArrayRef<int64_t> shape) {
+    return WeightOp::create(b, loc, tensor(shape), b.getStringAttr(name),
+                            Attribute());
+  }
+  /// A projection weight `[rows, cols]` in the config's linear format.
+  Value linearWeight(StringRef name, int64_t rows, int64_t cols) {
+    MLIRContext *ctx = b.getContext();
+    Type type;
+    switch (config.linearWeightFormat) {
+    case LinearWeightFormat::F32:
+      return weight(name, {rows, cols});
+    case LinearWeightFormat::Q2:
+      type = Q2WeightType::get(ctx, rows, cols,
+                               config.q2PerChannel ? ScaleGranularity::PerChannel
+                                                   : ScaleGranularity::PerTensor);
+      break;
+    case LinearWeightFormat::ASTC:
+      type = ASTCWeightType::get(ctx, rows, cols, 6, 6,
+                                 config.astcOffsetMin ? ASTCOffset::Min
+                                                      : ASTCOffset::LinearSegment);
+      break;
+    }
+    return WeightOp::create(b, loc, type, b.getStringAttr(name), Attribute());
+  }
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  LayerTensorNames names(const TrackLayout &track, int64_t layer) const {
+    return config.architecture == Architecture::PTMoE
+               ? trackLayerTensorNames(track.track, layer)
+               : layerTensorNames(layer);
+  }
+  /// Whether layer `layer` of a track writes keys and values of its own.
+  bool ownsCache(int64_t layer) const {
+    return config.architecture != Architecture::OnDevice ||
+           !isBlock2Layer(config, layer);
+  }
+  Value rmsNorm(Value x, StringRef weightName);
+  Value linear(Value x, StringRef weightName, int64_t outFeatures);
+  Value splitHeads(Value x, int64_t heads);
+  Value attentionBlock(Value h, const TrackLayout &track, int64_t layer);
+  Value ffnBlock(Value h, const TrackLayout &track, int64_t layer);
+  Value layers(Value h, const TrackLayout &track, int64_t begin, int64_t end);
+
+  OpBuilder b;
+  const ModelConfig &config;
+  Location loc;
+  Type f32;
+  int64_t tokens = 0;
+  Value count, position;
+  /// Cache argument of each cache index (t * L + i).
+  llvm::DenseMap<int64_t, Value> caches;
+};
+} // namespace
+
+Value DecoderBuilder::rmsNorm(Value x, StringRef weightName) {
+  Value g = weight(weightName, {config.hiddenSize});
+  return RMSNormOp::create(b, loc, x.getType(), x, g,
+                           b.getF32FloatAttr(float(config.rmsNormEps)));
+}
+
+Value DecoderBuilder::linear(Value x, StringRef weightName,
+                             int64_t outFeatures) {
+  int64_t in = cast<RankedTensorType>(x.getType()).getDimSize(1);
+  Value w = linearWeight(weightName, outFeatures, in);
+  return LinearOp::create(b, loc, tensor({tokens, outFeatures}), x, w);
+}
+
+Value DecoderBuilder::splitHeads(Value x, int64_t heads) {
+  return tensor::ExpandShapeOp::create(
+      b, loc, tensor({tokens, heads, config.headDim}), x,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}});
+}
+
+Value DecoderBuilder::attentionBlock(Value h, const TrackLayout &track,
+                                     int64_t layer) {
+  LayerTensorNames n = names(track, layer);
+  int64_t hd = config.headDim;
+  Value normed = rmsNorm(h, n.inputNorm);
+  Value q = splitHeads(linear(normed, n.qProj, track.heads * hd), track.heads);
+  Value k, v;
+  if (ownsCache(layer)) {
+    k = splitHeads(linear(normed, n.kProj, track.kvHeads * hd), track.kvHeads);
+    v = splitHeads(linear(normed, n.vProj, track.kvHeads * hd), track.kvHeads);
+  }
+  if (usesRope(config, layer)) {
+    FloatAttr theta = b.getF32FloatAttr(float(config.ropeTheta));
+    q = RoPEOp::create(b, loc, q.getType(), q, position, theta);
+    if (k)
+      k = RoPEOp::create(b, loc, k.getType(), k, position, theta);
+  }
+  bool local = isLocalLayer(config, layer);
+  AttentionKind kind = local ? AttentionKind::Local : AttentionKind::Global;
+  IntegerAttr window =
+      local ? b.getI64IntegerAttr(config.slidingWindow) : IntegerAttr();
+  Value attn;
+  if (k) {
+    Value cache = caches.lookup(kvCacheIndex(config, track.track, layer));
+    attn = AttentionOp::create(b, loc, q.getType(), kind, q, k, v, cache,
+                               /*scales=*/Value(), position, count, window,
+                               FloatAttr(), roundsQueryToInt8(config));
+  } else {
+    // Block 2: read the cache of the source layer, which Block 1 filled.
+    Value cache = caches.lookup(kvSourceLayer(config, layer));
+    attn = SharedKVAttentionOp::create(b, loc, q.getType(), kind, q, cache,
+                                       /*scales=*/Value(), position, count,
+                                       window, FloatAttr(),
+                                       roundsQueryToInt8(config));
+  }
+  Value merged = tensor::CollapseShapeOp::create(
+      b, loc, tensor({tokens, track.heads * hd}), attn,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  Value out = linear(merged, n.oProj, config.hiddenSize);
+  return arith::AddFOp::create(b, loc, h, out);
+}
+
+Value DecoderBuilder::ffnBlock(Value h, const TrackLayout &track,
+                               int64_t layer) {
+  LayerTensorNames n = names(track, layer);
+  int64_t d = config.hiddenSize;
+  Value m = rmsNorm(h, n.postAttentionNorm);
+  Value y;
+  if (config.architecture == Architecture::PTMoE && isMoELayer(config, layer)) {
+    int64_t e = config.numExperts, f = config.moeIntermediateSize;
+    y = MoEOp::create(b, loc, m.getType(), m, weight(n.router, {e, d}),
+                      weight(n.expertsGateProj, {e, f, d}),
+                      weight(n.expertsUpProj, {e, f, d}),
+                      weight(n.expertsDownProj, {e, d, f}),
+                      b.getI64IntegerAttr(config.numExpertsPerTok));
+  } else {
+    int64_t f = config.intermediateSize;
+    y = SwiGLUOp::create(b, loc, m.getType(), m,
+                         linearWeight(n.gateProj, f, d),
+                         linearWeight(n.upProj, f, d),
+                         linearWeight(n.downProj, d, f));
+  }
+  return arith::AddFOp::create(b, loc, h, y);
+}
+
+Value DecoderBuilder::layers(Value h, const TrackLayout &track, int64_t begin,
+                             int64_t end) {
+  for (int64_t i = begin; i < end; ++i)
+    h = ffnBlock(attentionBlock(h, track, i), track, i);
+  return h;
+}
+
+void DecoderBuilder::buildEntry(StringRef kind, int64_t numTokens) {
+  tokens = numTokens;
+  int64_t d = config.hiddenSize, vocab = config.vocabSize;
+  int64_t layersPerTrack = config.numHiddenLayers;
+  int64_t tracks = trackCount(config);
+
+  // Arguments: tokens, count, position, then one cache per owning layer.
+  SmallVector<Type> inputs = {RankedTensorType::get({tokens}, b.getI32Type()),
+                              b.getIndexType(), b.getIndexType()};
+  SmallVector<int64_t> cacheIndices;
+  Type cacheElement = config.kvCacheDType == KVCacheDType::Int8
+                          ? Type(b.getIntegerType(8))
+                          : f32;
+  auto cacheType = KVCacheType::get(b.getContext(),
+                                    config.numKeyValueHeads / tracks,
+                                    config.maxPositionEmbeddings,
+                                    config.headDim, cacheElement);
+  for (int64_t t = 0; t < tracks; ++t)
+    for (int64_t i = 0; i < layersPerTrack; ++i)
+      if (ownsCache(i)) {
+        cacheIndices.push_back(kvCacheIndex(config, t, i));
+        inputs.push_back(cacheType);
+      }
+  auto func = func::FuncOp::create(
+      b, loc, kind, b.getFunctionType(inputs, {tensor({vocab})}));
+  AFMDialect &afmAttrs = contracts(func);
+  afmAttrs.getEntryAttrHelper().setAttr(
+      func, EntryKindAttr::get(b.getContext(), *symbolizeEntryKind(kind)));
+  for (auto [i, cache] : llvm::enumerate(cacheIndices))
+    func.setArgAttr(3 + i, afmAttrs.getLayerAttrHelper().getName(),
+                    b.getI64IntegerAttr(cache));
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(func.addEntryBlock());
+  count = func.getArgument(1);
+  position = func.getArgument(2);
+  caches.clear();
+  for (auto [i, cache] : llvm::enumerate(cacheIndices))
+    caches[cache] = func.getArgument(3 + i);
+  Value last = arith::SubIOp::create(b, loc, count, index(1));
+  Value table =
+      config.embeddingFormat == EmbeddingFormat::Q4
+          ? WeightOp::create(b, loc,
+                             Q4WeightType::get(b.getContext(), vocab, d,
+                                               config.embeddingGroupSize),
+                             b.getStringAttr(kEmbedTokensName), Attribute())
+                .getResult()
+          : weight(kEmbedTokensName, {vocab, d});
+  Value h = EmbeddingOp::create(b, loc, tensor({tokens, d}), table,
+                                func.getArgument(0));
+
+  TrackLayout single{0, config.numAttentionHeads, config.numKeyValueHeads};
+  if (config.architecture != Architecture::PTMoE) {
+    h = layers(h, single, 0, layersPerTrack);
+  } else {
+    // One track block per D layers; tracks synchronize only at its end.
+    int64_t depth = config.trackBlockDepth;
+    for (int64_t begin = 0; begin < layersPerTrack; begin += depth) {
+      auto block = TrackBlockOp::create(b, loc, h.getType(), h, tracks);
+      for (int64_t t = 0; t < tracks; ++t) {
+        OpBuilder::InsertionGuard trackGuard(b);
+        Block *body = b.createBlock(&block.getTracks()[t], {}, {h.getType()},
+                                    {loc});
+        TrackLayout track{t, config.numAttentionHeads / tracks,
+                          config.numKeyValueHeads / tracks};
+        Value out = layers(body->getArgument(0), track, begin, begin + depth);
+        YieldOp::create(b, loc, out);
+      }
+      h = block.getResult();
+    }
+  }
+
+  // Logits of the last real token.
+  Value row = tensor::ExtractSliceOp::create(
+      b, loc, tensor({1, d}), h, ValueRange{last}, ValueRange{}, ValueRange{},
+      b.getDenseI64ArrayAttr({ShapedType::kDynamic, 0}),
+      b.getDenseI64ArrayAttr({1, d}), b.getDenseI64ArrayAttr({1, 1}));
+  Value normed = rmsNorm(row, kFinalNormName);
+  Value head = config.tieWordEmbeddings ? table
+                                        : weight(kLmHeadName, {vocab, d});
+  Value logits = LMHeadOp::create(b, loc, tensor({1, vocab}), normed, head);
+  Value flat = tensor::CollapseShapeOp::create(
+      b, loc, tensor({vocab}), logits,
+      SmallVector<ReassociationIndices>{{0, 1}});
+  func::ReturnOp::create(b, loc, flat);
+}
+
+int64_t afm::defaultPrefillChunk(const ModelConfig &config) {
+  int64_t chunk = config.hiddenSize >= 1024 ? 128 : 16;
+  return std::min(chunk, config.maxPositionEmbeddings);
+}
+
+OwningOpRef<ModuleOp>
+afm::importModelConfig(MLIRContext *context, const ModelConfig &config,
+                       const ConfigImportOptions &options) {
+  int64_t chunk = options.prefillChunk.value_or(defaultPrefillChunk(config));
+  context->loadDialect<AFMDialect, arith::ArithDialect, func::FuncDialect,
+                       tensor::TensorDialect>();
+  OpBuilder b(context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
+  // afm-svd-split reads the LoRA fields (adapters of this rank on every
+  // compressed linear layer, split off the weights before they are
+  // compressed); afm-lower-to-linalg reads the activation format.
+  bool lora = config.loraRank > 0;
+  auto model = ModelAttr::get(
+      context, options.modelName, architectureName(config.architecture),
+      config.vocabSize, config.hiddenSize,
+      config.numHiddenLayers * trackCount(config),
+      config.maxPositionEmbeddings, chunk, lora ? config.loraRank : 0,
+      lora ? b.getF32FloatAttr(float(config.loraAlpha)) : FloatAttr(),
+      config.int8Activations ? ActivationFormat::Int8 : ActivationFormat::F32);
+  AFMDialect &afmAttrs = contracts(context);
+  afmAttrs.getModelAttrHelper().setAttr(*module, model);
+  if (!options.weightsPath.empty())
+    afmAttrs.getWeightsFileAttrHelper().setAttr(
+        *module, b.getStringAttr(options.weightsPath));
+  DecoderBuilder builder(*module, config);
+  builder.buildEntry("prefill", chunk);
+  builder.buildEntry("decode", 1);
+  return module;
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+afm::importModelJSON(MLIRContext *context, llvm::StringRef json,
+                     llvm::StringRef origin,
+                     const ConfigImportOptions &options) {
+  if (options.prefillChunk && *options.prefillChunk < 1)
+    return llvm::createStringError("prefill chunk must be at least 1, got " +
+                                   std::to_string(*options.prefillChunk));
+  auto config = parseModelConfig(json, origin);
+  if (!config)
+    return config.takeError();
+  if (!options.weightsPath.empty()) {
+    auto weights = SafeTensorsFile::open(options.weightsPath);
+    if (!weights)
+      return weights.takeError();
+    if (llvm::Error error = checkWeights(*config, *weights))
+      return std::move(error);
+  }
+  return importModelConfig(context, *config, options);
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+afm::importModelFiles(MLIRContext *context, llvm::StringRef configPath,
+                      const ConfigImportOptions &options) {
+  auto buffer = llvm::MemoryBuffer::getFile(configPath);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(),
+                                   configPath + ": cannot read: " +
+                                       buffer.getError().message());
+  return importModelJSON(context, (*buffer)->getBuffer(), configPath,
+                         options);
+}

@@ -1,0 +1,344 @@
+//===- DecoderModel.cpp - a small ONNX decoder with random weights --------===//
+
+#include "afm/TestModels/DecoderModel.h"
+
+#include "afm/Model/Random.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+using namespace mlir::afm;
+
+namespace {
+
+/// Builds the graph: initializers, nodes and their attributes.
+class DecoderBuilder {
+public:
+  explicit DecoderBuilder(const ONNXDecoderConfig &config)
+      : config(config), rng(config.seed) {}
+
+  std::string build();
+
+private:
+  /// Uniform in [-1, 1), the same bits on every machine.
+  float uniform() { return static_cast<float>(rng.nextUniform() * 2 - 1); }
+  std::vector<float> random(int64_t count, float scale, float offset = 0) {
+    std::vector<float> values(count);
+    for (float &value : values)
+      value = offset + scale * uniform();
+    return values;
+  }
+
+  onnx::TensorProto &addInitializer(const std::string &name,
+                                    std::vector<int64_t> dims,
+                                    int32_t dataType);
+  void addFloat(const std::string &name, std::vector<int64_t> dims,
+                const std::vector<float> &values);
+  void addInt(const std::string &name, std::vector<int64_t> dims,
+              const std::vector<int64_t> &values, int32_t dataType);
+  void addBytes(const std::string &name, std::vector<int64_t> dims,
+                const std::vector<uint8_t> &bytes);
+  onnx::NodeProto &addNode(const std::string &opType, const std::string &name,
+                           std::vector<std::string> inputs,
+                           std::vector<std::string> outputs,
+                           bool microsoft = false);
+  static void setInt(onnx::NodeProto &node, const std::string &name,
+                     int64_t value);
+  static void setFloat(onnx::NodeProto &node, const std::string &name,
+                       float value);
+
+  /// x [.., k] times a random [k, n] weight: MatMul, or MatMulNBits of
+  /// the same weight quantized.
+  std::string linear(const std::string &name, const std::string &x, int64_t k,
+                     int64_t n, bool symmetric = false);
+  std::string rmsNormWeight(const std::string &name);
+
+  const ONNXDecoderConfig &config;
+  SplitMix64 rng;
+  onnx::GraphProto *graph = nullptr;
+};
+
+} // namespace
+
+onnx::TensorProto &DecoderBuilder::addInitializer(const std::string &name,
+                                                  std::vector<int64_t> dims,
+                                                  int32_t dataType) {
+  onnx::TensorProto *tensor = graph->add_initializer();
+  tensor->set_name(name);
+  tensor->set_data_type(dataType);
+  for (int64_t dim : dims)
+    tensor->add_dims(dim);
+  return *tensor;
+}
+
+void DecoderBuilder::addFloat(const std::string &name,
+                              std::vector<int64_t> dims,
+                              const std::vector<float> &values) {
+  addInitializer(name, dims, onnx::TensorProto::FLOAT)
+      .set_raw_data(values.data(), values.size() * sizeof(float));
+}
+
+void DecoderBuilder::addInt(const std::string &name, std::vector<int64_t> dims,
+                            const std::vector<int64_t> &values,
+                            int32_t dataType) {
+  onnx::TensorProto &tensor = addInitializer(name, dims, dataType);
+  for (int64_t value : values) {
+    if (dataType == onnx::TensorProto::INT64)
+      tensor.add_int64_data(value);
+    else
+      tensor.add_int32_data(static_cast<int32_t>(value));
+  }
+}
+
+void DecoderBuilder::addBytes(const std::string &name,
+                              std::vector<int64_t> dims,
+                              const std::vector<uint8_t> &bytes) {
+  addInitializer(name, dims, onnx::TensorProto::UINT8)
+      .set_raw_data(bytes.data(), bytes.size());
+}
+
+onnx::NodeProto &DecoderBuilder::addNode(const std::string &opType,
+                                         const std::string &name,
+                                         std::vector<std::string> inputs,
+                                         std::vector<std::string> outputs,
+                                         bool microsoft) {
+  onnx::NodeProto *node = graph->add_node();
+  node->set_op_type(opType);
+  node->set_name(name);
+  if (microsoft)
+    node->set_domain("com.microsoft");
+  for (const std::string &input : inputs)
+    node->add_input(input);
+  for (const std::string &output : outputs)
+    node->add_output(output);
+  return *node;
+}
+
+void DecoderBuilder::setInt(onnx::NodeProto &node, const std::string &name,
+                            int64_t value) {
+  onnx::AttributeProto *attr = node.add_attribute();
+  attr->set_name(name);
+  attr->set_type(onnx::AttributeProto::INT);
+  attr->set_i(value);
+}
+
+void DecoderBuilder::setFloat(onnx::NodeProto &node, const std::string &name,
+                              float value) {
+  onnx::AttributeProto *attr = node.add_attribute();
+  attr->set_name(name);
+  attr->set_type(onnx::AttributeProto::FLOAT);
+  attr->set_f(value);
+}
+
+std::string DecoderBuilder::rmsNormWeight(const std::string &name) {
+  addFloat(name, {config.hiddenSize}, random(config.hiddenSize, 0.2f, 1.0f));
+  return name;
+}
+
+std::string DecoderBuilder::linear(const std::string &name,
+                                   const std::string &x, int64_t k, int64_t n,
+                                   bool symmetric) {
+  // Uniform with variance 1/k keeps activations of order 1.
+  std::vector<float> weight = random(k * n, std::sqrt(3.0f / k));
+  std::string out = name + "/out";
+  if (config.matmulBits == 0) {
+    addFloat(name + ".weight", {k, n}, weight);
+    addNode("MatMul", name, {x, name + ".weight"}, {out});
+    return out;
+  }
+
+  // MatMulNBits stores W^T [n, k] in blocks of blockSize along k: codes
+  // packed low bits first, one float scale and (unless symmetric) one
+  // packed zero point per block.
+  int64_t bits = config.matmulBits, blockSize = config.blockSize;
+  int64_t blocks = (k + blockSize - 1) / blockSize;
+  int64_t blobBytes = blockSize * bits / 8;
+  int64_t maxCode = (int64_t{1} << bits) - 1;
+  int64_t zpBytesPerRow = (blocks * bits + 7) / 8;
+  std::vector<uint8_t> packed(n * blocks * blobBytes, 0);
+  std::vector<float> scales(n * blocks);
+  std::vector<uint8_t> zeroPoints(n * zpBytesPerRow, 0);
+  for (int64_t row = 0; row < n; ++row) {
+    for (int64_t block = 0; block < blocks; ++block) {
+      int64_t begin = block * blockSize, end = std::min(k, begin + blockSize);
+      float lo = 0, hi = 0;
+      for (int64_t i = begin; i < end; ++i) {
+        lo = std::min(lo, weight[i * n + row]);
+        hi = std::max(hi, weight[i * n + row]);
+      }
+      float scale;
+      int64_t zeroPoint;
+      if (symmetric) {
+        zeroPoint = int64_t{1} << (bits - 1);
+        float absMax = std::max(-lo, hi);
+        scale = absMax / static_cast<float>(zeroPoint);
+      } else {
+        scale = (hi - lo) / static_cast<float>(maxCode);
+        zeroPoint = std::clamp<int64_t>(std::lround(-lo / scale), 0, maxCode);
+      }
+      scales[row * blocks + block] = scale;
+      if (!symmetric)
+        zeroPoints[row * zpBytesPerRow + block * bits / 8] |=
+            static_cast<uint8_t>(zeroPoint << (block * bits % 8));
+      for (int64_t i = begin; i < end; ++i) {
+        int64_t code = std::clamp<int64_t>(
+            std::lround(weight[i * n + row] / scale) + zeroPoint, 0, maxCode);
+        int64_t index = i - begin;
+        packed[(row * blocks + block) * blobBytes + index * bits / 8] |=
+            static_cast<uint8_t>(code << (index * bits % 8));
+      }
+    }
+  }
+  addBytes(name + ".qweight", {n, blocks, blobBytes}, packed);
+  addFloat(name + ".scales", {n * blocks}, scales);
+  std::vector<std::string> inputs = {x, name + ".qweight", name + ".scales"};
+  if (symmetric) {
+    addFloat(name + ".bias", {n}, random(n, 0.5f));
+    inputs.insert(inputs.end(), {"", "", name + ".bias"});
+  } else {
+    addBytes(name + ".zero_points", {n * zpBytesPerRow}, zeroPoints);
+    inputs.push_back(name + ".zero_points");
+  }
+  onnx::NodeProto &node = addNode("MatMulNBits", name, inputs, {out}, true);
+  setInt(node, "K", k);
+  setInt(node, "N", n);
+  setInt(node, "bits", bits);
+  setInt(node, "block_size", blockSize);
+  // Level 0: float activations and accumulation (level 4 would quantize
+  // the activations to int8 inside ONNX Runtime).
+  setInt(node, "accuracy_level", 0);
+  return out;
+}
+
+std::string DecoderBuilder::build() {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.set_producer_name("afm-gen-onnx-decoder");
+  onnx::OperatorSetIdProto *opset = model.add_opset_import();
+  opset->set_version(17);
+  opset = model.add_opset_import();
+  opset->set_domain("com.microsoft");
+  opset->set_version(1);
+  graph = model.mutable_graph();
+  graph->set_name("decoder");
+
+  const int64_t seq = config.seqLen, hidden = config.hiddenSize;
+  const int64_t qSize = config.numHeads * config.headDim;
+  const int64_t kvSize = config.numKVHeads * config.headDim;
+
+  auto addIO = [&](onnx::ValueInfoProto *info, const std::string &name,
+                   int32_t type, std::vector<int64_t> dims) {
+    info->set_name(name);
+    auto *tensorType = info->mutable_type()->mutable_tensor_type();
+    tensorType->set_elem_type(type);
+    for (int64_t dim : dims)
+      tensorType->mutable_shape()->add_dim()->set_dim_value(dim);
+  };
+  addIO(graph->add_input(), "input_ids", onnx::TensorProto::INT64, {1, seq});
+  addIO(graph->add_output(), "logits", onnx::TensorProto::FLOAT,
+        {1, seq, config.vocabSize});
+
+  // Rotary tables for positions 0..seq-1 (theta 10000), the positions
+  // themselves, and GroupQueryAttention's lengths: one prompt filling
+  // the whole static sequence.
+  int64_t half = config.headDim / 2;
+  std::vector<float> cosCache(seq * half), sinCache(seq * half);
+  for (int64_t pos = 0; pos < seq; ++pos)
+    for (int64_t i = 0; i < half; ++i) {
+      double angle = pos * std::pow(10000.0, -2.0 * i / config.headDim);
+      cosCache[pos * half + i] = static_cast<float>(std::cos(angle));
+      sinCache[pos * half + i] = static_cast<float>(std::sin(angle));
+    }
+  addFloat("cos_cache", {seq, half}, cosCache);
+  addFloat("sin_cache", {seq, half}, sinCache);
+  std::vector<int64_t> positions(seq);
+  for (int64_t pos = 0; pos < seq; ++pos)
+    positions[pos] = pos;
+  addInt("position_ids", {1, seq}, positions, onnx::TensorProto::INT64);
+  addInt("seqlens_k", {1}, {seq - 1}, onnx::TensorProto::INT32);
+  addInt("total_sequence_length", {}, {seq}, onnx::TensorProto::INT32);
+
+  addFloat("embed_tokens.weight", {config.vocabSize, hidden},
+           random(config.vocabSize * hidden, 1.0f));
+  addNode("Gather", "embed_tokens", {"embed_tokens.weight", "input_ids"},
+          {"embeds"});
+
+  std::string residual = "embeds", pending;
+  auto norm = [&](const std::string &name, const std::string &weight) {
+    std::string out = name + "/out";
+    if (pending.empty()) {
+      // ONNX Runtime defines this one in the default domain.
+      onnx::NodeProto &node = addNode("SimplifiedLayerNormalization", name,
+                                      {residual, weight}, {out});
+      setInt(node, "axis", -1);
+      setFloat(node, "epsilon", config.epsilon);
+      setInt(node, "stash_type", 1);
+    } else {
+      std::string sum = name + "/sum";
+      onnx::NodeProto &node =
+          addNode("SkipSimplifiedLayerNormalization", name,
+                  {pending, residual, weight}, {out, "", "", sum}, true);
+      setFloat(node, "epsilon", config.epsilon);
+      residual = sum;
+    }
+    return out;
+  };
+
+  for (int64_t layer = 0; layer < config.numLayers; ++layer) {
+    std::string prefix = "layers." + std::to_string(layer) + ".";
+    std::string x = norm(prefix + "input_layernorm",
+                         rmsNormWeight(prefix + "input_layernorm.weight"));
+    std::string q = linear(prefix + "attn.q_proj", x, hidden, qSize);
+    std::string k = linear(prefix + "attn.k_proj", x, hidden, kvSize);
+    std::string v = linear(prefix + "attn.v_proj", x, hidden, kvSize);
+    bool interleaved = layer % 2 == 1;
+    auto rotary = [&](const std::string &name, const std::string &input) {
+      std::string out = name + "/out";
+      onnx::NodeProto &node = addNode(
+          "RotaryEmbedding", name,
+          {input, "position_ids", "cos_cache", "sin_cache"}, {out}, true);
+      setInt(node, "interleaved", interleaved);
+      return out;
+    };
+    q = rotary(prefix + "attn.q_rotary", q);
+    k = rotary(prefix + "attn.k_rotary", k);
+    std::string attn = prefix + "attn/out";
+    onnx::NodeProto &gqa = addNode(
+        "GroupQueryAttention", prefix + "attn",
+        {q, k, v, "", "", "seqlens_k", "total_sequence_length"},
+        {attn, prefix + "attn/present_key", prefix + "attn/present_value"},
+        true);
+    setInt(gqa, "num_heads", config.numHeads);
+    setInt(gqa, "kv_num_heads", config.numKVHeads);
+    // Odd layers scale by a non-default factor.
+    if (layer % 2 == 1)
+      setFloat(gqa, "scale", 0.2f);
+    pending = linear(prefix + "attn.o_proj", attn, qSize, hidden);
+
+    x = norm(prefix + "post_attention_layernorm",
+             rmsNormWeight(prefix + "post_attention_layernorm.weight"));
+    std::string gate =
+        linear(prefix + "mlp.gate_proj", x, hidden, config.ffnSize);
+    std::string up = linear(prefix + "mlp.up_proj", x, hidden, config.ffnSize);
+    addNode("Sigmoid", prefix + "mlp.sigmoid", {gate},
+            {prefix + "mlp.sigmoid/out"});
+    addNode("Mul", prefix + "mlp.silu", {gate, prefix + "mlp.sigmoid/out"},
+            {prefix + "mlp.silu/out"});
+    addNode("Mul", prefix + "mlp.gated", {prefix + "mlp.silu/out", up},
+            {prefix + "mlp.gated/out"});
+    pending = linear(prefix + "mlp.down_proj", prefix + "mlp.gated/out",
+                     config.ffnSize, hidden);
+  }
+  std::string x = norm("final_norm", rmsNormWeight("final_norm.weight"));
+  std::string logits =
+      linear("lm_head", x, hidden, config.vocabSize, /*symmetric=*/true);
+  addNode("Identity", "logits", {logits}, {"logits"});
+  return model.SerializeAsString();
+}
+
+std::string mlir::afm::buildONNXDecoder(const ONNXDecoderConfig &config) {
+  return DecoderBuilder(config).build();
+}

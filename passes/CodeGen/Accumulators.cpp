@@ -1,0 +1,145 @@
+//===- Accumulators.cpp - keep vector accumulators in registers -----------===//
+
+#include "passes/CodeGen/Accumulators.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::afm;
+
+scf::ForOp afm::hoistAccumulators(RewriterBase &rewriter, scf::ForOp loop) {
+  Block *body = loop.getBody();
+  for (auto write : llvm::make_early_inc_range(
+           body->getOps<vector::TransferWriteOp>())) {
+    vector::TransferReadOp read;
+    for (auto candidate : body->getOps<vector::TransferReadOp>())
+      if (candidate.getBase() == write.getBase() &&
+          llvm::equal(candidate.getIndices(), write.getIndices(),
+                      [](Value a, Value b) {
+                        return isEqualConstantIntOrValue(a, b);
+                      }) &&
+          candidate.getVectorType() == write.getVectorType() &&
+          candidate.getPermutationMap() == write.getPermutationMap())
+        read = candidate;
+    if (!read || !loop.isDefinedOutsideOfLoop(write.getBase()) ||
+        !llvm::all_of(write.getIndices(), [&](Value index) {
+          return loop.isDefinedOutsideOfLoop(index);
+        }))
+      continue;
+    bool otherAccess = llvm::any_of(write.getBase().getUsers(), [&](
+                                        Operation *user) {
+      return user != read && user != write && loop->isAncestor(user);
+    });
+    if (otherAccess || !read->isBeforeInBlock(write))
+      continue;
+    rewriter.moveOpBefore(read, loop);
+    FailureOr<LoopLikeOpInterface> grown =
+        cast<LoopLikeOpInterface>(loop.getOperation())
+            .replaceWithAdditionalYields(
+                rewriter, read.getResult(), /*replaceInitOperandUsesInLoop=*/
+                true, [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+                  return SmallVector<Value>{write.getVector()};
+                });
+    if (failed(grown))
+      return loop;
+    loop = cast<scf::ForOp>(grown->getOperation());
+    rewriter.setInsertionPointAfter(loop);
+    rewriter.moveOpAfter(write, loop);
+    write.getValueToStoreMutable().assign(loop.getResults().back());
+    return loop;
+  }
+  return loop;
+}
+
+/// The summands X of `value` = `start` + broadcast(reduce_add(X1)) + ...,
+/// in any association order, or nothing when it is not of that form.
+static bool collectReducedSummands(Value value, Value start,
+                                   SmallVectorImpl<Value> &summands) {
+  if (value == start)
+    return true;
+  auto add = value.getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return false;
+  for (auto [chain, other] : {std::pair(add.getLhs(), add.getRhs()),
+                              std::pair(add.getRhs(), add.getLhs())}) {
+    auto broadcast = other.getDefiningOp<vector::BroadcastOp>();
+    auto reduce = broadcast ? broadcast.getSource()
+                                  .getDefiningOp<vector::ReductionOp>()
+                            : nullptr;
+    if (!reduce || reduce.getKind() != vector::CombiningKind::ADD ||
+        reduce.getAcc())
+      continue;
+    size_t size = summands.size();
+    if (collectReducedSummands(chain, start, summands)) {
+      summands.push_back(reduce.getVector());
+      return true;
+    }
+    summands.resize(size);
+  }
+  return false;
+}
+
+scf::ForOp afm::liftReductionsOutOfLoop(RewriterBase &rewriter,
+                                        scf::ForOp loop) {
+  for (unsigned i = 0; i < loop.getNumRegionIterArgs(); ++i) {
+    BlockArgument carried = loop.getRegionIterArgs()[i];
+    auto type = dyn_cast<VectorType>(carried.getType());
+    if (!type || type.getNumElements() != 1 ||
+        !isa<IntegerType>(type.getElementType()))
+      continue;
+    Value yielded = loop.getYieldedValues()[i];
+    SmallVector<Value> summands;
+    if (!collectReducedSummands(yielded, carried, summands) ||
+        summands.empty())
+      continue;
+    auto lanes = cast<VectorType>(summands.front().getType());
+    if (llvm::any_of(summands,
+                     [&](Value v) { return v.getType() != lanes; }))
+      continue;
+    Location loc = loop.getLoc();
+    rewriter.setInsertionPoint(loop);
+    Value zeros = arith::ConstantOp::create(
+        rewriter, loc, DenseElementsAttr::get(lanes, rewriter.getZeroAttr(
+                                                         lanes.getElementType())));
+    Value init = loop.getInitArgs()[i];
+    FailureOr<LoopLikeOpInterface> grown =
+        cast<LoopLikeOpInterface>(loop.getOperation())
+            .replaceWithAdditionalYields(
+                rewriter, zeros, /*replaceInitOperandUsesInLoop=*/false,
+                [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> args) {
+                  Value sum = args.front();
+                  for (Value summand : summands)
+                    sum = arith::AddIOp::create(b, l, sum, summand);
+                  return SmallVector<Value>{sum};
+                });
+    if (failed(grown))
+      return loop;
+    auto lifted = cast<scf::ForOp>(grown->getOperation());
+    // The old accumulator only passes through now (canonicalization drops
+    // it); its result is the init plus one reduction of the lanes.
+    Operation *yield = lifted.getBody()->getTerminator();
+    rewriter.modifyOpInPlace(yield, [&] {
+      yield->setOperand(i, lifted.getRegionIterArgs()[i]);
+    });
+    // The per-iteration horizontal sums are dead now.
+    SmallVector<Operation *> body;
+    for (Operation &op : lifted.getBody()->without_terminator())
+      body.push_back(&op);
+    for (Operation *op : llvm::reverse(body))
+      if (isOpTriviallyDead(op))
+        rewriter.eraseOp(op);
+    rewriter.setInsertionPointAfter(lifted);
+    Value reduced = vector::ReductionOp::create(
+        rewriter, loc, vector::CombiningKind::ADD, lifted.getResults().back());
+    Value total = arith::AddIOp::create(
+        rewriter, loc, init,
+        vector::BroadcastOp::create(rewriter, loc, type, reduced));
+    rewriter.replaceAllUsesWith(lifted.getResult(i), total);
+    return lifted;
+  }
+  return loop;
+}

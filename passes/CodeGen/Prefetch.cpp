@@ -1,0 +1,64 @@
+//===- Prefetch.cpp - software prefetch of streamed weights ---------------===//
+
+#include "passes/CodeGen/Prefetch.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::afm;
+
+void afm::prefetchAhead(OpBuilder &b, Location loc, Value view) {
+  auto subview = view.getDefiningOp<memref::SubViewOp>();
+  if (!subview)
+    return;
+  MemRefType source = subview.getSourceType();
+  if (!source.hasStaticShape() || source.getRank() < 1)
+    return;
+  int64_t rowBytes = source.getElementTypeBitWidth() / 8;
+  for (int64_t size : source.getShape().drop_front())
+    rowBytes *= size;
+  if (rowBytes <= 0)
+    return;
+  int64_t rows = (kPrefetchBytes + rowBytes - 1) / rowBytes;
+  SmallVector<Value> indices = getValueOrCreateConstantIndexOp(
+      b, loc, subview.getMixedOffsets());
+  Value ahead = arith::AddIOp::create(
+      b, loc, indices.front(), arith::ConstantIndexOp::create(b, loc, rows));
+  indices.front() = arith::MinUIOp::create(
+      b, loc, ahead,
+      arith::ConstantIndexOp::create(b, loc, source.getDimSize(0) - 1));
+  // One prefetch per cache line the tile spans: its dimensions (but the
+  // leading one) whose step is a line or more, each position of them (the
+  // ASTC kernels' tile covers three row pairs of a block row).
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(source.getStridesAndOffset(strides, offset)))
+    return;
+  SmallVector<int64_t> sizes(subview.getStaticSizes());
+  int64_t elementBytes = source.getElementTypeBitWidth() / 8;
+  SmallVector<std::pair<unsigned, int64_t>> spans; // (dimension, size)
+  int64_t lines = 1;
+  for (unsigned d = 1; d < sizes.size(); ++d)
+    if (!ShapedType::isDynamic(sizes[d]) && sizes[d] > 1 &&
+        strides[d] * elementBytes >= kCacheLineBytes) {
+      spans.push_back({d, sizes[d]});
+      lines *= sizes[d];
+    }
+  if (lines > kMaxPrefetchesPerTile)
+    spans.clear(), lines = 1;
+  for (int64_t line = 0; line < lines; ++line) {
+    SmallVector<Value> at(indices);
+    int64_t rest = line;
+    for (auto [d, size] : spans) {
+      if (int64_t step = rest % size)
+        at[d] = arith::AddIOp::create(b, loc, at[d],
+                                      arith::ConstantIndexOp::create(b, loc, step));
+      rest /= size;
+    }
+    memref::PrefetchOp::create(b, loc, subview.getSource(), at,
+                               /*isWrite=*/false, /*localityHint=*/3,
+                               /*isDataCache=*/true);
+  }
+}

@@ -1,0 +1,683 @@
+//===- DecodeAttention.cpp - one query row over the cache, split by slots -===//
+//
+// A decode step's attention reads the whole filled cache once and does a
+// few operations per byte, so it should run at memory bandwidth. The
+// general lowering (AttentionToLinalg.cpp: linalg ops per step of online
+// softmax over blocks of slots) writes partial sums per slot to memory and
+// runs each op alone; this is flash-decoding written in the vector dialect:
+//
+// - Tasks: (KV head g, block of up to kBlockSlots filled slots), an
+//   scf.forall over G x blocks that the runtime runs on its threads. A
+//   task keeps, for each of the R = H / G query heads of g, the running
+//   maximum, sum of exponentials and weighted values (online softmax) of
+//   its block, 16 slots at a time, and writes them as partials.
+// - 16 slots at a time: each key row is read once for all R heads and
+//   converted to f32 in 16-lane chunks, giving R vectors of partial sums
+//   per slot; a tree of shuffles and adds turns 16 such vectors into one
+//   whose lane j is slot j's score. The mask, the key scales, the maximum
+//   and the exponentials are then 16-lane vector ops. Values: each slot's
+//   probability (times its value scale) is broadcast and multiplies the
+//   row's chunks into R x D/16 accumulators.
+// - Combine: a task per KV head; per query head, the blocks' partials
+//   folded in order (the same online-softmax step), then the row's own key
+//   and value, then the division by the sum of exponentials.
+//
+// An i8 cache's scales multiply once per score and once per probability:
+// scale * (q . codes) and (p * scale) * codes, the general lowering's
+// scale * code products up to f32 rounding.
+//
+// With `int8_query`, each query head is rounded to int8 codes once per
+// task (as the general lowering's buildInt8RoundTrip rounds it) and a
+// score is exact in i32: per 64 bytes of a key row, one afm_cpu.dot_bytes of
+// the key codes with their sign bit flipped (code + 128, unsigned) against
+// the query codes, minus 128 * (sum of the query codes) once per score;
+// the query's step joins the key scale. That is 8 vpdpbusd per slot and
+// KV head (4 query heads of 128) instead of 32 FMAs and 16 conversions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/afm_cpu/IR/AFMCPUDialect.h"
+#include "passes/Conversion/AttentionSpec.h"
+
+#include "passes/CodeGen/GEMMTiles.h"
+#include "passes/Conversion/CompressedKernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <algorithm>
+#include <limits>
+#include <tuple>
+
+using namespace mlir;
+using namespace mlir::afm;
+
+namespace {
+/// Slots per vector of scores, and f32 lanes per chunk of a row.
+constexpr int64_t kLanes = 16;
+/// Most slots per task.
+constexpr int64_t kBlockSlots = 256;
+/// Bytes of codes per vector of 16 i32 lanes (integer scores).
+constexpr int64_t kWordBytes = 4 * kLanes;
+
+class DecodeAttention {
+public:
+  DecodeAttention(OpBuilder &b, Location loc, const AttentionSpec &spec);
+  Value build(Value newKeys, Value newValues);
+
+private:
+  /// Scalars of the mask, computed once before the tasks (i32).
+  struct SlotFacts {
+    Value filledSlots, last, lastSlot, query;
+  };
+  /// One query head as the scores read it.
+  struct QueryHead {
+    /// D / 16 f32 vectors: the query as attention multiplies it (rounded
+    /// to int8 and scaled back with int8_query), used against the row's
+    /// own key.
+    SmallVector<Value> chunks;
+    /// What multiplies the cached keys in f32: `chunks`, or with
+    /// int8_query the codes as floats (exact products and sums).
+    SmallVector<Value> scoreChunks;
+    /// The f32 scalar a score is multiplied by (besides the key scale):
+    /// the attention scale, times the query's step with int8_query.
+    Value scoreScale;
+    /// Integer scores only: D / 64 vectors of 16 i32 lanes of four codes,
+    /// and 128 * the sum of the codes (i32), what the sign flip adds.
+    SmallVector<Value> words;
+    Value flipOffset;
+  };
+  /// The online-softmax state of one query head.
+  struct Running {
+    Value max, sum;
+    SmallVector<Value> acc; // D / 16 vectors
+  };
+
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i32(Value indexValue) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), indexValue);
+  }
+  Value splat(Value scalar) {
+    return vector::BroadcastOp::create(
+        b, loc, VectorType::get({kLanes}, scalar.getType()), scalar);
+  }
+  Value minusInfinity() {
+    return f32(-std::numeric_limits<double>::infinity());
+  }
+  /// The state before any slot: max -inf, sum 0, accumulators 0.
+  Running emptyState() {
+    Running state{minusInfinity(), f32(0.0), {}};
+    Value zeros = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vf, b.getF32FloatAttr(0.0)));
+    state.acc.assign(chunks, zeros);
+    return state;
+  }
+  /// States as loop-carried values (per head: max, sum, accumulators),
+  /// and back.
+  static SmallVector<Value> pack(ArrayRef<Running> states) {
+    SmallVector<Value> values;
+    for (const Running &state : states) {
+      values.push_back(state.max);
+      values.push_back(state.sum);
+      llvm::append_range(values, state.acc);
+    }
+    return values;
+  }
+  SmallVector<Running> unpack(ValueRange values) {
+    SmallVector<Running> states;
+    for (int64_t at = 0; at < static_cast<int64_t>(values.size());
+         at += 2 + chunks)
+      states.push_back(
+          Running{values[at], values[at + 1],
+                  SmallVector<Value>(values.slice(at + 2, chunks))});
+    return states;
+  }
+
+  /// Chunk c (16 values) of the row at `slot` of half `half` (0 keys,
+  /// 1 values) of KV head g, in f32.
+  Value cacheChunk(int64_t half, Value g, Value slot, int64_t c);
+  /// The scales of slots [slot0, slot0 + 16) of half `half` of head g.
+  Value cacheScales(int64_t half, Value g, Value slot0);
+  /// 16-lane chunks of a [1, heads, D] tensor's row `row`.
+  SmallVector<Value> rowChunks(Value tensor, Value row);
+  /// Query head `headRow` as the scores read it.
+  QueryHead queryHead(Value headRow);
+  /// One key row's partial products with every query head: f32 vectors
+  /// of 16 lanes, or i32 ones with integer scores.
+  SmallVector<Value> slotProducts(Value g, Value slot,
+                                  ArrayRef<QueryHead> queries);
+  /// One vector per query head whose lane j (of 2^k, lanes / 2^k wide
+  /// each) sums slot `first + j`'s partial products.
+  SmallVector<Value> scoreTree(Value g, Value slot0,
+                               ArrayRef<QueryHead> queries, int64_t first,
+                               int64_t count);
+  /// Which of slots [slot0, slot0 + 16) the query sees.
+  Value visible(const SlotFacts &facts, Value slot0);
+  /// One task: the state of each query head of KV head g over slots
+  /// [begin, end), 16 at a time.
+  SmallVector<Running> runBlock(Value g, Value begin, Value end,
+                                const SlotFacts &facts,
+                                ArrayRef<QueryHead> queries);
+  /// The tasks' partials folded for query head r of KV head g, then the
+  /// row's own key and value; the normalized result's chunks.
+  SmallVector<Value> combine(Value g, int64_t r, Value blocks, Value maxima,
+                             Value sums, Value weighted, Value newKeys,
+                             Value newValues);
+  /// The new running maximum m' = max(`oldMax`, `max`), the shift the
+  /// exponents are taken against (m', or 0 while m' = -inf) and the
+  /// correction exp(oldMax - shift) of what was summed before.
+  std::tuple<Value, Value, Value> rescale(Value oldMax, Value max);
+  /// Folds a score (or block maximum) `max` with sum `sum` and weighted
+  /// values `acc` into `state`.
+  Running fold(const Running &state, Value max, Value sum, ArrayRef<Value> acc);
+
+  OpBuilder &b;
+  Location loc;
+  const AttentionSpec &spec;
+  int64_t heads, headDim, kvHeads, capacity, group, chunks, block;
+  bool quantized;
+  /// Scores as i32 dot products of codes: int8_query and whole 64-byte
+  /// pieces of a key row.
+  bool integerScores;
+  VectorType vf;
+};
+} // namespace
+
+bool afm::isDecodeAttention(const AttentionSpec &spec) {
+  auto queryType = cast<RankedTensorType>(spec.query.getType());
+  std::optional<KVCacheShape> cache = getKVCacheShape(spec.cache.getType());
+  return cache && queryType.getDimSize(0) == 1 &&
+         cache->headDim % kLanes == 0 && cache->capacity % kLanes == 0 &&
+         (cache->elementType.isF32() ||
+          (cache->elementType.isSignlessInteger(8) && spec.scales));
+}
+
+DecodeAttention::DecodeAttention(OpBuilder &b, Location loc,
+                                 const AttentionSpec &spec)
+    : b(b), loc(loc), spec(spec) {
+  AttentionShape shape = spec.shape();
+  heads = shape.heads;
+  headDim = shape.headDim;
+  kvHeads = shape.kvHeads;
+  capacity = shape.capacity;
+  group = shape.group;
+  chunks = headDim / kLanes;
+  // Whole vectors of slots per task; capacity is a multiple of 16.
+  block = kLanes * divisorAtMost(capacity / kLanes, kBlockSlots / kLanes);
+  quantized = static_cast<bool>(spec.scales);
+  integerScores = spec.int8Query && headDim % kWordBytes == 0;
+  vf = VectorType::get({kLanes}, b.getF32Type());
+}
+
+Value DecodeAttention::cacheChunk(int64_t half, Value g, Value slot,
+                                  int64_t c) {
+  auto cacheType = cast<MemRefType>(spec.cache.getType());
+  Value load = vector::LoadOp::create(
+      b, loc, VectorType::get({kLanes}, cacheType.getElementType()), spec.cache,
+      ValueRange{index(half), g, slot, index(c * kLanes)});
+  if (!quantized)
+    return load;
+  Value wide = arith::ExtSIOp::create(
+      b, loc, VectorType::get({kLanes}, b.getI32Type()), load);
+  return arith::SIToFPOp::create(b, loc, vf, wide);
+}
+
+Value DecodeAttention::cacheScales(int64_t half, Value g, Value slot0) {
+  return vector::LoadOp::create(b, loc, vf, spec.scales,
+                                ValueRange{index(half), g, slot0});
+}
+
+SmallVector<Value> DecodeAttention::rowChunks(Value tensor, Value row) {
+  SmallVector<Value> result;
+  for (int64_t c = 0; c < chunks; ++c)
+    result.push_back(vector::TransferReadOp::create(
+        b, loc, vf, tensor, ValueRange{index(0), row, index(c * kLanes)},
+        f32(0.0), ArrayRef<bool>{true}));
+  return result;
+}
+
+DecodeAttention::QueryHead DecodeAttention::queryHead(Value headRow) {
+  QueryHead head;
+  head.chunks = rowChunks(spec.query, headRow);
+  head.scoreScale = f32(spec.scale);
+  if (!spec.int8Query) {
+    head.scoreChunks = head.chunks;
+    return head;
+  }
+  // buildInt8RoundTrip's operations, on vectors: the codes of
+  // buildInt8Code, and the value attention multiplies, code * (amax / 127).
+  Value amax = math::AbsFOp::create(b, loc, head.chunks[0]);
+  for (int64_t c = 1; c < chunks; ++c)
+    amax = arith::MaximumFOp::create(
+        b, loc, amax, math::AbsFOp::create(b, loc, head.chunks[c]));
+  amax = vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXIMUMF,
+                                     amax);
+  Value step = arith::DivFOp::create(b, loc, amax, f32(127.0));
+  auto vi32 = VectorType::get({kLanes}, b.getI32Type());
+  SmallVector<Value> codes;
+  Value codeSum;
+  for (Value &chunk : head.chunks) {
+    Value narrow = buildInt8Code(b, loc, chunk, amax);
+    Value code = arith::SIToFPOp::create(b, loc, vf, narrow);
+    head.scoreChunks.push_back(code);
+    chunk = arith::MulFOp::create(b, loc, code, splat(step));
+    codes.push_back(narrow);
+    Value wide = arith::ExtSIOp::create(b, loc, vi32, narrow);
+    codeSum = codeSum ? arith::AddIOp::create(b, loc, codeSum, wide) : wide;
+  }
+  head.scoreScale = arith::MulFOp::create(b, loc, head.scoreScale, step);
+  if (!integerScores)
+    return head;
+  // Four 16-byte chunks make one 64-byte vector of four codes per lane.
+  auto concat = [&](Value x, Value y) {
+    int64_t n = cast<VectorType>(x.getType()).getNumElements();
+    return vector::ShuffleOp::create(
+        b, loc, x, y, llvm::to_vector(llvm::seq<int64_t>(0, 2 * n)));
+  };
+  for (int64_t c = 0; c < chunks; c += 4)
+    head.words.push_back(
+        vector::BitCastOp::create(b, loc, vi32,
+                                  concat(concat(codes[c], codes[c + 1]),
+                                         concat(codes[c + 2], codes[c + 3]))));
+  Value sum =
+      vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, codeSum);
+  head.flipOffset = arith::ShLIOp::create(
+      b, loc, sum, arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(7)));
+  return head;
+}
+
+SmallVector<Value> DecodeAttention::slotProducts(Value g, Value slot,
+                                                 ArrayRef<QueryHead> queries) {
+  SmallVector<Value> parts;
+  if (integerScores) {
+    // Each 64 bytes of the key row as 16 lanes of four codes, sign bits
+    // flipped so that they read as unsigned code + 128.
+    auto vi32 = VectorType::get({kLanes}, b.getI32Type());
+    Value flip = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(
+            vi32, b.getI32IntegerAttr(static_cast<int32_t>(0x80808080))));
+    SmallVector<Value> key;
+    for (int64_t w = 0; w < headDim / kWordBytes; ++w) {
+      Value bytes = vector::LoadOp::create(
+          b, loc, VectorType::get({kWordBytes}, b.getI8Type()), spec.cache,
+          ValueRange{index(0), g, slot, index(w * kWordBytes)});
+      key.push_back(arith::XOrIOp::create(
+          b, loc, vector::BitCastOp::create(b, loc, vi32, bytes), flip));
+    }
+    Value zero = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vi32, b.getI32IntegerAttr(0)));
+    for (const QueryHead &query : queries) {
+      Value sum = zero;
+      for (auto [k, q] : llvm::zip(key, query.words))
+        sum = afm_cpu::DotBytesOp::create(b, loc, sum.getType(), sum, k, q);
+      parts.push_back(sum);
+    }
+    return parts;
+  }
+  SmallVector<Value> key;
+  for (int64_t c = 0; c < chunks; ++c)
+    key.push_back(cacheChunk(0, g, slot, c));
+  for (const QueryHead &query : queries) {
+    ArrayRef<Value> q = query.scoreChunks;
+    Value sum = arith::MulFOp::create(b, loc, q[0], key[0]);
+    for (int64_t c = 1; c < chunks; ++c)
+      sum = vector::FMAOp::create(b, loc, q[c], key[c], sum);
+    parts.push_back(sum);
+  }
+  return parts;
+}
+
+SmallVector<Value> DecodeAttention::scoreTree(Value g, Value slot0,
+                                              ArrayRef<QueryHead> queries,
+                                              int64_t first, int64_t count) {
+  // One slot: its key row, read once, against every query head.
+  if (count == 1)
+    return slotProducts(g, arith::AddIOp::create(b, loc, slot0, index(first)),
+                        queries);
+  // Each half holds count/2 slots of `width` lanes; the result holds
+  // count slots of width/2 lanes: slot i's lanes are the sum of the two
+  // halves of its lanes in its source vector (left for the first half of
+  // the slots, right for the second).
+  SmallVector<Value> left = scoreTree(g, slot0, queries, first, count / 2);
+  SmallVector<Value> right =
+      scoreTree(g, slot0, queries, first + count / 2, count / 2);
+  int64_t width = 2 * kLanes / count, halfWidth = width / 2;
+  SmallVector<int64_t> low, high;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t source = i < count / 2 ? 0 : kLanes;
+    int64_t start = source + (i % (count / 2)) * width;
+    for (int64_t t = 0; t < halfWidth; ++t) {
+      low.push_back(start + t);
+      high.push_back(start + halfWidth + t);
+    }
+  }
+  SmallVector<Value> result;
+  for (auto [l, r] : llvm::zip(left, right)) {
+    Value a = vector::ShuffleOp::create(b, loc, l, r, low);
+    Value c = vector::ShuffleOp::create(b, loc, l, r, high);
+    result.push_back(integerScores
+                         ? arith::AddIOp::create(b, loc, a, c).getResult()
+                         : arith::AddFOp::create(b, loc, a, c).getResult());
+  }
+  return result;
+}
+
+Value DecodeAttention::visible(const SlotFacts &facts, Value slot0) {
+  auto vi32 = VectorType::get({kLanes}, b.getI32Type());
+  SmallVector<int32_t> laneIds;
+  for (int64_t j = 0; j < kLanes; ++j)
+    laneIds.push_back(static_cast<int32_t>(j));
+  Value lanes = arith::ConstantOp::create(
+      b, loc, DenseIntElementsAttr::get(vi32, ArrayRef<int32_t>(laneIds)));
+  Value slot = arith::AddIOp::create(b, loc, splat(i32(slot0)), lanes);
+  return cachedSlotVisible(b, loc, spec, capacity, slot,
+                           splat(facts.filledSlots), splat(facts.last),
+                           splat(facts.lastSlot), splat(facts.query));
+}
+
+std::tuple<Value, Value, Value> DecodeAttention::rescale(Value oldMax,
+                                                         Value max) {
+  // Exponents against m' = max(m, max), or 0 while everything so far is
+  // masked (m' = -inf), so that exp(-inf) = 0 and never NaN.
+  Value next = arith::MaximumFOp::create(b, loc, oldMax, max);
+  Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, next,
+                                     minusInfinity());
+  Value shift = arith::SelectOp::create(b, loc, none, f32(0.0), next);
+  Value correction =
+      math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, oldMax, shift));
+  return {next, shift, correction};
+}
+
+DecodeAttention::Running DecodeAttention::fold(const Running &state, Value max,
+                                               Value sum, ArrayRef<Value> acc) {
+  auto [next, shift, oldScale] = rescale(state.max, max);
+  Value newScale =
+      math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, max, shift));
+  Running result;
+  result.max = next;
+  result.sum = arith::AddFOp::create(
+      b, loc, arith::MulFOp::create(b, loc, state.sum, oldScale),
+      arith::MulFOp::create(b, loc, sum, newScale));
+  Value oldSplat = splat(oldScale), newSplat = splat(newScale);
+  for (auto [mine, theirs] : llvm::zip(state.acc, acc))
+    result.acc.push_back(
+        vector::FMAOp::create(b, loc, theirs, newSplat,
+                              arith::MulFOp::create(b, loc, mine, oldSplat)));
+  return result;
+}
+
+Value DecodeAttention::build(Value newKeys, Value newValues) {
+  Type f32Type = b.getF32Type();
+  Value filled = spec.filledPositions(b, loc);
+  Value filledSlots = arith::MinUIOp::create(b, loc, filled, index(capacity));
+  Value last = arith::SubIOp::create(b, loc, filled, index(1));
+  SlotFacts facts{i32(filledSlots), i32(last),
+                  i32(arith::RemUIOp::create(b, loc, last, index(capacity))),
+                  i32(spec.position)};
+  Value blocks = arith::CeilDivUIOp::create(b, loc, filledSlots, index(block));
+  int64_t maxBlocks = capacity / block;
+
+  // Partials of every (KV head, block): maxima and sums [G, blocks, R],
+  // weighted values [G, blocks, R, D]. Only the filled blocks are written
+  // and read.
+  Value maxima = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{kvHeads, maxBlocks, group}, f32Type);
+  Value sums = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{kvHeads, maxBlocks, group}, f32Type);
+  Value weighted = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{kvHeads, maxBlocks, group, headDim}, f32Type);
+  Value tasks = arith::MulIOp::create(b, loc, blocks, index(kvHeads));
+  auto forall =
+      scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{tasks},
+                            ValueRange{maxima, sums, weighted}, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    Value task = forall.getInductionVar(0);
+    Value g = arith::DivUIOp::create(b, loc, task, blocks);
+    Value blockIndex = arith::RemUIOp::create(b, loc, task, blocks);
+    Value begin = arith::MulIOp::create(b, loc, blockIndex, index(block));
+    Value end = arith::MinUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, begin, index(block)),
+        filledSlots);
+    SmallVector<QueryHead> queries;
+    for (int64_t r = 0; r < group; ++r)
+      queries.push_back(queryHead(arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, g, index(group)), index(r))));
+    SmallVector<Running> states = runBlock(g, begin, end, facts, queries);
+
+    // This task's slices of the partials, written in place.
+    auto [maxOut, sumOut, weightedOut] =
+        std::tuple(forall.getRegionIterArgs()[0], forall.getRegionIterArgs()[1],
+                   forall.getRegionIterArgs()[2]);
+    SmallVector<OpFoldResult> rowOffsets = {g, blockIndex, b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> rowSizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                          b.getIndexAttr(group)};
+    SmallVector<OpFoldResult> ones3(3, b.getIndexAttr(1));
+    SmallVector<OpFoldResult> accOffsets = {g, blockIndex, b.getIndexAttr(0),
+                                            b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> accSizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                          b.getIndexAttr(group),
+                                          b.getIndexAttr(headDim)};
+    SmallVector<OpFoldResult> ones4(4, b.getIndexAttr(1));
+    auto rowType = RankedTensorType::get({group}, f32Type);
+    auto accType = RankedTensorType::get({group, headDim}, f32Type);
+    auto writeRow = [&](Value out, auto field) -> Value {
+      Value slice = tensor::ExtractSliceOp::create(b, loc, rowType, out,
+                                                   rowOffsets, rowSizes, ones3);
+      SmallVector<Value> values;
+      for (const Running &state : states)
+        values.push_back(field(state));
+      Value vector = vector::FromElementsOp::create(
+          b, loc, VectorType::get({group}, f32Type), values);
+      return vector::TransferWriteOp::create(b, loc, vector, slice,
+                                             ValueRange{index(0)},
+                                             ArrayRef<bool>{true})
+          .getResult();
+    };
+    Value maxSlice = writeRow(maxOut, [](const Running &s) { return s.max; });
+    Value sumSlice = writeRow(sumOut, [](const Running &s) { return s.sum; });
+    Value accSlice = tensor::ExtractSliceOp::create(
+        b, loc, accType, weightedOut, accOffsets, accSizes, ones4);
+    for (auto [r, state] : llvm::enumerate(states))
+      for (auto [c, chunk] : llvm::enumerate(state.acc))
+        accSlice =
+            vector::TransferWriteOp::create(
+                b, loc, chunk, accSlice,
+                ValueRange{index(r), index(c * kLanes)}, ArrayRef<bool>{true})
+                .getResult();
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(b, loc, maxSlice, maxOut, rowOffsets,
+                                          rowSizes, ones3);
+    tensor::ParallelInsertSliceOp::create(b, loc, sumSlice, sumOut, rowOffsets,
+                                          rowSizes, ones3);
+    tensor::ParallelInsertSliceOp::create(b, loc, accSlice, weightedOut,
+                                          accOffsets, accSizes, ones4);
+  }
+
+  // Per KV head (a task each), per query head of it: the blocks' partials
+  // in order, the row's own key and value, the division; written into the
+  // [1, H, D] result.
+  Value result = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{1, heads, headDim}, f32Type);
+  auto combineAll = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(kvHeads)},
+      ValueRange{result}, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(combineAll.getBody());
+    Value g = combineAll.getInductionVar(0);
+    Value out = combineAll.getRegionIterArgs()[0];
+    SmallVector<OpFoldResult> offsets = {
+        b.getIndexAttr(0),
+        arith::MulIOp::create(b, loc, g, index(group)).getResult(),
+        b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(group),
+                                       b.getIndexAttr(headDim)};
+    SmallVector<OpFoldResult> ones(3, b.getIndexAttr(1));
+    Value slice = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({group, headDim}, f32Type), out, offsets,
+        sizes, ones);
+    for (int64_t r = 0; r < group; ++r) {
+      SmallVector<Value> row =
+          combine(g, r, blocks, forall.getResult(0), forall.getResult(1),
+                  forall.getResult(2), newKeys, newValues);
+      for (auto [c, chunk] : llvm::enumerate(row))
+        slice =
+            vector::TransferWriteOp::create(
+                b, loc, chunk, slice, ValueRange{index(r), index(c * kLanes)},
+                ArrayRef<bool>{true})
+                .getResult();
+    }
+    b.setInsertionPointToStart(combineAll.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(b, loc, slice, out, offsets, sizes,
+                                          ones);
+  }
+  return combineAll.getResult(0);
+}
+
+SmallVector<DecodeAttention::Running>
+DecodeAttention::runBlock(Value g, Value begin, Value end,
+                          const SlotFacts &facts, ArrayRef<QueryHead> queries) {
+  // The sums of exponentials stay 16 lanes wide (one per slot of the
+  // vector) until the end of the block: no horizontal sum per step.
+  SmallVector<Running> empty(group, emptyState());
+  Value zeros = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(vf, b.getF32FloatAttr(0.0)));
+  for (Running &state : empty)
+    state.sum = zeros;
+  auto loop =
+      scf::ForOp::create(b, loc, begin, end, index(kLanes), pack(empty));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value slot0 = loop.getInductionVar();
+  SmallVector<Running> states = unpack(loop.getRegionIterArgs());
+
+  // Scores of the 16 slots for every head: masked, scaled, -inf where not
+  // visible.
+  SmallVector<Value> scores = scoreTree(g, slot0, queries, 0, kLanes);
+  Value keyScales = quantized ? cacheScales(0, g, slot0) : Value();
+  Value valid = visible(facts, slot0);
+  Value hidden = splat(minusInfinity());
+  Value valueScales = quantized ? cacheScales(1, g, slot0) : Value();
+  SmallVector<Value> weights; // per head: probability (times value scale)
+  SmallVector<Running> next;
+  for (int64_t r = 0; r < group; ++r) {
+    Value score = scores[r];
+    if (integerScores)
+      score = arith::SIToFPOp::create(
+          b, loc, vf,
+          arith::SubIOp::create(b, loc, score, splat(queries[r].flipOffset)));
+    Value scale = splat(queries[r].scoreScale);
+    if (keyScales)
+      scale = arith::MulFOp::create(b, loc, scale, keyScales);
+    Value s = arith::SelectOp::create(
+        b, loc, valid, arith::MulFOp::create(b, loc, score, scale), hidden);
+    Value blockMax =
+        vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXIMUMF, s);
+    // As fold() does for one score, with a vector of them.
+    const Running &state = states[r];
+    auto [m, shift, correction] = rescale(state.max, blockMax);
+    Value probs = math::ExpOp::create(
+        b, loc, arith::SubFOp::create(b, loc, s, splat(shift)));
+    Running updated;
+    updated.max = m;
+    Value corrections = splat(correction);
+    updated.sum = vector::FMAOp::create(b, loc, state.sum, corrections, probs);
+    for (Value acc : state.acc)
+      updated.acc.push_back(arith::MulFOp::create(b, loc, acc, corrections));
+    if (valueScales)
+      probs = arith::MulFOp::create(b, loc, probs, valueScales);
+    weights.push_back(probs);
+    next.push_back(std::move(updated));
+  }
+  // Weighted values, in groups of chunks whose accumulators of every head
+  // fit in half the vector registers, for every slot: each chunk of a
+  // value row is read once for all heads, and each head's probability of
+  // the slot is broadcast from its lane once per group.
+  int64_t groupChunks =
+      divisorAtMost(chunks, std::max<int64_t>(1, kLanes / group));
+  for (int64_t c0 = 0; c0 < chunks; c0 += groupChunks) {
+    for (int64_t j = 0; j < kLanes; ++j) {
+      Value slot = arith::AddIOp::create(b, loc, slot0, index(j));
+      SmallVector<Value> row;
+      for (int64_t c = c0; c < c0 + groupChunks; ++c)
+        row.push_back(cacheChunk(1, g, slot, c));
+      for (int64_t r = 0; r < group; ++r) {
+        Value weight = vector::ShuffleOp::create(
+            b, loc, weights[r], weights[r], SmallVector<int64_t>(kLanes, j));
+        for (int64_t c = c0; c < c0 + groupChunks; ++c)
+          next[r].acc[c] = vector::FMAOp::create(b, loc, weight, row[c - c0],
+                                                 next[r].acc[c]);
+      }
+    }
+  }
+  scf::YieldOp::create(b, loc, pack(next));
+  b.setInsertionPointAfter(loop);
+  SmallVector<Running> results = unpack(loop.getResults());
+  for (Running &result : results)
+    result.sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                             result.sum);
+  return results;
+}
+
+SmallVector<Value> DecodeAttention::combine(Value g, int64_t r, Value blocks,
+                                            Value maxima, Value sums,
+                                            Value weighted, Value newKeys,
+                                            Value newValues) {
+  SmallVector<Value> init = pack(emptyState());
+  auto loop = scf::ForOp::create(b, loc, index(0), blocks, index(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value blockIndex = loop.getInductionVar();
+    Running current = unpack(loop.getRegionIterArgs()).front();
+    Value head = index(r);
+    Value max = tensor::ExtractOp::create(b, loc, maxima,
+                                          ValueRange{g, blockIndex, head});
+    Value sum = tensor::ExtractOp::create(b, loc, sums,
+                                          ValueRange{g, blockIndex, head});
+    SmallVector<Value> acc;
+    for (int64_t c = 0; c < chunks; ++c)
+      acc.push_back(vector::TransferReadOp::create(
+          b, loc, vf, weighted,
+          ValueRange{g, blockIndex, head, index(c * kLanes)}, f32(0.0),
+          ArrayRef<bool>{true}));
+    scf::YieldOp::create(b, loc, pack(fold(current, max, sum, acc)));
+  }
+  Running state = unpack(loop.getResults()).front();
+  if (newKeys) {
+    // The row's own key: always visible to itself.
+    Value headRow = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, g, index(group)), index(r));
+    SmallVector<Value> query = queryHead(headRow).chunks;
+    SmallVector<Value> key = rowChunks(newKeys, g);
+    Value dot = arith::MulFOp::create(b, loc, query[0], key[0]);
+    for (int64_t c = 1; c < chunks; ++c)
+      dot = vector::FMAOp::create(b, loc, query[c], key[c], dot);
+    Value score = arith::MulFOp::create(
+        b, loc,
+        vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, dot),
+        f32(spec.scale));
+    state = fold(state, score, f32(1.0), rowChunks(newValues, g));
+  }
+  SmallVector<Value> normalized;
+  Value sum = splat(state.sum);
+  for (Value acc : state.acc)
+    normalized.push_back(arith::DivFOp::create(b, loc, acc, sum));
+  return normalized;
+}
+
+Value afm::buildDecodeAttention(OpBuilder &b, Location loc,
+                                const AttentionSpec &spec, Value newKeys,
+                                Value newValues) {
+  return DecodeAttention(b, loc, spec).build(newKeys, newValues);
+}
