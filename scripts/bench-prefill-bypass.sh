@@ -4,11 +4,8 @@
 # off. A benchmark, not a test: it prints numbers and asserts nothing.
 # Usage: scripts/bench-prefill-bypass.sh [BUILD_DIR] [RUNS]
 set -euo pipefail
-build=${1:-build}
-runs=${2:-7}
-bin=$build/bin
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+default_runs=7
+source "$(dirname "$0")/bench-common.sh"
 
 "$bin/afm-gen-example" --preset tiny-on-device --out-dir "$work" > /dev/null
 prompt=$(seq -s, 1 512 | awk -F, '{for (i = 1; i <= NF; i++) printf "%s%d", (i > 1 ? "," : ""), ($i * 37) % 256}')

@@ -10,12 +10,8 @@
 # A benchmark, not a test: it prints numbers and asserts nothing.
 # Usage: scripts/bench-q2-gemv.sh [BUILD_DIR] [RUNS]
 set -euo pipefail
-build=${1:-build}
-runs=${2:-5}
-bin=$build/bin
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-[ -n "${KEEP:-}" ] && trap - EXIT && echo "work dir: $work"
+default_runs=5
+source "$(dirname "$0")/bench-common.sh"
 
 n=4096
 k=4096

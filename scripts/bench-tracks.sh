@@ -5,11 +5,8 @@
 # A benchmark, not a test: it prints numbers and asserts nothing.
 # Usage: scripts/bench-tracks.sh [BUILD_DIR] [RUNS]
 set -euo pipefail
-build=${1:-build}
-runs=${2:-5}
-bin=$build/bin
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+default_runs=5
+source "$(dirname "$0")/bench-common.sh"
 
 cat > "$work/bench.json" <<'JSON'
 {

@@ -9,20 +9,27 @@
 
 using namespace mlir;
 
+/// Runs the pipeline `build` adds for `target` with `options` on `module`.
+static LogicalResult
+runPipeline(ModuleOp module, const afm::TargetDescription &target,
+            const afm::CodegenOptions &options,
+            void (*build)(OpPassManager &, const afm::TargetDescription &,
+                          const afm::CodegenOptions &)) {
+  PassManager pm(module.getContext());
+  build(pm, target, options);
+  return pm.run(module);
+}
+
 LogicalResult afm::lowerToLLVMDialect(ModuleOp module,
                                       const TargetDescription &target,
                                       const CodegenOptions &options) {
-  PassManager pm(module.getContext());
-  buildAFMCodegenPipeline(pm, target, options);
-  return pm.run(module);
+  return runPipeline(module, target, options, buildAFMCodegenPipeline);
 }
 
 LogicalResult afm::lowerGraphToLLVMDialect(ModuleOp module,
                                            const TargetDescription &target,
                                            const CodegenOptions &options) {
-  PassManager pm(module.getContext());
-  buildAFMGraphCodegenPipeline(pm, target, options);
-  return pm.run(module);
+  return runPipeline(module, target, options, buildAFMGraphCodegenPipeline);
 }
 
 llvm::Expected<std::unique_ptr<llvm::Module>>

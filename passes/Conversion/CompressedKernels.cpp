@@ -675,14 +675,15 @@ Value afm::buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
     return astcBlockMatmul(b, loc, x, cast<ASTCWeightType>(packed.getType()),
                            bound.getParts(), elementType, acc);
   case LinearKernel::Q2Int8GEMV:
-    return buildQ2Int8Matmul(b, loc, x, cast<Q2WeightType>(packed.getType()),
-                             bound.getParts(), elementType, acc);
   case LinearKernel::Q2Int8GEMM:
-    return buildQ2Int8Gemm(b, loc, x, cast<Q2WeightType>(packed.getType()),
-                           bound.getParts(), elementType, acc);
-  case LinearKernel::Q2F32GEMV:
-    return q2Matmul(b, loc, x, cast<Q2WeightType>(packed.getType()),
-                    bound.getParts(), elementType, acc);
+  case LinearKernel::Q2F32GEMV: {
+    auto build = choice.kernel == LinearKernel::Q2Int8GEMV ? buildQ2Int8Matmul
+                 : choice.kernel == LinearKernel::Q2Int8GEMM
+                     ? buildQ2Int8Gemm
+                     : q2Matmul;
+    return build(b, loc, x, cast<Q2WeightType>(packed.getType()),
+                 bound.getParts(), elementType, acc);
+  }
   case LinearKernel::Q4Interleaved:
     return buildQ4InterleavedMatmul(b, loc, x,
                                     cast<Q4WeightType>(packed.getType()),

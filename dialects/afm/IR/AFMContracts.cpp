@@ -44,6 +44,19 @@ FailureOr<TargetDescription> afm::getTargetDescription(Operation *op) {
 // Attribute verifiers
 //===----------------------------------------------------------------------===//
 
+/// Whether `order` lists each of the loops 0..loops-1 exactly once.
+static bool isPermutation(ArrayRef<int64_t> order, size_t loops) {
+  if (order.size() != loops)
+    return false;
+  llvm::SmallBitVector seen(loops);
+  for (int64_t loop : order) {
+    if (loop < 0 || loop >= int64_t(loops) || seen.test(loop))
+      return false;
+    seen.set(loop);
+  }
+  return true;
+}
+
 LogicalResult ModelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 StringRef name, StringRef architecture,
                                 int64_t vocabSize, int64_t hiddenSize,
@@ -107,13 +120,9 @@ GEMMScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (cacheInterchange.size() != loops || registerTiles.size() != loops)
     return emitError() << "cache_tiles, cache_interchange and register_tiles "
                           "must have one entry per loop";
-  llvm::SmallBitVector seen(loops);
-  for (int64_t loop : cacheInterchange) {
-    if (loop < 0 || loop >= int64_t(loops) || seen.test(loop))
-      return emitError() << "cache_interchange must be a permutation of the "
-                            "loops";
-    seen.set(loop);
-  }
+  if (!isPermutation(cacheInterchange, loops))
+    return emitError() << "cache_interchange must be a permutation of the "
+                          "loops";
   for (ArrayRef<int64_t> tiles : {cacheTiles, registerTiles})
     if (llvm::any_of(tiles, [](int64_t t) { return t < 0; }))
       return emitError() << "tile sizes must not be negative";
@@ -130,15 +139,7 @@ LogicalResult TilePlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (kind != TileKind::SME && tiles.empty())
     return emitError() << "a " << stringifyTileKind(kind)
                        << " plan needs a tile size per loop";
-  if (interchange.empty())
-    return success();
-  llvm::SmallBitVector seen(tiles.size());
-  for (int64_t loop : interchange) {
-    if (loop < 0 || loop >= int64_t(tiles.size()) || seen.test(loop))
-      return emitError() << "interchange must be a permutation of the loops";
-    seen.set(loop);
-  }
-  if (interchange.size() != tiles.size())
+  if (!interchange.empty() && !isPermutation(interchange, tiles.size()))
     return emitError() << "interchange must be a permutation of the loops";
   return success();
 }
