@@ -137,7 +137,7 @@ func.func private @residual() attributes {afm.svd_residual = #afm.svd_residual<r
 
 // A GEMM schedule's interchange is a permutation of its loops.
 // expected-error @+1 {{cache_interchange must be a permutation of the loops}}
-func.func private @schedule() attributes {afm.tiles = #afm.gemm_schedule<cache_tiles = [1, 0], cache_interchange = [0, 0], register_tiles = [1, 4]>}
+func.func private @schedule() attributes {afm.gemm_schedule = #afm.gemm_schedule<cache_tiles = [1, 0], cache_interchange = [0, 0], register_tiles = [1, 4]>}
 
 // -----
 
