@@ -30,16 +30,20 @@
 
 using namespace mlir;
 
-/// The passes both pipelines run first: the target on the module, then the
-/// model-level rewrites. Locations are named first, so everything made
-/// from an op keeps its name.
-static void addModelRewrites(OpPassManager &pm,
-                             const afm::TargetDescription &target,
-                             const afm::CodegenOptions &options) {
+/// afm-set-target for the target `name` (retargeted to `os`, if given).
+static void addSetTarget(OpPassManager &pm, StringRef name, StringRef os) {
   afm::AFMSetTargetPassOptions stamp;
-  stamp.target = target.name;
-  stamp.targetOS = target.os;
+  stamp.target = name.str();
+  stamp.targetOS = os.str();
   pm.addPass(afm::createAFMSetTargetPass(stamp));
+}
+
+/// The passes both pipelines run first: the target on the module, then the
+/// op locations, named before anything else so that everything made from
+/// an op keeps its name.
+static void addTargetAndLocations(OpPassManager &pm,
+                                  const afm::TargetDescription &target) {
+  addSetTarget(pm, target.name, target.os);
   pm.addPass(afm::createAFMTagOpLocationsPass());
 }
 
@@ -67,7 +71,7 @@ void afm::buildAFMCodegenPipeline(OpPassManager &pm,
                                   const TargetDescription &target,
                                   const CodegenOptions &options) {
   // Adapters are split off before anything moves the linear layers.
-  addModelRewrites(pm, target, options);
+  addTargetAndLocations(pm, target);
   pm.addPass(createAFMSVDSplitPass());
   if (options.prefillBypass)
     pm.addPass(createAFMPrefillBypassPass());
@@ -92,7 +96,7 @@ void afm::buildAFMGraphCodegenPipeline(OpPassManager &pm,
   // KV caches, if any, are memref arguments).
   if (options.hostArgument)
     pm.addPass(createAFMAddHostArgumentPass());
-  addModelRewrites(pm, target, options);
+  addTargetAndLocations(pm, target);
   addMinShiftFusion(pm, options);
   addAFMLowering(pm, options);
   // The ONNX importer's TOSA. The named lowering runs first so that
@@ -234,10 +238,7 @@ static void buildFromText(OpPassManager &pm,
   auto target = afm::lookupTarget(options.target, options.targetOS);
   if (!target) {
     llvm::consumeError(target.takeError());
-    afm::AFMSetTargetPassOptions stamp;
-    stamp.target = options.target;
-    stamp.targetOS = options.targetOS;
-    pm.addPass(afm::createAFMSetTargetPass(stamp));
+    addSetTarget(pm, options.target, options.targetOS);
     return;
   }
   Build(pm, *target, options.getCodegenOptions());

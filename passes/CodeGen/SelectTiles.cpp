@@ -45,9 +45,13 @@ struct AFMSelectTilesPass
     copiesToLinalg(func, rewriter);
     func.walk([&](linalg::LinalgOp op) {
       TilePlanAttr plan = selectTilePlan(op, *target);
-      LLVM_DEBUG(llvm::dbgs() << "plan for " << op->getName() << ": "
-                              << (plan ? Attribute(plan) : Attribute())
-                              << "\n");
+      LLVM_DEBUG({
+        llvm::dbgs() << "plan for " << op->getName() << ": ";
+        if (plan)
+          llvm::dbgs() << plan << "\n";
+        else
+          llvm::dbgs() << "none (left to convert-linalg-to-loops)\n";
+      });
       if (plan)
         contracts(op).getTilePlanAttrHelper().setAttr(op, plan);
     });
