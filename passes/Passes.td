@@ -216,11 +216,12 @@ def AFMLowerTracksPass : Pass<"afm-lower-tracks", "mlir::ModuleOp"> {
 def AFMLowerMoEPass : Pass<"afm-lower-moe", "mlir::ModuleOp"> {
   let summary = "Lower mixture-of-experts layers to top-k routing and a grouped GEMM";
   let description = [{
-    `afm.moe` becomes `afm.topk_router` and, for every expert, a loop over
-    the tokens routed to it: their indices and gate weights are compacted,
-    the tokens are gathered in row tiles of static size, each tile goes
-    through the expert's SwiGLU (`afm.swiglu` on the expert's weight slices,
-    lowered like any dense FFN), and the gated rows are added back to their
+    `afm.moe` becomes `afm.topk_router` and, for every expert (unrolled:
+    each has weights of its own), a loop over the tokens routed to it:
+    their indices and gate weights are compacted, the tokens are gathered
+    in row tiles of static size, each tile goes through the expert's SwiGLU
+    (`afm.swiglu` on the expert's weights, plain or compressed, lowered like
+    any dense FFN), and the gated rows are added back to their
     tokens. The loop over a tile count computed at run time means no token
     is ever dropped, whatever the routing, and an expert that receives no
     token costs nothing.

@@ -23,10 +23,18 @@ static LayerTensorNames namesWithPrefix(const std::string &prefix) {
       prefix + "mlp.up_proj.weight",
       prefix + "mlp.down_proj.weight",
       prefix + "mlp.router.weight",
-      prefix + "mlp.experts.gate_proj.weight",
-      prefix + "mlp.experts.up_proj.weight",
-      prefix + "mlp.experts.down_proj.weight",
+      prefix + "mlp.experts.",
   };
+}
+
+std::string LayerTensorNames::expertGateProj(int64_t e) const {
+  return experts + std::to_string(e) + ".gate_proj.weight";
+}
+std::string LayerTensorNames::expertUpProj(int64_t e) const {
+  return experts + std::to_string(e) + ".up_proj.weight";
+}
+std::string LayerTensorNames::expertDownProj(int64_t e) const {
+  return experts + std::to_string(e) + ".down_proj.weight";
 }
 
 LayerTensorNames mlir::afm::layerTensorNames(int64_t layer) {
@@ -70,9 +78,11 @@ static void appendLayer(std::vector<ExpectedTensor> &tensors,
   if (layer.moe) {
     int64_t e = config.numExperts, fm = config.moeIntermediateSize;
     tensors.push_back({names.router, {e, d}});
-    tensors.push_back({names.expertsGateProj, {e, fm, d}});
-    tensors.push_back({names.expertsUpProj, {e, fm, d}});
-    tensors.push_back({names.expertsDownProj, {e, d, fm}});
+    for (int64_t x = 0; x < e; ++x) {
+      tensors.push_back({names.expertGateProj(x), {fm, d}});
+      tensors.push_back({names.expertUpProj(x), {fm, d}});
+      tensors.push_back({names.expertDownProj(x), {d, fm}});
+    }
   } else {
     tensors.push_back({names.gateProj, {f, d}});
     tensors.push_back({names.upProj, {f, d}});

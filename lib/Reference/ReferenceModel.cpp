@@ -64,9 +64,17 @@ ReferenceModel::create(const ModelConfig &config,
       w.postAttentionNorm = load(names.postAttentionNorm);
       if (isMoELayer(config, i)) {
         w.router = load(names.router);
-        w.expertsGateProj = load(names.expertsGateProj);
-        w.expertsUpProj = load(names.expertsUpProj);
-        w.expertsDownProj = load(names.expertsDownProj);
+        // Stacked [E, ...] as mixtureOfExperts takes them.
+        auto append = [&](std::vector<float> &stacked,
+                          const std::string &name) {
+          std::vector<float> expert = load(name);
+          stacked.insert(stacked.end(), expert.begin(), expert.end());
+        };
+        for (int64_t e = 0; e < config.numExperts; ++e) {
+          append(w.expertsGateProj, names.expertGateProj(e));
+          append(w.expertsUpProj, names.expertUpProj(e));
+          append(w.expertsDownProj, names.expertDownProj(e));
+        }
       } else {
         w.gateProj = load(names.gateProj);
         w.upProj = load(names.upProj);
@@ -238,11 +246,11 @@ std::vector<float> ReferenceModel::ffnBlock(int64_t track, int64_t layer,
     return project(swiglu(project(x, w.gateProj), project(x, w.upProj)),
                    w.downProj);
   std::vector<int64_t> selected;
-  std::vector<float> y = mixtureOfExperts(
-      x,
-      {w.router, w.expertsGateProj, w.expertsUpProj, w.expertsDownProj,
-       cfg.numExperts},
-      cfg.numExpertsPerTok, &selected);
+  std::vector<float> y =
+      mixtureOfExperts(x,
+                       {w.router, w.expertsGateProj, w.expertsUpProj,
+                        w.expertsDownProj, cfg.numExperts, cfg.int8Activations},
+                       cfg.numExpertsPerTok, &selected);
   for (int64_t e : selected)
     ++routed[index][e];
   return y;

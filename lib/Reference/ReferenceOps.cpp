@@ -182,13 +182,17 @@ std::vector<float> mlir::afm::reference::mixtureOfExperts(
     size_t size = stacked.size() / numExperts;
     return stacked.slice(e * size, size);
   };
+  auto project = [&](ArrayRef<float> in, ArrayRef<float> w) {
+    return weights.int8Inputs ? linear(roundToInt8Activations(in), w)
+                              : linear(in, w);
+  };
   std::vector<double> sum(x.size(), 0.0);
   for (size_t j = 0; j < experts.size(); ++j) {
     int64_t e = experts[j];
     std::vector<float> y =
-        linear(swiglu(linear(x, expert(weights.gateProj, e)),
-                      linear(x, expert(weights.upProj, e))),
-               expert(weights.downProj, e));
+        project(swiglu(project(x, expert(weights.gateProj, e)),
+                       project(x, expert(weights.upProj, e))),
+                expert(weights.downProj, e));
     for (size_t i = 0; i < sum.size(); ++i)
       sum[i] += gates[j] * y[i];
   }

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -192,10 +193,12 @@ collectBuffers(Block &body,
     if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
         type.getMemorySpace() || !type.getElementType().isIntOrIndexOrFloat())
       continue;
-    uint64_t bytes = llvm::divideCeil(
-        uint64_t(type.getNumElements()) *
-            type.getElementType().getIntOrFloatBitWidth(),
-        8);
+    // The data layout's size: an index has no bit width of its own, and an
+    // i1 takes a byte.
+    uint64_t bytes = uint64_t(type.getNumElements()) *
+                     DataLayout::closest(alloc)
+                         .getTypeSize(type.getElementType())
+                         .getFixedValue();
     Operation *top = body.findAncestorOpInBlock(*alloc);
     buffers.push_back(Buffer{alloc, std::max<uint64_t>(bytes, 1),
                              position.lookup(top),

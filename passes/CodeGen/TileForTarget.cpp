@@ -24,8 +24,9 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
-#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 #include "llvm/Support/Debug.h"
@@ -103,7 +104,11 @@ static SmallVector<unsigned> streamedInputs(linalg::LinalgOp op) {
     auto type = dyn_cast<MemRefType>(input->get().getType());
     if (!type || !type.hasStaticShape())
       continue;
-    int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    // The data layout's size: an index has no bit width of its own.
+    int64_t bytes =
+        type.getNumElements() * DataLayout::closest(op)
+                                    .getTypeSize(type.getElementType())
+                                    .getFixedValue();
     if (bytes >= kStreamedBytes)
       streamed.push_back(input->getOperandNumber());
   }

@@ -171,19 +171,114 @@ static std::pair<Value, Value> lowerRouting(OpBuilder &b, Location loc,
   return {chosen, gates};
 }
 
-/// `weights[e]` of a stacked [E, A, B] expert tensor, as [A, B].
-static Value expertSlice(OpBuilder &b, Location loc, Value weights,
-                         Value expert) {
-  auto type = cast<RankedTensorType>(weights.getType());
-  auto sliceType = RankedTensorType::get(
-      {type.getDimSize(1), type.getDimSize(2)}, type.getElementType());
-  return tensor::ExtractSliceOp::create(
-      b, loc, sliceType, weights,
-      SmallVector<OpFoldResult>{expert, b.getIndexAttr(0), b.getIndexAttr(0)},
-      SmallVector<OpFoldResult>{b.getIndexAttr(1),
-                                b.getIndexAttr(type.getDimSize(1)),
-                                b.getIndexAttr(type.getDimSize(2))},
-      SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+/// The tokens routed to each expert, in token order: `ids [E, T]` (i32)
+/// and their gate weights `weights [E, T]`, the first `counts[e]` entries
+/// of row e valid (`counts [E]`, i32). One pass over the routing for all
+/// experts.
+struct Compacted {
+  Value ids, weights, counts;
+};
+
+static Compacted compactRouting(Emitter &e, Value chosen, Value gates,
+                                int64_t tokens, int64_t experts, int64_t topK) {
+  OpBuilder &b = e.b;
+  Value ids = e.filled({experts, tokens}, b.getI32IntegerAttr(0));
+  Value weights = e.filled({experts, tokens}, b.getF32FloatAttr(0));
+  Value counts = e.filled({experts}, b.getI32IntegerAttr(0));
+  auto perToken = e.loop(
+      e.idx(0), e.idx(tokens), e.idx(1), {ids, weights, counts},
+      [&](Value t, ValueRange acc) -> SmallVector<Value> {
+        auto perSlot = e.loop(
+            e.idx(0), e.idx(topK), e.idx(1), acc,
+            [&](Value j, ValueRange s) -> SmallVector<Value> {
+              Value expert = e.toIndex(e.extract(chosen, {t, j}));
+              Value slot = e.toIndex(e.extract(s[2], {expert}));
+              Value next =
+                  e.toI32(arith::AddIOp::create(b, e.loc, slot, e.idx(1)));
+              return {e.insert(e.toI32(t), s[0], {expert, slot}),
+                      e.insert(e.extract(gates, {t, j}), s[1], {expert, slot}),
+                      e.insert(next, s[2], {expert})};
+            });
+        return SmallVector<Value>(perSlot.getResults());
+      });
+  return {perToken.getResult(0), perToken.getResult(1), perToken.getResult(2)};
+}
+
+/// `out[token] += gate * swiglu_expert(x[token])` for the tokens routed to
+/// expert `index`, in tiles of `rows` tokens.
+static Value addExpert(Emitter &e, MoEOp op, int64_t index,
+                       const Compacted &routed, int64_t rows, Value out) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  Value x = op.getInput();
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t dim = xType.getDimSize(1);
+  Type elementType = xType.getElementType();
+  Value expert = e.idx(index);
+  Value routedCount = e.toIndex(e.extract(routed.counts, {expert}));
+  Value gate = op.getGate()[index];
+  Value up = op.getUp()[index];
+  Value down = op.getDown()[index];
+  auto tiles = e.loop(
+      e.idx(0), routedCount, e.idx(rows), {out},
+      [&](Value first, ValueRange acc) -> SmallVector<Value> {
+        // Gather the tile's tokens; rows past the count repeat the last
+        // routed token and are not added back.
+        Value last = arith::SubIOp::create(b, loc, routedCount, e.idx(1));
+        Value tileInit = tensor::EmptyOp::create(
+            b, loc, ArrayRef<int64_t>{rows, dim}, elementType);
+        MLIRContext *ctx = b.getContext();
+        Value tile = buildGeneric(
+            b, loc, ValueRange{}, tileInit,
+            {AffineMap::getMultiDimIdentityMap(2, ctx)},
+            {utils::IteratorType::parallel, utils::IteratorType::parallel},
+            [&](OpBuilder &nb, Location l, ValueRange) -> Value {
+              Value r = linalg::IndexOp::create(nb, l, 0);
+              Value c = linalg::IndexOp::create(nb, l, 1);
+              Value slot = arith::MinUIOp::create(
+                  nb, l, arith::AddIOp::create(nb, l, first, r), last);
+              Value token = arith::IndexCastOp::create(
+                  nb, l, nb.getIndexType(),
+                  tensor::ExtractOp::create(nb, l, routed.ids,
+                                            ValueRange{expert, slot}));
+              return tensor::ExtractOp::create(nb, l, x, ValueRange{token, c});
+            });
+        Value y =
+            SwiGLUOp::create(b, loc, tile.getType(), tile, gate, up, down);
+        // out[token] += gate * y[row] for the tile's real rows.
+        Value real = arith::MinUIOp::create(
+            b, loc, e.idx(rows),
+            arith::SubIOp::create(b, loc, routedCount, first));
+        auto add = e.loop(
+            e.idx(0), real, e.idx(1), acc,
+            [&](Value r, ValueRange o) -> SmallVector<Value> {
+              Value slot = arith::AddIOp::create(b, loc, first, r);
+              Value token = e.toIndex(e.extract(routed.ids, {expert, slot}));
+              Value weight = e.extract(routed.weights, {expert, slot});
+              auto rowType = RankedTensorType::get({1, dim}, elementType);
+              auto offsets = [&](Value row) {
+                return SmallVector<OpFoldResult>{row, b.getIndexAttr(0)};
+              };
+              SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                                 b.getIndexAttr(dim)};
+              SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+              Value current = tensor::ExtractSliceOp::create(
+                  b, loc, rowType, o[0], offsets(token), sizes, strides);
+              Value contribution = tensor::ExtractSliceOp::create(
+                  b, loc, rowType, y, offsets(r), sizes, strides);
+              Value sum = mapElementwise(
+                  b, loc, ValueRange{current, contribution}, elementType,
+                  [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                    Value w = castFloat(nb, l, weight, elementType);
+                    return arith::AddFOp::create(
+                        nb, l, a[0], arith::MulFOp::create(nb, l, w, a[1]));
+                  });
+              return {tensor::InsertSliceOp::create(
+                  b, loc, sum, o[0], offsets(token), sizes, strides)};
+            });
+        return {add.getResult(0)};
+      });
+  return tiles.getResult(0);
 }
 
 static Value lowerMoE(OpBuilder &b, MoEOp op, int64_t rowTile) {
@@ -198,119 +293,16 @@ static Value lowerMoE(OpBuilder &b, MoEOp op, int64_t rowTile) {
   LLVM_DEBUG(llvm::dbgs() << "MoE at " << loc << ": " << tokens << " tokens, "
                           << experts << " experts, top-" << topK
                           << ", grouped GEMMs of " << rows << " rows\n");
-  Type elementType = xType.getElementType();
-  // (named values, not structured bindings: the loop bodies capture them)
-  std::pair<Value, Value> routing =
-      lowerRouting(b, loc, x, op.getRouter(), topK);
-  Value chosen = routing.first, gates = routing.second;
-
-  Value out = e.filled({tokens, dim}, b.getFloatAttr(elementType, 0.0));
-  auto perExpert = e.loop(
-      e.idx(0), e.idx(experts), e.idx(1), {out},
-      [&](Value expert, ValueRange state) -> SmallVector<Value> {
-        // Compact the tokens routed to this expert and their gate weights.
-        Value ids = e.filled({tokens}, b.getI32IntegerAttr(0));
-        Value weights = e.filled({tokens}, b.getF32FloatAttr(0));
-        auto compact = e.loop(
-            e.idx(0), e.idx(tokens), e.idx(1), {ids, weights, e.idx(0)},
-            [&](Value t, ValueRange acc) -> SmallVector<Value> {
-              auto slots = e.loop(
-                  e.idx(0), e.idx(topK), e.idx(1), acc,
-                  [&](Value j, ValueRange s) -> SmallVector<Value> {
-                    Value routed = e.cmp(arith::CmpIPredicate::eq,
-                                         e.toIndex(e.extract(chosen, {t, j})),
-                                         expert);
-                    auto branch = scf::IfOp::create(
-                        b, loc, TypeRange(s), routed,
-                        /*withElseRegion=*/true);
-                    {
-                      OpBuilder::InsertionGuard guard(b);
-                      b.setInsertionPointToStart(branch.thenBlock());
-                      Value next = arith::AddIOp::create(b, loc, s[2], e.idx(1));
-                      scf::YieldOp::create(
-                          b, loc,
-                          ValueRange{e.insert(e.toI32(t), s[0], {s[2]}),
-                                     e.insert(e.extract(gates, {t, j}), s[1],
-                                              {s[2]}),
-                                     next});
-                      b.setInsertionPointToStart(branch.elseBlock());
-                      scf::YieldOp::create(b, loc, s);
-                    }
-                    return SmallVector<Value>(branch.getResults());
-                  });
-              return SmallVector<Value>(slots.getResults());
-            });
-        Value tokenIds = compact.getResult(0);
-        Value tokenGates = compact.getResult(1);
-        Value routedCount = compact.getResult(2);
-
-        Value gate = expertSlice(b, loc, op.getGate(), expert);
-        Value up = expertSlice(b, loc, op.getUp(), expert);
-        Value down = expertSlice(b, loc, op.getDown(), expert);
-        auto tiles = e.loop(
-            e.idx(0), routedCount, e.idx(rows), state,
-            [&](Value first, ValueRange acc) -> SmallVector<Value> {
-              // Gather the tile's tokens; rows past the count repeat the
-              // last token and are not added back.
-              Value last = e.idx(tokens - 1);
-              Value tileInit = tensor::EmptyOp::create(
-                  b, loc, ArrayRef<int64_t>{rows, dim}, elementType);
-              MLIRContext *ctx = b.getContext();
-              Value tile = buildGeneric(
-                  b, loc, ValueRange{}, tileInit,
-                  {AffineMap::getMultiDimIdentityMap(2, ctx)},
-                  {utils::IteratorType::parallel,
-                   utils::IteratorType::parallel},
-                  [&](OpBuilder &nb, Location l, ValueRange) -> Value {
-                    Value r = linalg::IndexOp::create(nb, l, 0);
-                    Value c = linalg::IndexOp::create(nb, l, 1);
-                    Value slot = arith::MinUIOp::create(
-                        nb, l, arith::AddIOp::create(nb, l, first, r), last);
-                    Value token = arith::IndexCastOp::create(
-                        nb, l, nb.getIndexType(),
-                        tensor::ExtractOp::create(nb, l, tokenIds, slot));
-                    return tensor::ExtractOp::create(nb, l, x,
-                                                     ValueRange{token, c});
-                  });
-              Value y = SwiGLUOp::create(b, loc, tile.getType(), tile, gate,
-                                         up, down);
-              // out[token] += gate * y[row] for the tile's real rows.
-              Value real = arith::MinUIOp::create(
-                  b, loc, e.idx(rows),
-                  arith::SubIOp::create(b, loc, routedCount, first));
-              auto add = e.loop(
-                  e.idx(0), real, e.idx(1), acc,
-                  [&](Value r, ValueRange o) -> SmallVector<Value> {
-                    Value slot = arith::AddIOp::create(b, loc, first, r);
-                    Value token = e.toIndex(e.extract(tokenIds, {slot}));
-                    Value weight = e.extract(tokenGates, {slot});
-                    auto rowType =
-                        RankedTensorType::get({1, dim}, elementType);
-                    auto offsets = [&](Value row) {
-                      return SmallVector<OpFoldResult>{row, b.getIndexAttr(0)};
-                    };
-                    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
-                                                       b.getIndexAttr(dim)};
-                    SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
-                    Value current = tensor::ExtractSliceOp::create(
-                        b, loc, rowType, o[0], offsets(token), sizes, strides);
-                    Value contribution = tensor::ExtractSliceOp::create(
-                        b, loc, rowType, y, offsets(r), sizes, strides);
-                    Value sum = mapElementwise(
-                        b, loc, ValueRange{current, contribution}, elementType,
-                        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                          Value w = castFloat(nb, l, weight, elementType);
-                          return arith::AddFOp::create(
-                              nb, l, a[0], arith::MulFOp::create(nb, l, w, a[1]));
-                        });
-                    return {tensor::InsertSliceOp::create(
-                        b, loc, sum, o[0], offsets(token), sizes, strides)};
-                  });
-              return {add.getResult(0)};
-            });
-        return {tiles.getResult(0)};
-      });
-  return perExpert.getResult(0);
+  auto [chosen, gates] = lowerRouting(b, loc, x, op.getRouter(), topK);
+  Compacted routed = compactRouting(e, chosen, gates, tokens, experts, topK);
+  // One tile loop per expert, unrolled: each expert has weights of its own
+  // (compressed ones choose their kernels by type). An expert that
+  // received no token runs no tile.
+  Value out =
+      e.filled({tokens, dim}, b.getFloatAttr(xType.getElementType(), 0.0));
+  for (int64_t index = 0; index < experts; ++index)
+    out = addExpert(e, op, index, routed, rows, out);
+  return out;
 }
 
 namespace {

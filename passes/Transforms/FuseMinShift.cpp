@@ -97,7 +97,7 @@ struct AFMFuseMinShiftPass
   void runOnOperation() override {
     if (dequantize) {
       getOperation().walk([](Operation *op) {
-        if (isa<LinearOp, SwiGLUOp>(op))
+        if (isa<LinearOp, SwiGLUOp, MoEOp>(op))
           unfuse(op);
       });
       return;

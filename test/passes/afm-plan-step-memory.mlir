@@ -161,3 +161,28 @@ module attributes {afm.kv_arena_bytes = 64 : i64} {
     return
   }
 }
+
+// -----
+
+// Buffers take the data layout's bytes per element: an index is 8 (it has
+// no bit width of its own), an i1 is a byte, not a bit. Scratch starts at
+// 64: 4 indices (32 bytes), then 16 i1 (16 bytes) at the next 64-byte
+// boundary, 128: the arena ends at 144.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: afm.kv_arena_bytes = 144 : i64
+// CHECK-SAME: afm.scratch_bytes = 80 : i64
+// CHECK: memref.view %{{.*}}[%c64{{.*}}][] : memref<144xi8> to memref<4xindex>
+// CHECK: memref.view %{{.*}}[%c128{{.*}}][] : memref<144xi8> to memref<16xi1>
+module attributes {afm.kv_arena_bytes = 64 : i64} {
+  func.func @afm_decode(%w: memref<16xi8>, %t: memref<1xi32>, %n: index, %p: index, %arena: memref<64xi8>, %out: memref<4xindex>, %mask: memref<16xi1>) attributes {afm.entry = #afm.entry<decode>} {
+    %c0 = arith.constant 0 : index
+    %true = arith.constant true
+    %counts = memref.alloc() {alignment = 64 : i64} : memref<4xindex>
+    %flags = memref.alloc() {alignment = 64 : i64} : memref<16xi1>
+    linalg.fill ins(%c0 : index) outs(%counts : memref<4xindex>)
+    linalg.fill ins(%true : i1) outs(%flags : memref<16xi1>)
+    memref.copy %counts, %out : memref<4xindex> to memref<4xindex>
+    memref.copy %flags, %mask : memref<16xi1> to memref<16xi1>
+    return
+  }
+}

@@ -197,3 +197,21 @@ func.func @whole_tile_dims(%codes: memref<2048x3x4x32xi32>, %x: memref<1x4x32xi3
   }
   return
 }
+
+// -----
+
+// Index elements have no bit width of their own; their bytes come from the
+// data layout (this used to crash).
+// VEC-LABEL: func.func @index_elements
+// VEC: scf.for
+// VEC: arith.addi %{{.*}}, %{{.*}} : vector<8xindex>
+#id = affine_map<(d0) -> (d0)>
+func.func @index_elements(%a: memref<4096xindex>, %b: memref<4096xindex>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%a : memref<4096xindex>) outs(%b : memref<4096xindex>) {
+  ^bb0(%x: index, %y: index):
+    %c1 = arith.constant 1 : index
+    %s = arith.addi %x, %c1 : index
+    linalg.yield %s : index
+  }
+  return
+}

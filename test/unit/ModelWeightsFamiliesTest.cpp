@@ -69,12 +69,12 @@ TEST(ModelWeightsFamilies, TrackLayerNamesCarryTheTrack) {
   EXPECT_EQ(names.kProj, "model.tracks.1.layers.3.self_attn.k_proj.weight");
   EXPECT_EQ(names.downProj, "model.tracks.1.layers.3.mlp.down_proj.weight");
   EXPECT_EQ(names.router, "model.tracks.1.layers.3.mlp.router.weight");
-  EXPECT_EQ(names.expertsGateProj,
-            "model.tracks.1.layers.3.mlp.experts.gate_proj.weight");
-  EXPECT_EQ(names.expertsUpProj,
-            "model.tracks.1.layers.3.mlp.experts.up_proj.weight");
-  EXPECT_EQ(names.expertsDownProj,
-            "model.tracks.1.layers.3.mlp.experts.down_proj.weight");
+  EXPECT_EQ(names.expertGateProj(0),
+            "model.tracks.1.layers.3.mlp.experts.0.gate_proj.weight");
+  EXPECT_EQ(names.expertUpProj(2),
+            "model.tracks.1.layers.3.mlp.experts.2.up_proj.weight");
+  EXPECT_EQ(names.expertDownProj(11),
+            "model.tracks.1.layers.3.mlp.experts.11.down_proj.weight");
   EXPECT_EQ(layerTensorNames(2).qProj,
             "model.layers.2.self_attn.q_proj.weight");
 }
@@ -89,11 +89,12 @@ ModelConfig ptMoE() {
 
 TEST(ModelWeightsFamilies, PTMoEHasPerTrackLayersWithDenseOrMoEFFNs) {
   std::vector<ExpectedTensor> tensors = expectedTensors(ptMoE());
-  // Per track: layers 0 and 2 dense (9 tensors), 1 and 3 MoE (10 tensors).
-  ASSERT_EQ(tensors.size(), 1u + 2 * (2 * 9 + 2 * 10) + 1 + 1);
+  // Per track: layers 0 and 2 dense (9 tensors), 1 and 3 MoE (7 tensors and
+  // 3 per expert).
+  ASSERT_EQ(tensors.size(), 1u + 2 * (2 * 9 + 2 * (7 + 3 * 4)) + 1 + 1);
   // Track 0's layers, then track 1's.
   EXPECT_EQ(tensors[1].name, "model.tracks.0.layers.0.input_layernorm.weight");
-  EXPECT_EQ(tensors[1 + 38].name,
+  EXPECT_EQ(tensors[1 + 56].name,
             "model.tracks.1.layers.0.input_layernorm.weight");
   EXPECT_EQ(tensors.back().name, "lm_head.weight");
   for (int track : {0, 1}) {
@@ -111,12 +112,15 @@ TEST(ModelWeightsFamilies, PTMoEHasPerTrackLayersWithDenseOrMoEFFNs) {
     for (int layer : {1, 3}) {
       LayerTensorNames names = trackLayerTensorNames(track, layer);
       EXPECT_THAT(shapeOf(tensors, names.router), ElementsAre(4, 64));
-      EXPECT_THAT(shapeOf(tensors, names.expertsGateProj),
-                  ElementsAre(4, 48, 64));
-      EXPECT_THAT(shapeOf(tensors, names.expertsUpProj),
-                  ElementsAre(4, 48, 64));
-      EXPECT_THAT(shapeOf(tensors, names.expertsDownProj),
-                  ElementsAre(4, 64, 48));
+      for (int expert = 0; expert < 4; ++expert) {
+        EXPECT_THAT(shapeOf(tensors, names.expertGateProj(expert)),
+                    ElementsAre(48, 64));
+        EXPECT_THAT(shapeOf(tensors, names.expertUpProj(expert)),
+                    ElementsAre(48, 64));
+        EXPECT_THAT(shapeOf(tensors, names.expertDownProj(expert)),
+                    ElementsAre(64, 48));
+      }
+      EXPECT_EQ(findTensor(tensors, names.expertGateProj(4)), nullptr);
       EXPECT_EQ(findTensor(tensors, names.gateProj), nullptr);
       EXPECT_EQ(findTensor(tensors, names.upProj), nullptr);
       EXPECT_EQ(findTensor(tensors, names.downProj), nullptr);
@@ -217,6 +221,6 @@ TEST(ExampleModel, ZeroTensorsZeroesExactlyTheMatchingTensors) {
     EXPECT_NE(zeroed[i].data, random[i].data);
   }
   EXPECT_EQ(zeroTensors(zeroed, "no such tensor"), 0);
-  EXPECT_EQ(zeroTensors(zeroed, "tracks.1.layers.3.mlp.experts"), 3);
+  EXPECT_EQ(zeroTensors(zeroed, "tracks.1.layers.3.mlp.experts"), 3 * 4);
 }
 } // namespace

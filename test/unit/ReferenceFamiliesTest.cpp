@@ -235,27 +235,23 @@ TEST(ReferencePTMoE, OneTrackOfIdenticalExpertsIsTheDenseModel) {
       LayerTensorNames from = layerTensorNames(i);
       LayerTensorNames to = trackLayerTensorNames(0, i);
       std::vector<std::pair<std::string, std::string>> same = {
-          {from.inputNorm, to.inputNorm}, {from.qProj, to.qProj},
-          {from.kProj, to.kProj},         {from.vProj, to.vProj},
-          {from.oProj, to.oProj}, {from.postAttentionNorm, to.postAttentionNorm}};
-      std::vector<std::pair<std::string, std::string>> stacked;
+          {from.inputNorm, to.inputNorm},
+          {from.qProj, to.qProj},
+          {from.kProj, to.kProj},
+          {from.vProj, to.vProj},
+          {from.oProj, to.oProj},
+          {from.postAttentionNorm, to.postAttentionNorm}};
       if (i == 0)
         same.insert(same.end(), {{from.gateProj, to.gateProj},
                                  {from.upProj, to.upProj},
                                  {from.downProj, to.downProj}});
       else
-        stacked = {{from.gateProj, to.expertsGateProj},
-                   {from.upProj, to.expertsUpProj},
-                   {from.downProj, to.expertsDownProj}};
+        for (int e = 0; e < 3; ++e)
+          same.insert(same.end(), {{from.gateProj, to.expertGateProj(e)},
+                                   {from.upProj, to.expertUpProj(e)},
+                                   {from.downProj, to.expertDownProj(e)}});
       for (const auto &[d, m] : same)
         tensorNamed(moeWeights, m).data = tensorNamed(denseWeights, d).data;
-      for (const auto &[d, m] : stacked) {
-        std::vector<uint8_t> &bytes = tensorNamed(moeWeights, m).data;
-        const std::vector<uint8_t> &one = tensorNamed(denseWeights, d).data;
-        bytes.clear();
-        for (int e = 0; e < 3; ++e)
-          bytes.insert(bytes.end(), one.begin(), one.end());
-      }
     }
     for (const char *shared : {kEmbedTokensName, kFinalNormName})
       tensorNamed(moeWeights, shared).data =

@@ -475,22 +475,33 @@ LogicalResult MoEOp::verify() {
                            getTopK())))
     return failure();
   int64_t experts = getRouter().getType().getDimSize(0);
+  for (auto [what, weights] :
+       {std::make_pair("gate", getGate()), std::make_pair("up", getUp()),
+        std::make_pair("down", getDown())})
+    if (failed(checkDim(*this, (Twine(what) + " weights").str(),
+                        int64_t(weights.size()), experts, "router experts")))
+      return failure();
   int64_t dim = getInput().getType().getDimSize(1);
-  auto gate = getGate().getType().getShape();
-  auto up = getUp().getType().getShape();
-  auto down = getDown().getType().getShape();
-  if (failed(checkDim(*this, "gate experts", gate[0], experts,
-                      "router experts")) ||
-      failed(checkDim(*this, "gate columns", gate[2], dim, "hidden size")) ||
-      failed(checkDim(*this, "up experts", up[0], experts, "router experts")) ||
-      failed(checkDim(*this, "up rows", up[1], gate[1], "gate rows")) ||
-      failed(checkDim(*this, "up columns", up[2], dim, "hidden size")) ||
-      failed(checkDim(*this, "down experts", down[0], experts,
-                      "router experts")) ||
-      failed(checkDim(*this, "down rows", down[1], dim, "hidden size")) ||
-      failed(checkDim(*this, "down columns", down[2], gate[1],
-                      "FFN width (gate rows)")))
-    return failure();
+  int64_t width = matrixShape(getGate()[0].getType())[0];
+  for (int64_t e = 0; e < experts; ++e) {
+    std::string expert = ("expert " + Twine(e) + " ").str();
+    auto [gateRows, gateCols] = matrixShape(getGate()[e].getType());
+    auto [upRows, upCols] = matrixShape(getUp()[e].getType());
+    auto [downRows, downCols] = matrixShape(getDown()[e].getType());
+    if (failed(checkDim(*this, expert + "gate rows", gateRows, width,
+                        "expert 0's gate rows")) ||
+        failed(checkDim(*this, expert + "gate columns", gateCols, dim,
+                        "hidden size")) ||
+        failed(
+            checkDim(*this, expert + "up rows", upRows, width, "gate rows")) ||
+        failed(checkDim(*this, expert + "up columns", upCols, dim,
+                        "hidden size")) ||
+        failed(checkDim(*this, expert + "down rows", downRows, dim,
+                        "hidden size")) ||
+        failed(checkDim(*this, expert + "down columns", downCols, width,
+                        "FFN width (gate rows)")))
+      return failure();
+  }
   return success();
 }
 

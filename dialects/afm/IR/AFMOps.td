@@ -506,30 +506,37 @@ def AFM_TopKRouterOp : AFM_Op<"topk_router", [Pure]> {
   let hasVerifier = 1;
 }
 
-def AFM_MoEOp : AFM_Op<"moe", [Pure, AllTypesMatch<["input", "result"]>]> {
+def AFM_MoEOp : AFM_Op<"moe", [Pure, AttrSizedOperandSegments,
+    AllTypesMatch<["input", "result"]>]> {
   let summary = "Mixture-of-experts SwiGLU layer with top-k routing";
   let description = [{
     Routes every token as `afm.topk_router` does and returns
-    `sum_e g_e * SwiGLU_e(x)` over the selected experts. Expert weights are
-    stacked: `gate`, `up` are `[E, F, d]`, `down` is `[E, d, F]`. No token is
-    ever dropped (there is no capacity factor).
+    `sum_e g_e * SwiGLU_e(x)` over the selected experts. Expert `e` has its
+    own `gate[e]`, `up[e]` (`[F, d]`) and `down[e]` (`[d, F]`), one per
+    router row, each plain or compressed like an `afm.swiglu` weight. No
+    token is ever dropped (there is no capacity factor).
 
     Example:
 
     ```mlir
-    %y = afm.moe %x, %wr, %wg, %wu, %wd {top_k = 2 : i64}
-        : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x64xf32>,
-          tensor<4x128x64xf32>, tensor<4x64x128xf32>
+    %y = afm.moe %x, %wr gate(%g0, %g1) up(%u0, %u1) down(%d0, %d1)
+        {top_k = 1 : i64}
+        : tensor<?x64xf32>, tensor<2x64xf32>,
+          gate(!afm.q2<128x64, per_channel>, !afm.q2<128x64, per_channel>),
+          up(!afm.q2<128x64, per_channel>, !afm.q2<128x64, per_channel>),
+          down(!afm.q2<64x128, per_channel>, !afm.q2<64x128, per_channel>)
     ```
   }];
   let arguments = (ins AFM_Activation2D:$input, 2DTensorOf<[AnyFloat]>:$router,
-                       3DTensorOf<[AnyFloat]>:$gate, 3DTensorOf<[AnyFloat]>:$up,
-                       3DTensorOf<[AnyFloat]>:$down, I64Attr:$top_k);
+                       Variadic<AFM_LinearWeight>:$gate,
+                       Variadic<AFM_LinearWeight>:$up,
+                       Variadic<AFM_LinearWeight>:$down, I64Attr:$top_k);
   let results = (outs AFM_Activation2D:$result);
   let assemblyFormat = [{
-    $input `,` $router `,` $gate `,` $up `,` $down attr-dict `:`
-      type($input) `,` type($router) `,` type($gate) `,` type($up) `,`
-      type($down)
+    $input `,` $router `gate` `(` $gate `)` `up` `(` $up `)`
+      `down` `(` $down `)` attr-dict `:` type($input) `,` type($router) `,`
+      `gate` `(` type($gate) `)` `,` `up` `(` type($up) `)` `,`
+      `down` `(` type($down) `)`
   }];
   let hasVerifier = 1;
 }

@@ -29,7 +29,7 @@ inline constexpr const char kLmHeadName[] = "lm_head.weight";
 /// The tensor names a decoder layer can have. Which of them it has depends
 /// on the config (see `expectedTensors`): a Block-2 layer of afm-on-device
 /// has no `kProj` / `vProj`; an MoE layer of afm-pt-moe has the router and
-/// the stacked experts instead of `gateProj` / `upProj` / `downProj`.
+/// its experts instead of `gateProj` / `upProj` / `downProj`.
 struct LayerTensorNames {
   std::string inputNorm;
   std::string qProj;
@@ -42,11 +42,15 @@ struct LayerTensorNames {
   std::string downProj;
   /// `mlp.router.weight`, [E, d].
   std::string router;
-  /// `mlp.experts.{gate,up}_proj.weight`, [E, F_moe, d].
-  std::string expertsGateProj;
-  std::string expertsUpProj;
-  /// `mlp.experts.down_proj.weight`, [E, d, F_moe].
-  std::string expertsDownProj;
+  /// `mlp.experts.`: the prefix of every expert's tensors.
+  std::string experts;
+
+  /// `mlp.experts.{e}.{gate,up}_proj.weight` of expert `e`, [F_moe, d]
+  /// (one tensor per expert, as Mixtral and Qwen-MoE checkpoints store them).
+  std::string expertGateProj(int64_t e) const;
+  std::string expertUpProj(int64_t e) const;
+  /// `mlp.experts.{e}.down_proj.weight`, [d, F_moe].
+  std::string expertDownProj(int64_t e) const;
 };
 
 /// The names of layer `layer` of afm-dense and afm-on-device

@@ -81,6 +81,10 @@ std::vector<double> softmax(llvm::ArrayRef<float> x);
 struct MoEWeights {
   llvm::ArrayRef<float> router, gateProj, upProj, downProj;
   int64_t numExperts;
+  /// Whether the expert projections multiply their inputs rounded to int8
+  /// (`roundToInt8Activations`), as int8 activations over compressed
+  /// experts do. The router always multiplies f32.
+  bool int8Inputs = false;
 };
 
 /// An MoE FFN (docs/semantics.md sections 2-4): router logits r = x W_r^T, the `k`

@@ -173,10 +173,16 @@ Value DecoderBuilder::ffnBlock(Value h, const TrackLayout &track,
   Value y;
   if (config.architecture == Architecture::PTMoE && isMoELayer(config, layer)) {
     int64_t e = config.numExperts, f = config.moeIntermediateSize;
-    y = MoEOp::create(b, loc, m.getType(), m, weight(n.router, {e, d}),
-                      weight(n.expertsGateProj, {e, f, d}),
-                      weight(n.expertsUpProj, {e, f, d}),
-                      weight(n.expertsDownProj, {e, d, f}),
+    // Experts take the linear format of the config, like any projection;
+    // the router stays f32.
+    Value router = weight(n.router, {e, d});
+    SmallVector<Value> gate, up, down;
+    for (int64_t x = 0; x < e; ++x) {
+      gate.push_back(linearWeight(n.expertGateProj(x), f, d));
+      up.push_back(linearWeight(n.expertUpProj(x), f, d));
+      down.push_back(linearWeight(n.expertDownProj(x), d, f));
+    }
+    y = MoEOp::create(b, loc, m.getType(), m, router, gate, up, down,
                       b.getI64IntegerAttr(config.numExpertsPerTok));
   } else {
     int64_t f = config.intermediateSize;

@@ -13,7 +13,10 @@
 
 #include "dialects/afm/IR/AFMOps.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+
+#include <array>
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -173,10 +176,33 @@ static Results lowerMoE(ONNXNode &node) {
   if (topK < 1 || topK > experts)
     return node.emitError() << "top_k must be in [1, " << experts
                             << "], the number of experts";
+  // afm.moe takes each expert's matrices apart: slice the stacked inputs.
+  std::array<llvm::SmallVector<Value>, 3> perExpert;
+  for (unsigned which = 0; which < 3; ++which) {
+    RankedTensorType stacked = operands[2 + which].getType();
+    if (stacked.getRank() != 3 || stacked.getDimSize(0) != experts ||
+        !stacked.hasStaticShape())
+      return node.emitError()
+             << "input " << 2 + which << " must be a static [" << experts
+             << ", rows, cols] stack of expert matrices, got " << stacked;
+    auto matrix =
+        RankedTensorType::get({stacked.getDimSize(1), stacked.getDimSize(2)},
+                              stacked.getElementType());
+    OpBuilder &b = node.builder;
+    for (int64_t e = 0; e < experts; ++e)
+      perExpert[which].push_back(tensor::ExtractSliceOp::create(
+          b, node.loc, matrix, operands[2 + which],
+          llvm::SmallVector<OpFoldResult>{b.getIndexAttr(e), b.getIndexAttr(0),
+                                          b.getIndexAttr(0)},
+          llvm::SmallVector<OpFoldResult>{b.getIndexAttr(1),
+                                          b.getIndexAttr(matrix.getDimSize(0)),
+                                          b.getIndexAttr(matrix.getDimSize(1))},
+          llvm::SmallVector<OpFoldResult>(3, b.getIndexAttr(1))));
+  }
   auto [tokens, shape] = flattenTokens(node, operands[0]);
   // afm.moe's verifier checks the expert shapes against each other.
   Value y = MoEOp::create(node.builder, node.loc, tokens.getType(), tokens,
-                          operands[1], operands[2], operands[3], operands[4],
+                          operands[1], perExpert[0], perExpert[1], perExpert[2],
                           node.builder.getI64IntegerAttr(topK));
   return llvm::SmallVector<Value>{reshape(node, y, shape)};
 }

@@ -537,73 +537,81 @@ func.func @router_result_columns(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>) {
 
 // -----
 
-func.func @moe_top_k(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<4x128x64xf32>, %d: tensor<4x64x128xf32>) {
-  // expected-error @+1 {{'afm.moe' op top_k (8) must not exceed the number of experts (4)}}
-  %y = afm.moe %x, %r, %g, %g, %d {top_k = 8} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x64xf32>, tensor<4x128x64xf32>, tensor<4x64x128xf32>
+func.func @moe_top_k(%x: tensor<?x64xf32>, %r: tensor<2x64xf32>, %w0: tensor<128x64xf32>, %w1: tensor<64x128xf32>) {
+  // expected-error @+1 {{'afm.moe' op top_k (8) must not exceed the number of experts (2)}}
+  %y = afm.moe %x, %r gate(%w0, %w0) up(%w0, %w0) down(%w1, %w1) {top_k = 8} : tensor<?x64xf32>, tensor<2x64xf32>, gate(tensor<128x64xf32>, tensor<128x64xf32>), up(tensor<128x64xf32>, tensor<128x64xf32>), down(tensor<64x128xf32>, tensor<64x128xf32>)
   return
 }
 
 // -----
 
-func.func @moe_gate_experts(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<3x128x64xf32>, %d: tensor<4x64x128xf32>) {
-  // expected-error @+1 {{'afm.moe' op gate experts (3) must match router experts (4)}}
-  %y = afm.moe %x, %r, %g, %g, %d {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<3x128x64xf32>, tensor<3x128x64xf32>, tensor<4x64x128xf32>
+func.func @moe_gate_experts(%x: tensor<?x64xf32>, %r: tensor<2x64xf32>, %w0: tensor<128x64xf32>, %w1: tensor<64x128xf32>) {
+  // expected-error @+1 {{'afm.moe' op gate weights (1) must match router experts (2)}}
+  %y = afm.moe %x, %r gate(%w0) up(%w0, %w0) down(%w1, %w1) {top_k = 1} : tensor<?x64xf32>, tensor<2x64xf32>, gate(tensor<128x64xf32>), up(tensor<128x64xf32>, tensor<128x64xf32>), down(tensor<64x128xf32>, tensor<64x128xf32>)
   return
 }
 
 // -----
 
-func.func @moe_gate_cols(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<4x128x32xf32>, %d: tensor<4x64x128xf32>) {
-  // expected-error @+1 {{'afm.moe' op gate columns (32) must match hidden size (64)}}
-  %y = afm.moe %x, %r, %g, %g, %d {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x32xf32>, tensor<4x128x32xf32>, tensor<4x64x128xf32>
+func.func @moe_up_experts(%x: tensor<?x64xf32>, %r: tensor<2x64xf32>, %w0: tensor<128x64xf32>, %w1: tensor<64x128xf32>) {
+  // expected-error @+1 {{'afm.moe' op up weights (3) must match router experts (2)}}
+  %y = afm.moe %x, %r gate(%w0, %w0) up(%w0, %w0, %w0) down(%w1, %w1) {top_k = 1} : tensor<?x64xf32>, tensor<2x64xf32>, gate(tensor<128x64xf32>, tensor<128x64xf32>), up(tensor<128x64xf32>, tensor<128x64xf32>, tensor<128x64xf32>), down(tensor<64x128xf32>, tensor<64x128xf32>)
   return
 }
 
 // -----
 
-func.func @moe_up_experts(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<4x128x64xf32>, %u: tensor<2x128x64xf32>, %d: tensor<4x64x128xf32>) {
-  // expected-error @+1 {{'afm.moe' op up experts (2) must match router experts (4)}}
-  %y = afm.moe %x, %r, %g, %u, %d {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x64xf32>, tensor<2x128x64xf32>, tensor<4x64x128xf32>
+func.func @moe_down_experts(%x: tensor<?x64xf32>, %r: tensor<2x64xf32>, %w0: tensor<128x64xf32>, %w1: tensor<64x128xf32>) {
+  // expected-error @+1 {{'afm.moe' op down weights (1) must match router experts (2)}}
+  %y = afm.moe %x, %r gate(%w0, %w0) up(%w0, %w0) down(%w1) {top_k = 1} : tensor<?x64xf32>, tensor<2x64xf32>, gate(tensor<128x64xf32>, tensor<128x64xf32>), up(tensor<128x64xf32>, tensor<128x64xf32>), down(tensor<64x128xf32>)
   return
 }
 
 // -----
 
-func.func @moe_up_rows(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<4x128x64xf32>, %u: tensor<4x96x64xf32>, %d: tensor<4x64x128xf32>) {
-  // expected-error @+1 {{'afm.moe' op up rows (96) must match gate rows (128)}}
-  %y = afm.moe %x, %r, %g, %u, %d {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x64xf32>, tensor<4x96x64xf32>, tensor<4x64x128xf32>
+func.func @moe_gate_rows(%x: tensor<?x64xf32>, %r: tensor<2x64xf32>, %w0: tensor<128x64xf32>, %w1: tensor<64x128xf32>, %w2: tensor<96x64xf32>) {
+  // expected-error @+1 {{'afm.moe' op expert 1 gate rows (96) must match expert 0's gate rows (128)}}
+  %y = afm.moe %x, %r gate(%w0, %w2) up(%w0, %w0) down(%w1, %w1) {top_k = 1} : tensor<?x64xf32>, tensor<2x64xf32>, gate(tensor<128x64xf32>, tensor<96x64xf32>), up(tensor<128x64xf32>, tensor<128x64xf32>), down(tensor<64x128xf32>, tensor<64x128xf32>)
   return
 }
 
 // -----
 
-func.func @moe_up_cols(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<4x128x64xf32>, %u: tensor<4x128x32xf32>, %d: tensor<4x64x128xf32>) {
-  // expected-error @+1 {{'afm.moe' op up columns (32) must match hidden size (64)}}
-  %y = afm.moe %x, %r, %g, %u, %d {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x64xf32>, tensor<4x128x32xf32>, tensor<4x64x128xf32>
+func.func @moe_gate_cols(%x: tensor<?x64xf32>, %r: tensor<2x64xf32>, %w0: tensor<128x32xf32>, %w1: tensor<128x64xf32>, %w2: tensor<64x128xf32>) {
+  // expected-error @+1 {{'afm.moe' op expert 0 gate columns (32) must match hidden size (64)}}
+  %y = afm.moe %x, %r gate(%w0, %w0) up(%w1, %w1) down(%w2, %w2) {top_k = 1} : tensor<?x64xf32>, tensor<2x64xf32>, gate(tensor<128x32xf32>, tensor<128x32xf32>), up(tensor<128x64xf32>, tensor<128x64xf32>), down(tensor<64x128xf32>, tensor<64x128xf32>)
   return
 }
 
 // -----
 
-func.func @moe_down_experts(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<4x128x64xf32>, %d: tensor<5x64x128xf32>) {
-  // expected-error @+1 {{'afm.moe' op down experts (5) must match router experts (4)}}
-  %y = afm.moe %x, %r, %g, %g, %d {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x64xf32>, tensor<4x128x64xf32>, tensor<5x64x128xf32>
+func.func @moe_up_rows(%x: tensor<?x64xf32>, %r: tensor<2x64xf32>, %w0: tensor<128x64xf32>, %w1: tensor<64x128xf32>, %w2: tensor<96x64xf32>) {
+  // expected-error @+1 {{'afm.moe' op expert 1 up rows (96) must match gate rows (128)}}
+  %y = afm.moe %x, %r gate(%w0, %w0) up(%w0, %w2) down(%w1, %w1) {top_k = 1} : tensor<?x64xf32>, tensor<2x64xf32>, gate(tensor<128x64xf32>, tensor<128x64xf32>), up(tensor<128x64xf32>, tensor<96x64xf32>), down(tensor<64x128xf32>, tensor<64x128xf32>)
   return
 }
 
 // -----
 
-func.func @moe_down_rows(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<4x128x64xf32>, %d: tensor<4x32x128xf32>) {
-  // expected-error @+1 {{'afm.moe' op down rows (32) must match hidden size (64)}}
-  %y = afm.moe %x, %r, %g, %g, %d {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x64xf32>, tensor<4x128x64xf32>, tensor<4x32x128xf32>
+func.func @moe_up_cols(%x: tensor<?x64xf32>, %r: tensor<2x64xf32>, %w0: !afm.q2<128x64, per_channel>, %w1: tensor<128x32xf32>, %w2: tensor<128x64xf32>, %w3: tensor<64x128xf32>) {
+  // expected-error @+1 {{'afm.moe' op expert 0 up columns (32) must match hidden size (64)}}
+  %y = afm.moe %x, %r gate(%w0, %w0) up(%w1, %w2) down(%w3, %w3) {top_k = 1} : tensor<?x64xf32>, tensor<2x64xf32>, gate(!afm.q2<128x64, per_channel>, !afm.q2<128x64, per_channel>), up(tensor<128x32xf32>, tensor<128x64xf32>), down(tensor<64x128xf32>, tensor<64x128xf32>)
   return
 }
 
 // -----
 
-func.func @moe_down_cols(%x: tensor<?x64xf32>, %r: tensor<4x64xf32>, %g: tensor<4x128x64xf32>, %d: tensor<4x64x64xf32>) {
-  // expected-error @+1 {{'afm.moe' op down columns (64) must match FFN width (gate rows) (128)}}
-  %y = afm.moe %x, %r, %g, %g, %d {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x64xf32>, tensor<4x128x64xf32>, tensor<4x64x64xf32>
+func.func @moe_down_rows(%x: tensor<?x64xf32>, %r: tensor<2x64xf32>, %w0: tensor<128x64xf32>, %w1: tensor<32x128xf32>, %w2: tensor<64x128xf32>) {
+  // expected-error @+1 {{'afm.moe' op expert 0 down rows (32) must match hidden size (64)}}
+  %y = afm.moe %x, %r gate(%w0, %w0) up(%w0, %w0) down(%w1, %w2) {top_k = 1} : tensor<?x64xf32>, tensor<2x64xf32>, gate(tensor<128x64xf32>, tensor<128x64xf32>), up(tensor<128x64xf32>, tensor<128x64xf32>), down(tensor<32x128xf32>, tensor<64x128xf32>)
+  return
+}
+
+// -----
+
+func.func @moe_down_cols(%x: tensor<?x64xf32>, %r: tensor<2x64xf32>, %w0: tensor<128x64xf32>, %w1: tensor<64x128xf32>, %w2: tensor<64x64xf32>) {
+  // expected-error @+1 {{'afm.moe' op expert 1 down columns (64) must match FFN width (gate rows) (128)}}
+  %y = afm.moe %x, %r gate(%w0, %w0) up(%w0, %w0) down(%w1, %w2) {top_k = 1} : tensor<?x64xf32>, tensor<2x64xf32>, gate(tensor<128x64xf32>, tensor<128x64xf32>), up(tensor<128x64xf32>, tensor<128x64xf32>), down(tensor<64x128xf32>, tensor<64x64xf32>)
   return
 }
 

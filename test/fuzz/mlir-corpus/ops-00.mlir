@@ -63,10 +63,10 @@ func.func @ffn_and_moe(%x: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf
   %f = afm.swiglu %x, %wg, %wu, %wd : tensor<?x64xf32>, !afm.q2<128x64, per_tensor>, tensor<128x64xf32>, !afm.astc<64x128, block = 6x6, offset = min>
   %wr = afm.weight "moe.router" : tensor<4x64xf32>
   %e, %gates = afm.topk_router %x, %wr {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32> -> tensor<?x2xi32>, tensor<?x2xf32>
-  %eg = afm.weight "moe.gate" : tensor<4x128x64xf32>
-  %eu = afm.weight "moe.up" : tensor<4x128x64xf32>
-  %ed = afm.weight "moe.down" : tensor<4x64x128xf32>
-  %m = afm.moe %x, %wr, %eg, %eu, %ed {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, tensor<4x128x64xf32>, tensor<4x128x64xf32>, tensor<4x64x128xf32>
+  %eg = afm.weight "moe.experts.0.gate" : !afm.q2<128x64, per_channel>
+  %eu = afm.weight "moe.experts.0.up" : !afm.q2<128x64, per_channel>
+  %ed = afm.weight "moe.experts.0.down" : !afm.q2<64x128, per_channel>
+  %m = afm.moe %x, %wr gate(%eg, %wg, %wu, %eg) up(%eu, %wu, %wu, %eu) down(%ed, %wd, %wd, %ed) {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32>, gate(!afm.q2<128x64, per_channel>, !afm.q2<128x64, per_tensor>, tensor<128x64xf32>, !afm.q2<128x64, per_channel>), up(!afm.q2<128x64, per_channel>, tensor<128x64xf32>, tensor<128x64xf32>, !afm.q2<128x64, per_channel>), down(!afm.q2<64x128, per_channel>, !afm.astc<64x128, block = 6x6, offset = min>, !afm.astc<64x128, block = 6x6, offset = min>, !afm.q2<64x128, per_channel>)
   return %f, %m, %e, %gates : tensor<?x64xf32>, tensor<?x64xf32>, tensor<?x2xi32>, tensor<?x2xf32>
 }
 
