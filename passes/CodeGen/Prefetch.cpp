@@ -16,9 +16,16 @@ void afm::prefetchAhead(OpBuilder &b, Location loc, Value view) {
   MemRefType source = subview.getSourceType();
   if (!source.hasStaticShape() || source.getRank() < 1)
     return;
-  int64_t rowBytes = source.getElementTypeBitWidth() / 8;
-  for (int64_t size : source.getShape().drop_front())
-    rowBytes *= size;
+  // A row is the leading stride, not the product of the other sizes: a
+  // view of interleaved parts (the 4-bit head's code words) steps over
+  // the bytes of the other parts too.
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(source.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(strides.front()))
+    return;
+  int64_t elementBytes = source.getElementTypeBitWidth() / 8;
+  int64_t rowBytes = strides.front() * elementBytes;
   if (rowBytes <= 0)
     return;
   int64_t rows = (kPrefetchBytes + rowBytes - 1) / rowBytes;
@@ -32,12 +39,7 @@ void afm::prefetchAhead(OpBuilder &b, Location loc, Value view) {
   // One prefetch per cache line the tile spans: its dimensions (but the
   // leading one) whose step is a line or more, each position of them (the
   // ASTC kernels' tile covers three row pairs of a block row).
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(source.getStridesAndOffset(strides, offset)))
-    return;
   SmallVector<int64_t> sizes(subview.getStaticSizes());
-  int64_t elementBytes = source.getElementTypeBitWidth() / 8;
   SmallVector<std::pair<unsigned, int64_t>> spans; // (dimension, size)
   int64_t lines = 1;
   for (unsigned d = 1; d < sizes.size(); ++d)

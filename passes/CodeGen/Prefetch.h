@@ -25,8 +25,9 @@ constexpr int64_t kMaxPrefetchesPerTile = 8;
 
 /// Prefetches the bytes `kPrefetchBytes` beyond the tile `view` (a
 /// memref.subview) reads, in its source's leading dimension (the weight
-/// rows), clamped to the last row: each cache line the tile spans. Nothing
-/// when `view` is not a subview of a static memref.
+/// rows, a row being the leading stride), clamped to the last row: each
+/// cache line the tile spans. Nothing when `view` is not a subview of a
+/// static memref with a static leading stride.
 void prefetchAhead(OpBuilder &b, Location loc, Value view);
 
 } // namespace mlir::afm

@@ -215,3 +215,33 @@ func.func @index_elements(%a: memref<4096xindex>, %b: memref<4096xindex>) {
   }
   return
 }
+
+// -----
+
+#X = affine_map<(t, n, g, l) -> (t, g, l)>
+#W = affine_map<(t, n, g, l) -> (n, g, l)>
+#P = affine_map<(t, n, g, l) -> (t, n, l)>
+
+// The prefetch distance counts whole rows of the source: here a view of
+// every other 1 KiB of a 2 KiB row (interleaved parts, as the 4-bit head's
+// code words are), so 8 KiB ahead is 4 rows, not the 8 that the view's
+// own 1 KiB would give.
+// SPLITK-LABEL: func.func @gemv_strided_rows
+// SPLITK: %[[C4:.*]] = arith.constant 4 : index
+// SPLITK: scf.for %[[N:.*]] = %{{.*}} to %c1024 step %c1
+// SPLITK: %[[AHEAD:.*]] = arith.addi %[[N]], %[[C4]] : index
+// SPLITK: %[[ROW:.*]] = arith.minui %[[AHEAD]], %{{.*}} : index
+// SPLITK: memref.prefetch %{{.*}}[%[[ROW]], {{.*}} : memref<1024x16x16xf32, strided<[512, 16, 1]>>
+func.func @gemv_strided_rows(%x: memref<1x16x16xf32>, %w: memref<1024x16x16xf32, strided<[512, 16, 1]>>,
+                             %p: memref<1x1024x16xf32>) {
+  linalg.generic {indexing_maps = [#X, #W, #P],
+                  iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<1x16x16xf32>, memref<1024x16x16xf32, strided<[512, 16, 1]>>)
+      outs(%p : memref<1x1024x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
