@@ -442,12 +442,13 @@ Error validatePTMoE(StringRef origin, const ModelConfig &config) {
                     llvm::formatv("{0} tracks of {1} layers are more than {2} "
                                   "layers",
                                   n, config.numHiddenLayers, kMaxSize));
-  // Like the product of two sizes, a stacked expert tensor [E, F_moe, d]
-  // must have fewer than kMaxSize^2 elements.
+  // Like the product of two sizes, the experts of one layer together
+  // ([E, F_moe, d], stacked as the ONNX form takes them) must have fewer
+  // than kMaxSize^2 elements.
   if (config.numExperts * config.moeIntermediateSize >
       kMaxSize * kMaxSize / config.hiddenSize)
     return keyError(origin, "num_experts",
-                    llvm::formatv("the stacked expert tensors [{0}, {1}, {2}] "
+                    llvm::formatv("the experts of a layer [{0}, {1}, {2}] "
                                   "have more than {3}^2 elements",
                                   config.numExperts,
                                   config.moeIntermediateSize,

@@ -207,7 +207,7 @@ TEST(ModelConfigFamiliesErrors, IntervalAndExpertWidthMustBePositive) {
 TEST(ModelConfigFamiliesErrors, HugeModelsAreErrorsNotOverflows) {
   EXPECT_EQ(parseError(withKey(withKey(kPTMoE, "num_experts", 2147483647),
                                "moe_intermediate_size", 2147483647)),
-            "config.json: key 'num_experts': the stacked expert tensors "
+            "config.json: key 'num_experts': the experts of a layer "
             "[2147483647, 2147483647, 64] have more than 2147483647^2 "
             "elements");
   EXPECT_EQ(parseError(withKey(kPTMoE, "num_hidden_layers", 1 << 30)),
