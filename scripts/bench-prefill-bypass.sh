@@ -15,7 +15,6 @@ for mode in on off; do
     --prefill-bypass=$flag -o "$work/$mode.afmb"
 done
 
-median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 echo "on-device example (tiny-on-device: 8 layers, Block 2 = layers 5-7), prompt 512 tokens, $runs runs, 1 thread"
 for mode in on off; do
   for _ in $(seq "$runs"); do

@@ -13,28 +13,25 @@
 #             (default /tmp/afm-pt-moe-2t: 6.7 GB of F32 weights and a
 #             0.55 GB .afmb; writing and compiling take about 7 minutes)
 set -euo pipefail
-build=${1:-build}
-runs=${2:-7}
-bin=$build/bin
-work=${WORK:-/tmp/afm-pt-moe-2t}
-mkdir -p "$work"
-if [ ! -f "$work/model.safetensors" ]; then
-  echo "writing afm-pt-moe-2t to $work" >&2
-  "$bin/afm-gen-example" --preset afm-pt-moe-2t --out-dir "$work" > /dev/null
+default_runs=7
+source "$(dirname "$0")/bench-common.sh"
+model=${WORK:-/tmp/afm-pt-moe-2t}
+mkdir -p "$model"
+if [ ! -f "$model/model.safetensors" ]; then
+  echo "writing afm-pt-moe-2t to $model" >&2
+  "$bin/afm-gen-example" --preset afm-pt-moe-2t --out-dir "$model" > /dev/null
 fi
-if [ ! -f "$work/model.afmb" ] || [ "$work/model.afmb" -ot "$bin/afm-compile" ]; then
-  echo "compiling $work/model.afmb" >&2
-  "$bin/afm-compile" --config "$work/config.json" \
-    --weights "$work/model.safetensors" -o "$work/model.afmb"
+if [ ! -f "$model/model.afmb" ] || [ "$model/model.afmb" -ot "$bin/afm-compile" ]; then
+  echo "compiling $model/model.afmb" >&2
+  "$bin/afm-compile" --config "$model/config.json" \
+    --weights "$model/model.safetensors" -o "$model/model.afmb"
 fi
 
 prompt=$(seq -s, 1 32)
-median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-rm -f "$work/t1" "$work/t2"
 echo "afm-pt-moe-2t: prompt 32 tokens, 64 decode steps, $runs alternating runs per thread count"
 for _ in $(seq "$runs"); do
   for threads in 1 2; do
-    "$bin/afm-run" "$work/model.afmb" --prompt "$prompt" --decode 64 \
+    "$bin/afm-run" "$model/model.afmb" --prompt "$prompt" --decode 64 \
       --threads "$threads" | awk '/^decode_tokens_per_s/ {print $2}' >> "$work/t$threads"
   done
 done
@@ -44,9 +41,8 @@ for threads in 1 2; do
 done
 awk -v a="$(median < "$work/t1")" -v b="$(median < "$work/t2")" \
   'BEGIN {printf "speed-up with 2 threads (medians): %.2fx\n", b / a}'
-rm -f "$work/t1" "$work/t2"
 for threads in 1 2; do
   echo "== where a decode step goes, $threads thread(s)"
-  "$bin/afm-run" "$work/model.afmb" --prompt "$prompt" --decode 64 \
+  "$bin/afm-run" "$model/model.afmb" --prompt "$prompt" --decode 64 \
     --threads "$threads" --profile | sed -n '/^profile:/,$p'
 done

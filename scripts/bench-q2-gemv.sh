@@ -37,7 +37,6 @@ MLIR
 sed -i "s/tensor<1x$n xf32>/tensor<1x${n}xf32>/" "$work/gemv.mlir"
 time "$bin/afm-compile" "$work/gemv.mlir" -o "$work/gemv.afmb"
 
-median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 steps=2000
 echo "2-bit GEMV ${n}x$k (weight $bytes bytes of codes), $steps decode calls, median of $runs runs"
 for threads in 1 2; do

@@ -31,7 +31,6 @@ JSON
 "$bin/afm-gen-example" --config "$work/bench.json" --out-dir "$work" > /dev/null
 "$bin/afm-compile" --config "$work/config.json" --weights "$work/model.safetensors" -o "$work/model.afmb"
 
-median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 echo "PT-MoE, 2 tracks x 4 layers (d=512, 8 experts top-2), prompt 32 tokens, 128 decode steps, $runs runs"
 for threads in 1 2; do
   for _ in $(seq "$runs"); do

@@ -27,14 +27,19 @@ static LayerTensorNames namesWithPrefix(const std::string &prefix) {
   };
 }
 
+/// `{experts}{e}.{projection}.weight`.
+static std::string expertTensor(const std::string &experts, int64_t e,
+                                const char *projection) {
+  return experts + std::to_string(e) + "." + projection + ".weight";
+}
 std::string LayerTensorNames::expertGateProj(int64_t e) const {
-  return experts + std::to_string(e) + ".gate_proj.weight";
+  return expertTensor(experts, e, "gate_proj");
 }
 std::string LayerTensorNames::expertUpProj(int64_t e) const {
-  return experts + std::to_string(e) + ".up_proj.weight";
+  return expertTensor(experts, e, "up_proj");
 }
 std::string LayerTensorNames::expertDownProj(int64_t e) const {
-  return experts + std::to_string(e) + ".down_proj.weight";
+  return expertTensor(experts, e, "down_proj");
 }
 
 LayerTensorNames mlir::afm::layerTensorNames(int64_t layer) {

@@ -233,9 +233,7 @@ std::vector<float> ReferenceModel::attentionBlock(int64_t track,
 
 std::vector<float> ReferenceModel::project(ArrayRef<float> x,
                                            ArrayRef<float> weight) const {
-  if (!cfg.int8Activations)
-    return linear(x, weight);
-  return linear(roundToInt8Activations(x), weight);
+  return reference::project(x, weight, cfg.int8Activations);
 }
 
 std::vector<float> ReferenceModel::ffnBlock(int64_t track, int64_t layer,

@@ -58,6 +58,13 @@ mlir::afm::reference::roundToInt8Activations(ArrayRef<float> x) {
   return y;
 }
 
+std::vector<float> mlir::afm::reference::project(ArrayRef<float> x,
+                                                 ArrayRef<float> weight,
+                                                 bool int8Inputs) {
+  return int8Inputs ? linear(roundToInt8Activations(x), weight)
+                    : linear(x, weight);
+}
+
 void mlir::afm::reference::applyRope(llvm::MutableArrayRef<float> head,
                                      int64_t position, double theta) {
   int64_t half = head.size() / 2;
@@ -182,17 +189,14 @@ std::vector<float> mlir::afm::reference::mixtureOfExperts(
     size_t size = stacked.size() / numExperts;
     return stacked.slice(e * size, size);
   };
-  auto project = [&](ArrayRef<float> in, ArrayRef<float> w) {
-    return weights.int8Inputs ? linear(roundToInt8Activations(in), w)
-                              : linear(in, w);
-  };
+  bool int8 = weights.int8Inputs;
   std::vector<double> sum(x.size(), 0.0);
   for (size_t j = 0; j < experts.size(); ++j) {
     int64_t e = experts[j];
     std::vector<float> y =
-        project(swiglu(project(x, expert(weights.gateProj, e)),
-                       project(x, expert(weights.upProj, e))),
-                expert(weights.downProj, e));
+        project(swiglu(project(x, expert(weights.gateProj, e), int8),
+                       project(x, expert(weights.upProj, e), int8)),
+                expert(weights.downProj, e), int8);
     for (size_t i = 0; i < sum.size(); ++i)
       sum[i] += gates[j] * y[i];
   }

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/CodeGen/StorageBytes.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -21,7 +22,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -193,12 +193,7 @@ collectBuffers(Block &body,
     if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
         type.getMemorySpace() || !type.getElementType().isIntOrIndexOrFloat())
       continue;
-    // The data layout's size: an index has no bit width of its own, and an
-    // i1 takes a byte.
-    uint64_t bytes = uint64_t(type.getNumElements()) *
-                     DataLayout::closest(alloc)
-                         .getTypeSize(type.getElementType())
-                         .getFixedValue();
+    uint64_t bytes = afm::storageBytes(type, alloc);
     Operation *top = body.findAncestorOpInBlock(*alloc);
     buffers.push_back(Buffer{alloc, std::max<uint64_t>(bytes, 1),
                              position.lookup(top),

@@ -2,6 +2,8 @@
 
 #include "passes/CodeGen/Prefetch.h"
 
+#include "passes/CodeGen/StorageBytes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -24,7 +26,7 @@ void afm::prefetchAhead(OpBuilder &b, Location loc, Value view) {
   if (failed(source.getStridesAndOffset(strides, offset)) ||
       ShapedType::isDynamic(strides.front()))
     return;
-  int64_t elementBytes = source.getElementTypeBitWidth() / 8;
+  int64_t elementBytes = storageBytes(source.getElementType(), subview);
   int64_t rowBytes = strides.front() * elementBytes;
   if (rowBytes <= 0)
     return;

@@ -11,8 +11,9 @@
 #include "passes/CodeGen/GEMMTiles.h"
 #include "passes/CodeGen/Int8DotProducts.h"
 #include "passes/CodeGen/Prefetch.h"
-#include "passes/Passes.h"
+#include "passes/CodeGen/StorageBytes.h"
 #include "passes/CodeGen/TilePlanning.h"
+#include "passes/Passes.h"
 
 #include "afm/Target/TargetDescription.h"
 #include "dialects/afm/IR/AFMDialect.h"
@@ -26,7 +27,6 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 #include "llvm/Support/Debug.h"
@@ -104,12 +104,7 @@ static SmallVector<unsigned> streamedInputs(linalg::LinalgOp op) {
     auto type = dyn_cast<MemRefType>(input->get().getType());
     if (!type || !type.hasStaticShape())
       continue;
-    // The data layout's size: an index has no bit width of its own.
-    int64_t bytes =
-        type.getNumElements() * DataLayout::closest(op)
-                                    .getTypeSize(type.getElementType())
-                                    .getFixedValue();
-    if (bytes >= kStreamedBytes)
+    if (storageBytes(type, op) >= kStreamedBytes)
       streamed.push_back(input->getOperandNumber());
   }
   return streamed;

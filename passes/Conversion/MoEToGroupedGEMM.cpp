@@ -216,15 +216,16 @@ static Value addExpert(Emitter &e, MoEOp op, int64_t index,
   Type elementType = xType.getElementType();
   Value expert = e.idx(index);
   Value routedCount = e.toIndex(e.extract(routed.counts, {expert}));
+  // Rows of a tile past the count repeat the last routed token and are
+  // not added back.
+  Value last = arith::SubIOp::create(b, loc, routedCount, e.idx(1));
   Value gate = op.getGate()[index];
   Value up = op.getUp()[index];
   Value down = op.getDown()[index];
   auto tiles = e.loop(
       e.idx(0), routedCount, e.idx(rows), {out},
       [&](Value first, ValueRange acc) -> SmallVector<Value> {
-        // Gather the tile's tokens; rows past the count repeat the last
-        // routed token and are not added back.
-        Value last = arith::SubIOp::create(b, loc, routedCount, e.idx(1));
+        // Gather the tile's tokens.
         Value tileInit = tensor::EmptyOp::create(
             b, loc, ArrayRef<int64_t>{rows, dim}, elementType);
         MLIRContext *ctx = b.getContext();

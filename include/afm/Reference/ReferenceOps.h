@@ -30,6 +30,11 @@ std::vector<float> linear(llvm::ArrayRef<float> x,
 /// row), scaled back by max|x| / 127.
 std::vector<float> roundToInt8Activations(llvm::ArrayRef<float> x);
 
+/// `linear(x, weight)`, of `x` rounded by `roundToInt8Activations` first
+/// when `int8Inputs`: a compressed projection on int8 activations.
+std::vector<float> project(llvm::ArrayRef<float> x,
+                           llvm::ArrayRef<float> weight, bool int8Inputs);
+
 /// RoPE ("rotate half") of one head vector at `position`: each pair
 /// (i, i + hd/2), i < hd/2, rotates by the angle p * theta^(-2i/hd).
 void applyRope(llvm::MutableArrayRef<float> head, int64_t position,
