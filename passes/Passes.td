@@ -376,6 +376,7 @@ def AFMTileForTargetPass : Pass<"afm-tile-for-target", "mlir::func::FuncOp"> {
            "afm-outline-parallel-loops; 0 never marks">,
   ];
   let dependentDialects = [
+    "mlir::afm_cpu::AFMCPUDialect",
     "mlir::linalg::LinalgDialect",
     "mlir::LLVM::LLVMDialect",
     "mlir::memref::MemRefDialect",

@@ -2,9 +2,12 @@
 
 #include "passes/CodeGen/Accumulators.h"
 
+#include "dialects/afm_cpu/IR/AFMCPUDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -83,6 +86,20 @@ static bool collectReducedSummands(Value value, Value start,
   return false;
 }
 
+/// Independent vector accumulators a lifted reduction spreads its
+/// summands over.
+static constexpr size_t kAccumulators = 4;
+
+/// `sum + summand`; a summand that is an int8 dot product from zero
+/// accumulates into `sum` itself (one vpdpbusd or sdot, no add).
+static Value accumulate(OpBuilder &b, Location loc, Value sum, Value summand) {
+  if (auto dot = summand.getDefiningOp<afm_cpu::DotBytesOp>())
+    if (matchPattern(dot.getAcc(), m_Zero()))
+      return afm_cpu::DotBytesOp::create(b, loc, sum.getType(), sum,
+                                         dot.getLhs(), dot.getRhs());
+  return arith::AddIOp::create(b, loc, sum, summand);
+}
+
 scf::ForOp afm::liftReductionsOutOfLoop(RewriterBase &rewriter,
                                         scf::ForOp loop) {
   for (unsigned i = 0; i < loop.getNumRegionIterArgs(); ++i) {
@@ -106,15 +123,21 @@ scf::ForOp afm::liftReductionsOutOfLoop(RewriterBase &rewriter,
         rewriter, loc, DenseElementsAttr::get(lanes, rewriter.getZeroAttr(
                                                          lanes.getElementType())));
     Value init = loop.getInitArgs()[i];
+    // Summand k goes to accumulator k mod kAccumulators: independent
+    // chains, so the dot products of one iteration do not wait for each
+    // other through one register.
+    size_t accumulators = std::min(summands.size(), kAccumulators);
     FailureOr<LoopLikeOpInterface> grown =
         cast<LoopLikeOpInterface>(loop.getOperation())
             .replaceWithAdditionalYields(
-                rewriter, zeros, /*replaceInitOperandUsesInLoop=*/false,
+                rewriter, SmallVector<Value>(accumulators, zeros),
+                /*replaceInitOperandUsesInLoop=*/false,
                 [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> args) {
-                  Value sum = args.front();
-                  for (Value summand : summands)
-                    sum = arith::AddIOp::create(b, l, sum, summand);
-                  return SmallVector<Value>{sum};
+                  SmallVector<Value> sums(args.begin(), args.end());
+                  for (auto [k, summand] : llvm::enumerate(summands))
+                    sums[k % accumulators] =
+                        accumulate(b, l, sums[k % accumulators], summand);
+                  return sums;
                 });
     if (failed(grown))
       return loop;
@@ -133,8 +156,14 @@ scf::ForOp afm::liftReductionsOutOfLoop(RewriterBase &rewriter,
       if (isOpTriviallyDead(op))
         rewriter.eraseOp(op);
     rewriter.setInsertionPointAfter(lifted);
+    Value lanesSum = nullptr;
+    for (Value sum : lifted.getResults().take_back(accumulators))
+      lanesSum =
+          lanesSum
+              ? arith::AddIOp::create(rewriter, loc, lanesSum, sum).getResult()
+              : sum;
     Value reduced = vector::ReductionOp::create(
-        rewriter, loc, vector::CombiningKind::ADD, lifted.getResults().back());
+        rewriter, loc, vector::CombiningKind::ADD, lanesSum);
     Value total = arith::AddIOp::create(
         rewriter, loc, init,
         vector::BroadcastOp::create(rewriter, loc, type, reduced));

@@ -25,11 +25,14 @@ scf::ForOp hoistAccumulators(RewriterBase &rewriter, scf::ForOp loop);
 
 /// For an integer iter_arg `a : vector<1xiN>` that each iteration updates
 /// as `a + broadcast(reduce_add(X1)) + ... + broadcast(reduce_add(Xn))`
-/// (Xk : vector<L x iN>), carries `V = V + X1 + ... + Xn` instead and adds
-/// `reduce_add(V)` to `a`'s init after the loop: one horizontal reduction
-/// per loop instead of n per iteration. Integer sums are associative, so
-/// the result is the same. Rewrites one such iter_arg; returns the loop, a
-/// new one when it rewrote.
+/// (Xk : vector<L x iN>), carries up to four vector sums `Vk` instead,
+/// each of every fourth X, and adds `reduce_add(V1 + ... + V4)` to `a`'s
+/// init after the loop: one horizontal reduction per loop instead of n per
+/// iteration, and independent chains. An X that is `afm_cpu.dot_bytes`
+/// from zero accumulates into its Vk in the instruction (vpdpbusd into
+/// the sum, not into a zeroed register and then added). Integer sums are
+/// associative, so the result is the same. Rewrites one such iter_arg;
+/// returns the loop, a new one when it rewrote.
 scf::ForOp liftReductionsOutOfLoop(RewriterBase &rewriter, scf::ForOp loop);
 
 } // namespace mlir::afm

@@ -2,6 +2,7 @@
 
 #include "passes/CodeGen/Int8DotProducts.h"
 
+#include "dialects/afm_cpu/IR/AFMCPUDialect.h"
 #include "passes/CodeGen/Accumulators.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,6 +35,8 @@ static Value extendedByte(Value value) {
 }
 
 bool afm::bytesMaskedBelow128(Value value) {
+  if (auto cast = value.getDefiningOp<vector::BitCastOp>())
+    value = cast.getSource();
   auto mask = value.getDefiningOp<arith::AndIOp>();
   if (!mask)
     return false;
@@ -456,9 +459,16 @@ LogicalResult afm::vectorizeInt8DotTile(RewriterBase &rewriter,
     Value none = arith::ConstantOp::create(
         rewriter, loc,
         DenseElementsAttr::get(lanesType, rewriter.getI32IntegerAttr(0)));
-    Value sums = instruction->build(rewriter, loc, none,
-                                    vectors.vector(dot->unsignedBytes),
-                                    vectors.vector(dot->signedBytes));
+    // An afm_cpu.dot_bytes into zero, lowered to the instruction later:
+    // liftReductionsOutOfLoop turns it into an accumulation in place.
+    auto words = [&](Value bytes) {
+      return vector::BitCastOp::create(rewriter, loc, lanesType, bytes)
+          .getResult();
+    };
+    Value sums =
+        afm_cpu::DotBytesOp::create(rewriter, loc, lanesType, none,
+                                    words(vectors.vector(dot->unsignedBytes)),
+                                    words(vectors.vector(dot->signedBytes)));
     Value total = vector::ReductionOp::create(
         rewriter, loc, vector::CombiningKind::ADD, sums);
     result = arith::AddIOp::create(

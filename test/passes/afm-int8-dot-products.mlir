@@ -9,6 +9,7 @@
 // RUN: afm-opt %s -split-input-file --afm-set-target=target=x86-64-v3 --afm-select-tiles --afm-tile-for-target | FileCheck %s --check-prefix=AVX2
 // RUN: afm-opt %s -split-input-file --afm-set-target=target=apple-m2 --afm-select-tiles --afm-tile-for-target | FileCheck %s --check-prefix=SDOT
 // RUN: afm-opt %s -split-input-file --afm-set-target=target=aarch64-generic --afm-select-tiles --afm-tile-for-target | FileCheck %s --check-prefix=GENERIC
+// RUN: afm-opt %s -split-input-file --afm-set-target=target=x86-64-v4-vnni --afm-select-tiles --afm-tile-for-target --afm-lower-dot-bytes | FileCheck %s --check-prefix=LOWERED
 // RUN: afm-opt %s -split-input-file --afm-set-target=target=x86-64-v4-vnni --afm-select-tiles --afm-tile-for-target | grep -c memref.prefetch | FileCheck %s --check-prefix=ONE-PREFETCH
 // ONE-PREFETCH: {{^}}1{{$}}
 
@@ -107,16 +108,37 @@ func.func @full_bytes(%x: memref<1x8x16x4xi8>, %w: memref<8x8x16x4xi8>,
 // horizontal sum happens once per output, after it. The weights (2 MiB)
 // are prefetched ahead, once per group of code bytes (the four unrolled
 // planes read the same bytes): one prefetch in the whole file.
+// Each plane's dot product accumulates into its own vector (four
+// independent chains), inside the instruction: afm-lower-dot-bytes then
+// gives one vpdpbusd per plane into its accumulator, with no zeroed
+// register and no add.
 // VNNI-LABEL: func.func @lanes_summed
-// VNNI: scf.for {{.*}} iter_args({{.*}}) -> ({{.*}}vector<16xi32>)
+// VNNI: scf.for {{.*}} iter_args({{.*}}, %[[A0:[^ ]*]] = %{{.*}}, %[[A1:[^ ]*]] = %{{.*}}, %[[A2:[^ ]*]] = %{{.*}}, %[[A3:[^ ]*]] = %{{.*}}) -> (vector<1xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>)
 // VNNI: memref.prefetch %{{.*}} : memref<4096x8x16x4xi8>
-// VNNI-COUNT-4: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// VNNI: afm_cpu.dot_bytes %[[A0]],
+// VNNI: afm_cpu.dot_bytes %[[A1]],
+// VNNI: afm_cpu.dot_bytes %[[A2]],
+// VNNI: afm_cpu.dot_bytes %[[A3]],
 // VNNI-NOT: vector.reduction
 // VNNI: scf.yield
+// VNNI: arith.addi
+// VNNI: arith.addi
+// VNNI: arith.addi
 // VNNI: vector.reduction <add>
+// LOWERED-LABEL: func.func @lanes_summed
+// LOWERED: scf.for {{.*}} iter_args({{.*}}, %[[A0:[^ ]*]] = %{{.*}}, %[[A1:[^ ]*]] = %{{.*}}, %[[A2:[^ ]*]] = %{{.*}}, %[[A3:[^ ]*]] = %{{.*}})
+// LOWERED-NOT: arith.addi {{.*}} : vector<16xi32>
+// LOWERED: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%[[A0]],
+// LOWERED-NOT: arith.addi {{.*}} : vector<16xi32>
+// LOWERED: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%[[A1]],
+// LOWERED-NOT: arith.addi {{.*}} : vector<16xi32>
+// LOWERED: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%[[A2]],
+// LOWERED-NOT: arith.addi {{.*}} : vector<16xi32>
+// LOWERED: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%[[A3]],
+// LOWERED: scf.yield
 // AVX2-LABEL: func.func @lanes_summed
 // AVX2: scf.for {{.*}} iter_args({{.*}}) -> ({{.*}}vector<8xi32>)
-// AVX2-COUNT-8: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"
+// AVX2-COUNT-8: afm_cpu.dot_bytes
 // AVX2: scf.yield
 // AVX2: vector.reduction <add>
 func.func @lanes_summed(%x: memref<1x4x8x16x4xi8>, %w: memref<4096x8x16x4xi8>,
