@@ -160,9 +160,10 @@ static void printTargets(llvm::raw_ostream &os) {
   TargetDescription host = getHostTarget();
   os << "host (this machine: " << host.name << ", " << host.triple << ")\n";
   for (const TargetDescription &t : getKnownTargets())
-    os << llvm::left_justify(t.name, 16) << " " << t.triple << ", cpu "
-       << t.cpu << ", " << t.vectorBits << "-bit vectors x "
-       << t.vectorRegisters << (t.hasSME ? ", SME" : "") << "\n";
+    os << llvm::left_justify(t.name, 16) << " " << t.triple << ", cpu " << t.cpu
+       << ", " << t.vectorBits << "-bit vectors x " << t.vectorRegisters
+       << (t.hasSME ? ", SME" : "")
+       << (t.prefetchBytes == 0 ? ", no software prefetch" : "") << "\n";
 }
 
 /// A session of this model reserves its whole arena (KV caches at full

@@ -11,7 +11,10 @@
 using namespace mlir;
 using namespace mlir::afm;
 
-void afm::prefetchAhead(OpBuilder &b, Location loc, Value view) {
+void afm::prefetchAhead(OpBuilder &b, Location loc, Value view,
+                        int64_t bytesAhead) {
+  if (bytesAhead <= 0)
+    return;
   auto subview = view.getDefiningOp<memref::SubViewOp>();
   if (!subview)
     return;
@@ -30,7 +33,7 @@ void afm::prefetchAhead(OpBuilder &b, Location loc, Value view) {
   int64_t rowBytes = strides.front() * elementBytes;
   if (rowBytes <= 0)
     return;
-  int64_t rows = (kPrefetchBytes + rowBytes - 1) / rowBytes;
+  int64_t rows = (bytesAhead + rowBytes - 1) / rowBytes;
   SmallVector<Value> indices = getValueOrCreateConstantIndexOp(
       b, loc, subview.getMixedOffsets());
   Value ahead = arith::AddIOp::create(

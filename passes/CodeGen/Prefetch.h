@@ -14,21 +14,20 @@
 
 namespace mlir::afm {
 
-/// How far ahead of the current tile the streamed operand is prefetched
-/// (measured on the 2-bit GEMV: 2 KiB 23 GB/s, 8 KiB 27 GB/s on 1 thread;
-/// the sum loop of afm-bench's bandwidth limit uses the same distance).
-constexpr int64_t kPrefetchBytes = 8192;
-
 constexpr int64_t kCacheLineBytes = 64;
 /// A tile spanning more lines than this prefetches only its first.
 constexpr int64_t kMaxPrefetchesPerTile = 8;
 
-/// Prefetches the bytes `kPrefetchBytes` beyond the tile `view` (a
+/// Prefetches the bytes `bytesAhead` beyond the tile `view` (a
 /// memref.subview) reads, in its source's leading dimension (the weight
 /// rows, a row being the leading stride), clamped to the last row: each
 /// cache line the tile spans. Nothing when `view` is not a subview of a
 /// static memref with a static leading stride.
-void prefetchAhead(OpBuilder &b, Location loc, Value view);
+/// Nothing either when `bytesAhead` is 0. The distance is the target's
+/// (TargetDescription::prefetchBytes): 8 KiB where it was measured best on
+/// the 2-bit GEMV (2 KiB: 23 GB/s, 8 KiB: 27 GB/s on 1 thread), none on
+/// Zen 4, whose hardware prefetchers make software prefetch a loss.
+void prefetchAhead(OpBuilder &b, Location loc, Value view, int64_t bytesAhead);
 
 } // namespace mlir::afm
 

@@ -149,10 +149,10 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   if (splitK || int8Dot) {
     rewriter.setInsertionPoint(tile);
     for (unsigned input : streamed)
-      prefetchAhead(rewriter, tile->getLoc(),
-                    cast<linalg::LinalgOp>(tile)
-                        .getDpsInputOperand(input)
-                        ->get());
+      prefetchAhead(
+          rewriter, tile->getLoc(),
+          cast<linalg::LinalgOp>(tile).getDpsInputOperand(input)->get(),
+          target.prefetchBytes);
   }
   if (int8Dot &&
       succeeded(vectorizeInt8DotTile(rewriter, cast<linalg::GenericOp>(tile),

@@ -12,6 +12,9 @@
 // RUN: afm-opt %s -split-input-file --afm-set-target=target=x86-64-v4-vnni --afm-select-tiles --afm-tile-for-target --afm-lower-dot-bytes | FileCheck %s --check-prefix=LOWERED
 // RUN: afm-opt %s -split-input-file --afm-set-target=target=x86-64-v4-vnni --afm-select-tiles --afm-tile-for-target | grep -c memref.prefetch | FileCheck %s --check-prefix=ONE-PREFETCH
 // ONE-PREFETCH: {{^}}1{{$}}
+// On Zen 4 the hardware prefetchers do better alone (TargetDescription.cpp).
+// RUN: afm-opt %s -split-input-file --afm-set-target=target=amd-zen4 --afm-select-tiles --afm-tile-for-target | not grep memref.prefetch
+// RUN: afm-opt %s -split-input-file --afm-set-target=target=amd-zen4 --afm-select-tiles --afm-tile-for-target --afm-lower-dot-bytes | FileCheck %s --check-prefix=LOWERED
 
 #X = affine_map<(t, o, g, j, i, m) -> (t, j, g, i, m)>
 #W = affine_map<(t, o, g, j, i, m) -> (o, g, i, m)>

@@ -52,6 +52,10 @@ struct TargetDescription {
   uint64_t l2Bytes = 512 * 1024;
   uint64_t l3Bytes = 8 * 1024 * 1024; ///< last-level cache (SLC on Apple)
   unsigned cacheLineBytes = 64;
+  /// How far ahead of the tile a GEMV-like kernel prefetches its streamed
+  /// weight rows in software (Prefetch.h); 0 when the hardware prefetchers
+  /// alone keep enough lines in flight and software prefetches only cost.
+  uint64_t prefetchBytes = 8 * 1024;
   /// The GPU decodes ASTC textures in hardware, so an `.afmb` for this
   /// target keeps ASTC weights' blocks as an artifact next to the CPU form.
   bool gpuSamplesASTC = false;
