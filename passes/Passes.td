@@ -266,8 +266,12 @@ def AFMLowerAttentionPass : Pass<"afm-lower-attention", "mlir::ModuleOp"> {
     One query row (a decode step) with a head dimension and capacity that
     are multiples of 16 lowers instead to flash-decoding in the vector
     dialect: an `scf.forall` over (KV head, block of filled slots) whose
-    tasks keep online-softmax partials, 16 slots per vector of scores, then
+    tasks keep softmax partials, 16 slots per vector of scores, then
     an `scf.forall` over KV heads that folds the partials and the new row.
+    A task makes three passes over its block (scores into a stack buffer,
+    exponentials, weighted values by groups of chunks); with `int8_query`
+    the scores are vpdpbusd-style byte dot products, one query row at a
+    time in a loop marked for LLVM not to unroll (an LLVM loop annotation).
 
     A cache that is still `!afm.kv_cache` is an error: bind the ABI first.
   }];
@@ -275,6 +279,7 @@ def AFMLowerAttentionPass : Pass<"afm-lower-attention", "mlir::ModuleOp"> {
     "mlir::afm_cpu::AFMCPUDialect",
     "mlir::arith::ArithDialect",
     "mlir::bufferization::BufferizationDialect",
+    "mlir::LLVM::LLVMDialect",
     "mlir::linalg::LinalgDialect",
     "mlir::math::MathDialect",
     "mlir::memref::MemRefDialect",
@@ -422,6 +427,10 @@ def AFMOutlineParallelLoopsPass
     A task is named `<function>_task<N>`, followed by `_<name>` when the
     loop's location holds a name (afm-tag-op-locations puts the afm op's
     there), so profiles can attribute the task's time.
+
+    Last, statically shaped `memref.alloca`s inside the loops that remain
+    (all sequential now) move to their function's entry block, so that
+    they do not take new stack on every iteration.
   }];
   let dependentDialects = [
     "mlir::afm_cpu::AFMCPUDialect","mlir::arith::ArithDialect",

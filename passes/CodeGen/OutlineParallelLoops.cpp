@@ -229,6 +229,31 @@ static Value getHostArgument(func::FuncOp func) {
   return isa<LLVM::LLVMPointerType>(host.getType()) ? host : Value();
 }
 
+/// Moves the statically shaped stack buffers of `func`'s loop bodies (a
+/// decode-attention task's, DecodeAttention.cpp) to its entry block. The
+/// loops left in `func` are sequential, so their iterations can share one
+/// buffer; left in the body, an alloca takes new stack on every iteration,
+/// which a long loop overflows. A task's own buffers are already at its
+/// entry: its body is the loop body, one iteration per call.
+static void hoistLoopAllocas(func::FuncOp func) {
+  if (func.isExternal())
+    return;
+  Block &entry = func.getBody().front();
+  SmallVector<memref::AllocaOp> nested;
+  func.walk([&](memref::AllocaOp alloca) {
+    if (alloca->getBlock() != &entry && alloca.getType().hasStaticShape() &&
+        alloca->getNumOperands() == 0 &&
+        !alloca->getParentOfType<memref::AllocaScopeOp>())
+      nested.push_back(alloca);
+  });
+  for (memref::AllocaOp alloca : nested) {
+    LLVM_DEBUG(llvm::dbgs() << "hoisting " << alloca.getType()
+                            << " to the entry of " << func.getSymName()
+                            << "\n");
+    alloca->moveBefore(&entry, entry.begin());
+  }
+}
+
 namespace {
 struct AFMOutlineParallelLoopsPass
     : afm::impl::AFMOutlineParallelLoopsPassBase<AFMOutlineParallelLoopsPass> {
@@ -258,6 +283,8 @@ struct AFMOutlineParallelLoopsPass
           op->removeAttr(contracts(op).getParallelAttrHelper().getName());
       }
     }
+    for (auto func : module.getOps<func::FuncOp>())
+      hoistLoopAllocas(func);
   }
 };
 } // namespace

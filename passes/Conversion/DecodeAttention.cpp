@@ -8,18 +8,25 @@
 //
 // - Tasks: (KV head g, block of up to kBlockSlots filled slots), an
 //   scf.forall over G x blocks that the runtime runs on its threads. A
-//   task keeps, for each of the R = H / G query heads of g, the running
-//   maximum, sum of exponentials and weighted values (online softmax) of
-//   its block, 16 slots at a time, and writes them as partials.
-// - 16 slots at a time: each key row is read once for all R heads and
-//   converted to f32 in 16-lane chunks, giving R vectors of partial sums
-//   per slot; a tree of shuffles and adds turns 16 such vectors into one
-//   whose lane j is slot j's score. The mask, the key scales, the maximum
-//   and the exponentials are then 16-lane vector ops. Values: each slot's
-//   probability (times its value scale) is broadcast and multiplies the
-//   row's chunks into R x D/16 accumulators.
+//   task computes, for each of the R = H / G query heads of g, the
+//   maximum, sum of exponentials and weighted values of its block, and
+//   writes them as partials. It makes three passes over the block, so
+//   that no pass keeps more than half the vector registers live (one loop
+//   carrying all R x D / 16 accumulators spilled them on every slot):
+//   1. scores, 16 slots at a time: each key row against every query head
+//      gives R vectors of partial sums per slot; a tree of shuffles and
+//      adds turns 16 such vectors into one whose lane j is slot j's
+//      score. Masked (-inf where not visible) and scaled, the scores go
+//      to a stack buffer [R, block]; the value rows of these slots and
+//      the next key rows are prefetched.
+//   2. exponentials against the block's exact maximum, in place (times
+//      the value scales), their sums 16 lanes wide.
+//   3. weighted values, a group of chunks at a time (R x group
+//      accumulators), slot by slot over exactly the filled slots: each
+//      chunk of a value row read once for all heads, each probability
+//      broadcast from the buffer.
 // - Combine: a task per KV head; per query head, the blocks' partials
-//   folded in order (the same online-softmax step), then the row's own key
+//   folded in order (the online-softmax step), then the row's own key
 //   and value, then the division by the sum of exponentials.
 //
 // An i8 cache's scales multiply once per score and once per probability:
@@ -28,11 +35,11 @@
 //
 // With `int8_query`, each query head is rounded to int8 codes once per
 // task (as the general lowering's buildInt8RoundTrip rounds it) and a
-// score is exact in i32: per 64 bytes of a key row, one afm_cpu.dot_bytes of
-// the key codes with their sign bit flipped (code + 128, unsigned) against
-// the query codes, minus 128 * (sum of the query codes) once per score;
-// the query's step joins the key scale. That is 8 vpdpbusd per slot and
-// KV head (4 query heads of 128) instead of 32 FMAs and 16 conversions.
+// score is exact in i32: afm_cpu.dot_bytes (vpdpbusd) of the query codes
+// + 128 (unsigned) against the key codes (signed, straight from the
+// cache), minus 128 * the key codes' sum, which is one more row of
+// "query" bytes, all 128. The R + 1 rows run in a loop LLVM is told not
+// to unroll, one tree at a time, through a [R + 1, 16] stack buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +50,7 @@
 #include "passes/Conversion/CompressedKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -55,6 +63,14 @@
 
 using namespace mlir;
 using namespace mlir::afm;
+
+/// Loop metadata that keeps LLVM from unrolling a loop.
+static LLVM::LoopAnnotationAttr noUnroll(MLIRContext *context) {
+  auto unroll = LLVM::LoopUnrollAttr::get(context, BoolAttr::get(context, true),
+                                          {}, {}, {}, {}, {}, {});
+  return LLVM::LoopAnnotationAttr::get(context, {}, {}, {}, unroll, {}, {}, {},
+                                       {}, {}, {}, {}, {}, {}, {}, {});
+}
 
 namespace {
 /// Slots per vector of scores, and f32 lanes per chunk of a row.
@@ -86,10 +102,9 @@ private:
     /// The f32 scalar a score is multiplied by (besides the key scale):
     /// the attention scale, times the query's step with int8_query.
     Value scoreScale;
-    /// Integer scores only: D / 64 vectors of 16 i32 lanes of four codes,
-    /// and 128 * the sum of the codes (i32), what the sign flip adds.
-    SmallVector<Value> words;
-    Value flipOffset;
+    /// Integer scores only: D / 16 vectors of 16 bytes, the codes + 128
+    /// (unsigned, what vpdpbusd multiplies the signed key codes by).
+    SmallVector<Value> unsignedCodes;
   };
   /// The online-softmax state of one query head.
   struct Running {
@@ -143,6 +158,9 @@ private:
   /// Chunk c (16 values) of the row at `slot` of half `half` (0 keys,
   /// 1 values) of KV head g, in f32.
   Value cacheChunk(int64_t half, Value g, Value slot, int64_t c);
+  /// Software prefetch of the key rows of slots [slot0 + 16, slot0 + 32)
+  /// and the value rows of [slot0, slot0 + 16) of head g.
+  void prefetchRows(Value g, Value slot0);
   /// The scales of slots [slot0, slot0 + 16) of half `half` of head g.
   Value cacheScales(int64_t half, Value g, Value slot0);
   /// 16-lane chunks of a [1, heads, D] tensor's row `row`.
@@ -150,16 +168,28 @@ private:
   /// Query head `headRow` as the scores read it.
   QueryHead queryHead(Value headRow);
   /// One key row's partial products with every query head: f32 vectors
-  /// of 16 lanes, or i32 ones with integer scores.
+  /// of 16 lanes.
   SmallVector<Value> slotProducts(Value g, Value slot,
                                   ArrayRef<QueryHead> queries);
-  /// One vector per query head whose lane j (of 2^k, lanes / 2^k wide
-  /// each) sums slot `first + j`'s partial products.
-  SmallVector<Value> scoreTree(Value g, Value slot0,
-                               ArrayRef<QueryHead> queries, int64_t first,
-                               int64_t count);
+  /// One key row's partial products (i32, 16 lanes) with one row of
+  /// unsigned query bytes given as D / 64 words of 16 x 4 bytes.
+  Value integerSlotProducts(Value g, Value slot, ArrayRef<Value> words);
+  /// Vectors whose lane j (of 2^k, lanes / 2^k wide each) sums slot
+  /// `first + j`'s partial products, from `leaf` (one vector per head of
+  /// the slot's products).
+  SmallVector<Value>
+  scoreTree(Value slot0, int64_t first, int64_t count,
+            llvm::function_ref<SmallVector<Value>(Value)> leaf);
+  /// Integer scores of slots [slot0, slot0 + 16): one i32 vector per
+  /// query head (lane j: slot j's q . k, exact).
+  SmallVector<Value> integerScoresOf(Value g, Value slot0);
   /// Which of slots [slot0, slot0 + 16) the query sees.
   Value visible(const SlotFacts &facts, Value slot0);
+  /// An scf.for over slots [begin, end), 16 at a time, carrying `init`:
+  /// `body(slot0, slot0 - begin, carried)` returns the next carried values.
+  scf::ForOp slotVectorLoop(
+      Value begin, Value end, ValueRange init,
+      llvm::function_ref<SmallVector<Value>(Value, Value, ValueRange)> body);
   /// One task: the state of each query head of KV head g over slots
   /// [begin, end), 16 at a time.
   SmallVector<Running> runBlock(Value g, Value begin, Value end,
@@ -181,6 +211,11 @@ private:
   OpBuilder &b;
   Location loc;
   const AttentionSpec &spec;
+  /// Integer scores, per task: the unsigned query bytes [R + 1, D] (row R
+  /// all 128: its products are 128 * the key codes' sum, what the other
+  /// rows' + 128 adds), and the raw i32 scores of 16 slots [R + 1, 16]
+  /// (row r minus row R: query head r's scores).
+  Value queryBytes, rawScores;
   int64_t heads, headDim, kvHeads, capacity, group, chunks, block;
   bool quantized;
   /// Scores as i32 dot products of codes: int8_query and whole 64-byte
@@ -229,6 +264,28 @@ Value DecodeAttention::cacheChunk(int64_t half, Value g, Value slot,
   return arith::SIToFPOp::create(b, loc, vf, wide);
 }
 
+void DecodeAttention::prefetchRows(Value g, Value slot0) {
+  auto cacheType = cast<MemRefType>(spec.cache.getType());
+  int64_t rowBytes =
+      headDim * static_cast<int64_t>(cacheType.getElementTypeBitWidth()) / 8;
+  int64_t lineElements = std::max<int64_t>(1, headDim * 64 / rowBytes);
+  Value lastSlot = index(capacity - 1);
+  for (int64_t j = 0; j < kLanes; ++j) {
+    // Keys of the next group of slots (clamped to the cache), values of
+    // this group (read by pass 3).
+    Value nextKey = arith::MinUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, slot0, index(kLanes + j)),
+        lastSlot);
+    Value value = arith::AddIOp::create(b, loc, slot0, index(j));
+    for (auto [half, slot] : {std::pair<int64_t, Value>{0, nextKey},
+                              std::pair<int64_t, Value>{1, value}})
+      for (int64_t e = 0; e < headDim; e += lineElements)
+        memref::PrefetchOp::create(
+            b, loc, spec.cache, ValueRange{index(half), g, slot, index(e)},
+            /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+  }
+}
+
 Value DecodeAttention::cacheScales(int64_t half, Value g, Value slot0) {
   return vector::LoadOp::create(b, loc, vf, spec.scales,
                                 ValueRange{index(half), g, slot0});
@@ -260,68 +317,30 @@ DecodeAttention::QueryHead DecodeAttention::queryHead(Value headRow) {
   amax = vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXIMUMF,
                                      amax);
   Value step = arith::DivFOp::create(b, loc, amax, f32(127.0));
-  auto vi32 = VectorType::get({kLanes}, b.getI32Type());
   SmallVector<Value> codes;
-  Value codeSum;
   for (Value &chunk : head.chunks) {
     Value narrow = buildInt8Code(b, loc, chunk, amax);
     Value code = arith::SIToFPOp::create(b, loc, vf, narrow);
     head.scoreChunks.push_back(code);
     chunk = arith::MulFOp::create(b, loc, code, splat(step));
     codes.push_back(narrow);
-    Value wide = arith::ExtSIOp::create(b, loc, vi32, narrow);
-    codeSum = codeSum ? arith::AddIOp::create(b, loc, codeSum, wide) : wide;
   }
   head.scoreScale = arith::MulFOp::create(b, loc, head.scoreScale, step);
   if (!integerScores)
     return head;
-  // Four 16-byte chunks make one 64-byte vector of four codes per lane.
-  auto concat = [&](Value x, Value y) {
-    int64_t n = cast<VectorType>(x.getType()).getNumElements();
-    return vector::ShuffleOp::create(
-        b, loc, x, y, llvm::to_vector(llvm::seq<int64_t>(0, 2 * n)));
-  };
-  for (int64_t c = 0; c < chunks; c += 4)
-    head.words.push_back(
-        vector::BitCastOp::create(b, loc, vi32,
-                                  concat(concat(codes[c], codes[c + 1]),
-                                         concat(codes[c + 2], codes[c + 3]))));
-  Value sum =
-      vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, codeSum);
-  head.flipOffset = arith::ShLIOp::create(
-      b, loc, sum, arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(7)));
+  // code + 128 as an unsigned byte: the sign bit flipped.
+  Value flip = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(VectorType::get({kLanes}, b.getI8Type()),
+                             b.getI8IntegerAttr(-128)));
+  for (Value code : codes)
+    head.unsignedCodes.push_back(arith::XOrIOp::create(b, loc, code, flip));
   return head;
 }
 
 SmallVector<Value> DecodeAttention::slotProducts(Value g, Value slot,
                                                  ArrayRef<QueryHead> queries) {
   SmallVector<Value> parts;
-  if (integerScores) {
-    // Each 64 bytes of the key row as 16 lanes of four codes, sign bits
-    // flipped so that they read as unsigned code + 128.
-    auto vi32 = VectorType::get({kLanes}, b.getI32Type());
-    Value flip = arith::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(
-            vi32, b.getI32IntegerAttr(static_cast<int32_t>(0x80808080))));
-    SmallVector<Value> key;
-    for (int64_t w = 0; w < headDim / kWordBytes; ++w) {
-      Value bytes = vector::LoadOp::create(
-          b, loc, VectorType::get({kWordBytes}, b.getI8Type()), spec.cache,
-          ValueRange{index(0), g, slot, index(w * kWordBytes)});
-      key.push_back(arith::XOrIOp::create(
-          b, loc, vector::BitCastOp::create(b, loc, vi32, bytes), flip));
-    }
-    Value zero = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(vi32, b.getI32IntegerAttr(0)));
-    for (const QueryHead &query : queries) {
-      Value sum = zero;
-      for (auto [k, q] : llvm::zip(key, query.words))
-        sum = afm_cpu::DotBytesOp::create(b, loc, sum.getType(), sum, k, q);
-      parts.push_back(sum);
-    }
-    return parts;
-  }
   SmallVector<Value> key;
   for (int64_t c = 0; c < chunks; ++c)
     key.push_back(cacheChunk(0, g, slot, c));
@@ -335,20 +354,76 @@ SmallVector<Value> DecodeAttention::slotProducts(Value g, Value slot,
   return parts;
 }
 
-SmallVector<Value> DecodeAttention::scoreTree(Value g, Value slot0,
-                                              ArrayRef<QueryHead> queries,
-                                              int64_t first, int64_t count) {
-  // One slot: its key row, read once, against every query head.
+Value DecodeAttention::integerSlotProducts(Value g, Value slot,
+                                           ArrayRef<Value> words) {
+  // The key codes as the signed operand, straight from the cache (a
+  // memory operand of vpdpbusd: no register holds them).
+  auto vi32 = VectorType::get({kLanes}, b.getI32Type());
+  Value sum = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(vi32, b.getI32IntegerAttr(0)));
+  for (auto [w, word] : llvm::enumerate(words)) {
+    Value key = vector::BitCastOp::create(
+        b, loc, vi32,
+        vector::LoadOp::create(
+            b, loc, VectorType::get({kWordBytes}, b.getI8Type()), spec.cache,
+            ValueRange{index(0), g, slot,
+                       index(static_cast<int64_t>(w) * kWordBytes)}));
+    sum = afm_cpu::DotBytesOp::create(b, loc, vi32, sum, word, key);
+  }
+  return sum;
+}
+
+SmallVector<Value> DecodeAttention::integerScoresOf(Value g, Value slot0) {
+  // One query row at a time, in a loop LLVM must not unroll: unrolled,
+  // the rows' trees are scheduled together and every slot's key stays in
+  // a register across them, more than the register file holds (spilled
+  // on every slot). The rows' raw scores go through a small stack buffer.
+  auto vi32 = VectorType::get({kLanes}, b.getI32Type());
+  auto rows = scf::ForOp::create(b, loc, index(0), index(group + 1), index(1));
+  // Named as llvm.br's own attribute: scf-to-cf copies it onto the latch
+  // branch, and cf-to-llvm onto llvm.br, whose translation emits it.
+  rows->setAttr("loop_annotation", noUnroll(b.getContext()));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(rows.getBody());
+    Value h = rows.getInductionVar();
+    SmallVector<Value> words;
+    for (int64_t w = 0; w < headDim / kWordBytes; ++w)
+      words.push_back(vector::BitCastOp::create(
+          b, loc, vi32,
+          vector::LoadOp::create(
+              b, loc, VectorType::get({kWordBytes}, b.getI8Type()), queryBytes,
+              ValueRange{h, index(w * kWordBytes)})));
+    Value tree =
+        scoreTree(slot0, 0, kLanes, [&](Value slot) {
+          return SmallVector<Value>{integerSlotProducts(g, slot, words)};
+        }).front();
+    vector::StoreOp::create(b, loc, tree, rawScores, ValueRange{h, index(0)});
+  }
+  Value flipped = vector::LoadOp::create(b, loc, vi32, rawScores,
+                                         ValueRange{index(group), index(0)});
+  SmallVector<Value> scores;
+  for (int64_t r = 0; r < group; ++r)
+    scores.push_back(arith::SubIOp::create(
+        b, loc,
+        vector::LoadOp::create(b, loc, vi32, rawScores,
+                               ValueRange{index(r), index(0)}),
+        flipped));
+  return scores;
+}
+
+SmallVector<Value>
+DecodeAttention::scoreTree(Value slot0, int64_t first, int64_t count,
+                           llvm::function_ref<SmallVector<Value>(Value)> leaf) {
   if (count == 1)
-    return slotProducts(g, arith::AddIOp::create(b, loc, slot0, index(first)),
-                        queries);
+    return leaf(arith::AddIOp::create(b, loc, slot0, index(first)));
   // Each half holds count/2 slots of `width` lanes; the result holds
   // count slots of width/2 lanes: slot i's lanes are the sum of the two
   // halves of its lanes in its source vector (left for the first half of
   // the slots, right for the second).
-  SmallVector<Value> left = scoreTree(g, slot0, queries, first, count / 2);
+  SmallVector<Value> left = scoreTree(slot0, first, count / 2, leaf);
   SmallVector<Value> right =
-      scoreTree(g, slot0, queries, first + count / 2, count / 2);
+      scoreTree(slot0, first + count / 2, count / 2, leaf);
   int64_t width = 2 * kLanes / count, halfWidth = width / 2;
   SmallVector<int64_t> low, high;
   for (int64_t i = 0; i < count; ++i) {
@@ -452,6 +527,25 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
     for (int64_t r = 0; r < group; ++r)
       queries.push_back(queryHead(arith::AddIOp::create(
           b, loc, arith::MulIOp::create(b, loc, g, index(group)), index(r))));
+    // The task's stack buffers: its scores (runBlock) and, for integer
+    // scores, the query bytes and raw scores. A task's buffers are at the
+    // entry of its outlined function; afm-outline-parallel-loops moves
+    // those of tasks that stay a sequential loop to the function's entry.
+    if (integerScores) {
+      queryBytes = memref::AllocaOp::create(
+          b, loc, MemRefType::get({group + 1, headDim}, b.getI8Type()));
+      rawScores = memref::AllocaOp::create(
+          b, loc, MemRefType::get({group + 1, kLanes}, b.getI32Type()));
+      Value all128 = arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(VectorType::get({kLanes}, b.getI8Type()),
+                                 b.getI8IntegerAttr(-128)));
+      for (int64_t r = 0; r <= group; ++r)
+        for (int64_t c = 0; c < chunks; ++c)
+          vector::StoreOp::create(
+              b, loc, r < group ? queries[r].unsignedCodes[c] : all128,
+              queryBytes, ValueRange{index(r), index(c * kLanes)});
+    }
     SmallVector<Running> states = runBlock(g, begin, end, facts, queries);
 
     // This task's slices of the partials, written in place.
@@ -544,88 +638,139 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
   return combineAll.getResult(0);
 }
 
-SmallVector<DecodeAttention::Running>
-DecodeAttention::runBlock(Value g, Value begin, Value end,
-                          const SlotFacts &facts, ArrayRef<QueryHead> queries) {
-  // The sums of exponentials stay 16 lanes wide (one per slot of the
-  // vector) until the end of the block: no horizontal sum per step.
-  SmallVector<Running> empty(group, emptyState());
-  Value zeros = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(vf, b.getF32FloatAttr(0.0)));
-  for (Running &state : empty)
-    state.sum = zeros;
-  auto loop =
-      scf::ForOp::create(b, loc, begin, end, index(kLanes), pack(empty));
+scf::ForOp DecodeAttention::slotVectorLoop(
+    Value begin, Value end, ValueRange init,
+    llvm::function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
+  auto loop = scf::ForOp::create(b, loc, begin, end, index(kLanes), init);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value slot0 = loop.getInductionVar();
-  SmallVector<Running> states = unpack(loop.getRegionIterArgs());
+  scf::YieldOp::create(b, loc,
+                       body(slot0, arith::SubIOp::create(b, loc, slot0, begin),
+                            loop.getRegionIterArgs()));
+  return loop;
+}
 
-  // Scores of the 16 slots for every head: masked, scaled, -inf where not
-  // visible.
-  SmallVector<Value> scores = scoreTree(g, slot0, queries, 0, kLanes);
-  Value keyScales = quantized ? cacheScales(0, g, slot0) : Value();
-  Value valid = visible(facts, slot0);
+SmallVector<DecodeAttention::Running>
+DecodeAttention::runBlock(Value g, Value begin, Value end,
+                          const SlotFacts &facts, ArrayRef<QueryHead> queries) {
+  // Three passes over the block, so that no pass keeps more than half the
+  // vector registers live: carrying every head's D / 16 accumulators
+  // through one loop (R x 8 zmm for D = 128) spilled them on every slot.
+  // The scores of the block (R x kBlockSlots f32, 4 KiB for R = 4) stay in
+  // a stack buffer; the block's maximum is exact, so no rescaling per
+  // vector of slots.
+  Type f32Type = b.getF32Type();
+  Value scoreBuffer = memref::AllocaOp::create(
+      b, loc, MemRefType::get({group, block}, f32Type));
   Value hidden = splat(minusInfinity());
-  Value valueScales = quantized ? cacheScales(1, g, slot0) : Value();
-  SmallVector<Value> weights; // per head: probability (times value scale)
-  SmallVector<Running> next;
+
+  // Pass 1: scores of 16 slots at a time for every head, masked and
+  // scaled (-inf where not visible), stored; the running maximum per lane.
+  auto scoreLoop = slotVectorLoop(
+      begin, end, SmallVector<Value>(group, hidden),
+      [&](Value slot0, Value offset, ValueRange runningMax) {
+        prefetchRows(g, slot0);
+        SmallVector<Value> scores =
+            integerScores ? integerScoresOf(g, slot0)
+                          : scoreTree(slot0, 0, kLanes, [&](Value slot) {
+                              return slotProducts(g, slot, queries);
+                            });
+        Value keyScales = quantized ? cacheScales(0, g, slot0) : Value();
+        Value valid = visible(facts, slot0);
+        SmallVector<Value> maxima;
+        for (int64_t r = 0; r < group; ++r) {
+          Value score = scores[r];
+          if (integerScores)
+            score = arith::SIToFPOp::create(b, loc, vf, score);
+          Value scale = splat(queries[r].scoreScale);
+          if (keyScales)
+            scale = arith::MulFOp::create(b, loc, scale, keyScales);
+          Value s = arith::SelectOp::create(
+              b, loc, valid, arith::MulFOp::create(b, loc, score, scale),
+              hidden);
+          vector::StoreOp::create(b, loc, s, scoreBuffer,
+                                  ValueRange{index(r), offset});
+          maxima.push_back(arith::MaximumFOp::create(b, loc, runningMax[r], s));
+        }
+        return maxima;
+      });
+
+  // Exponents against the block's maximum m, or 0 where every slot is
+  // masked (m = -inf), so that exp(-inf) = 0 and never NaN.
+  SmallVector<Running> results(group);
+  SmallVector<Value> shifts;
   for (int64_t r = 0; r < group; ++r) {
-    Value score = scores[r];
-    if (integerScores)
-      score = arith::SIToFPOp::create(
-          b, loc, vf,
-          arith::SubIOp::create(b, loc, score, splat(queries[r].flipOffset)));
-    Value scale = splat(queries[r].scoreScale);
-    if (keyScales)
-      scale = arith::MulFOp::create(b, loc, scale, keyScales);
-    Value s = arith::SelectOp::create(
-        b, loc, valid, arith::MulFOp::create(b, loc, score, scale), hidden);
-    Value blockMax =
-        vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXIMUMF, s);
-    // As fold() does for one score, with a vector of them.
-    const Running &state = states[r];
-    auto [m, shift, correction] = rescale(state.max, blockMax);
-    Value probs = math::ExpOp::create(
-        b, loc, arith::SubFOp::create(b, loc, s, splat(shift)));
-    Running updated;
-    updated.max = m;
-    Value corrections = splat(correction);
-    updated.sum = vector::FMAOp::create(b, loc, state.sum, corrections, probs);
-    for (Value acc : state.acc)
-      updated.acc.push_back(arith::MulFOp::create(b, loc, acc, corrections));
-    if (valueScales)
-      probs = arith::MulFOp::create(b, loc, probs, valueScales);
-    weights.push_back(probs);
-    next.push_back(std::move(updated));
+    Value max = vector::ReductionOp::create(
+        b, loc, vector::CombiningKind::MAXIMUMF, scoreLoop.getResult(r));
+    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max,
+                                       minusInfinity());
+    shifts.push_back(
+        splat(arith::SelectOp::create(b, loc, none, f32(0.0), max)));
+    results[r].max = max;
   }
-  // Weighted values, in groups of chunks whose accumulators of every head
-  // fit in half the vector registers, for every slot: each chunk of a
-  // value row is read once for all heads, and each head's probability of
-  // the slot is broadcast from its lane once per group.
+
+  // Pass 2: probabilities in place (times the value scale), their sums
+  // 16 lanes wide.
+  Value zeros = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(vf, b.getF32FloatAttr(0.0)));
+  auto expLoop = slotVectorLoop(
+      begin, end, SmallVector<Value>(group, zeros),
+      [&](Value slot0, Value offset, ValueRange runningSums) {
+        Value valueScales = quantized ? cacheScales(1, g, slot0) : Value();
+        SmallVector<Value> sums;
+        for (int64_t r = 0; r < group; ++r) {
+          Value s = vector::LoadOp::create(b, loc, vf, scoreBuffer,
+                                           ValueRange{index(r), offset});
+          Value p = math::ExpOp::create(
+              b, loc, arith::SubFOp::create(b, loc, s, shifts[r]));
+          sums.push_back(arith::AddFOp::create(b, loc, runningSums[r], p));
+          if (valueScales)
+            p = arith::MulFOp::create(b, loc, p, valueScales);
+          vector::StoreOp::create(b, loc, p, scoreBuffer,
+                                  ValueRange{index(r), offset});
+        }
+        return sums;
+      });
+  for (int64_t r = 0; r < group; ++r)
+    results[r].sum = vector::ReductionOp::create(
+        b, loc, vector::CombiningKind::ADD, expLoop.getResult(r));
+
+  // Pass 3: weighted values, one group of chunks at a time (their
+  // accumulators of every head in at most half the vector registers),
+  // slot by slot over exactly the block's filled slots: each chunk of a
+  // value row read once for all heads, each probability broadcast once.
+  for (Running &result : results)
+    result.acc.assign(chunks, Value());
   int64_t groupChunks =
       divisorAtMost(chunks, std::max<int64_t>(1, kLanes / group));
   for (int64_t c0 = 0; c0 < chunks; c0 += groupChunks) {
-    for (int64_t j = 0; j < kLanes; ++j) {
-      Value slot = arith::AddIOp::create(b, loc, slot0, index(j));
+    auto valueLoop =
+        scf::ForOp::create(b, loc, begin, end, index(1),
+                           SmallVector<Value>(group * groupChunks, zeros));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(valueLoop.getBody());
+      Value slot = valueLoop.getInductionVar();
+      Value offset = arith::SubIOp::create(b, loc, slot, begin);
       SmallVector<Value> row;
       for (int64_t c = c0; c < c0 + groupChunks; ++c)
         row.push_back(cacheChunk(1, g, slot, c));
+      SmallVector<Value> next;
       for (int64_t r = 0; r < group; ++r) {
-        Value weight = vector::ShuffleOp::create(
-            b, loc, weights[r], weights[r], SmallVector<int64_t>(kLanes, j));
-        for (int64_t c = c0; c < c0 + groupChunks; ++c)
-          next[r].acc[c] = vector::FMAOp::create(b, loc, weight, row[c - c0],
-                                                 next[r].acc[c]);
+        Value weight = splat(memref::LoadOp::create(
+            b, loc, scoreBuffer, ValueRange{index(r), offset}));
+        for (int64_t c = 0; c < groupChunks; ++c)
+          next.push_back(vector::FMAOp::create(
+              b, loc, weight, row[c],
+              valueLoop.getRegionIterArgs()[r * groupChunks + c]));
       }
+      scf::YieldOp::create(b, loc, next);
     }
+    for (int64_t r = 0; r < group; ++r)
+      for (int64_t c = 0; c < groupChunks; ++c)
+        results[r].acc[c0 + c] = valueLoop.getResult(r * groupChunks + c);
   }
-  scf::YieldOp::create(b, loc, pack(next));
-  b.setInsertionPointAfter(loop);
-  SmallVector<Running> results = unpack(loop.getResults());
-  for (Running &result : results)
-    result.sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
-                                             result.sum);
   return results;
 }
 

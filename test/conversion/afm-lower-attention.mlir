@@ -101,11 +101,15 @@ func.func @local(%q: tensor<4x4x16xf32>, %k: tensor<4x2x16xf32>, %v: tensor<4x2x
 // A tree of shuffles: slot j's score in lane j.
 // CHECK: vector.shuffle {{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
 // CHECK: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+// The block's scores in a stack buffer, then its exact maximum.
+// CHECK: vector.store {{.*}} : memref<2x64xf32>, vector<16xf32>
 // CHECK: vector.reduction <maximumf>
 // CHECK: math.exp
-// Values: each slot's probability broadcast from its lane.
+// Values slot by slot: each slot's probability broadcast from the buffer.
+// CHECK: scf.for %{{.*}} step %c1{{.*}} iter_args
 // CHECK: vector.load %[[KV]][%c1{{.*}}] : memref<2x2x64x16xf32>, vector<16xf32>
-// CHECK: vector.shuffle {{.*}} [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+// CHECK: memref.load {{.*}} : memref<2x64xf32>
+// CHECK: vector.broadcast
 // CHECK: vector.fma
 // CHECK: tensor.parallel_insert_slice
 // The combine loops over the filled blocks only.
@@ -264,21 +268,25 @@ func.func @decode_local_int8(%q: tensor<1x4x16xf32>, %k: tensor<1x2x16xf32>, %v:
 
 // int8_query, one query row and a head dimension of whole 64-byte words:
 // each query head is rounded to int8 codes (round half to even of
-// x * 127 / absmax) packed four to an i32 lane; a score is afm_cpu.dot_bytes
-// of the key codes with their sign bits flipped (xor 0x80808080) against
-// them, minus 128 * the sum of the codes, then scaled by the query's step
-// and the key scale. No f32 product touches a key.
+// x * 127 / absmax), stored + 128 (sign bit flipped) as unsigned bytes,
+// with one more row of all-128 bytes; a score is afm_cpu.dot_bytes of
+// those bytes against the key codes read straight from the cache, one
+// query row at a time in a loop LLVM must not unroll, minus the all-128
+// row's (128 * the key codes' sum), then scaled by the query's step and
+// the key scale. No f32 product touches a key.
 // CHECK-LABEL: func.func @decode_int8_query
 // CHECK-SAME: %[[KV:[^:]*]]: memref<2x2x64x64xi8>
 // CHECK: scf.forall
 // CHECK: math.roundeven
-// CHECK: vector.bitcast {{.*}} : vector<64xi8> to vector<16xi32>
-// CHECK: arith.shli
+// CHECK: %[[BYTES:.*]] = memref.alloca() : memref<3x64xi8>
+// CHECK: arith.constant dense<-128> : vector<16xi8>
 // CHECK: scf.for
+// CHECK: scf.for %[[ROW:.*]] = %c0{{.*}} to %c3
+// CHECK: vector.load %[[BYTES]][%[[ROW]], %c0{{.*}}] : memref<3x64xi8>, vector<64xi8>
 // CHECK: %[[KEY:.*]] = vector.load %[[KV]][%c0{{.*}}] : memref<2x2x64x64xi8>, vector<64xi8>
 // CHECK: %[[WORDS:.*]] = vector.bitcast %[[KEY]] : vector<64xi8> to vector<16xi32>
-// CHECK: %[[FLIPPED:.*]] = arith.xori %[[WORDS]], %{{.*}} : vector<16xi32>
-// CHECK: afm_cpu.dot_bytes %{{.*}}, %[[FLIPPED]], %{{.*}} : vector<16xi32>
+// CHECK: afm_cpu.dot_bytes %{{.*}}, %{{.*}}, %[[WORDS]] : vector<16xi32>
+// CHECK: } {loop_annotation = #{{.*}}}
 // CHECK: arith.subi
 // CHECK: arith.sitofp {{.*}} : vector<16xi32> to vector<16xf32>
 // CHECK: scf.forall.in_parallel
