@@ -123,6 +123,13 @@ private:
     return vector::BroadcastOp::create(
         b, loc, VectorType::get({kLanes}, scalar.getType()), scalar);
   }
+  /// 16 bytes of 128 (-128 as i8): the sign bits of int8 codes.
+  Value bytes128() {
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(VectorType::get({kLanes}, b.getI8Type()),
+                               b.getI8IntegerAttr(-128)));
+  }
   Value minusInfinity() {
     return f32(-std::numeric_limits<double>::infinity());
   }
@@ -185,10 +192,11 @@ private:
   SmallVector<Value> integerScoresOf(Value g, Value slot0);
   /// Which of slots [slot0, slot0 + 16) the query sees.
   Value visible(const SlotFacts &facts, Value slot0);
-  /// An scf.for over slots [begin, end), 16 at a time, carrying `init`:
-  /// `body(slot0, slot0 - begin, carried)` returns the next carried values.
-  scf::ForOp slotVectorLoop(
-      Value begin, Value end, ValueRange init,
+  /// An scf.for over slots [begin, end), `step` at a time, carrying
+  /// `init`: `body(slot, slot - begin, carried)` returns the next carried
+  /// values.
+  scf::ForOp slotLoop(
+      Value begin, Value end, int64_t step, ValueRange init,
       llvm::function_ref<SmallVector<Value>(Value, Value, ValueRange)> body);
   /// One task: the state of each query head of KV head g over slots
   /// [begin, end), 16 at a time.
@@ -329,10 +337,7 @@ DecodeAttention::QueryHead DecodeAttention::queryHead(Value headRow) {
   if (!integerScores)
     return head;
   // code + 128 as an unsigned byte: the sign bit flipped.
-  Value flip = arith::ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::get(VectorType::get({kLanes}, b.getI8Type()),
-                             b.getI8IntegerAttr(-128)));
+  Value flip = bytes128();
   for (Value code : codes)
     head.unsignedCodes.push_back(arith::XOrIOp::create(b, loc, code, flip));
   return head;
@@ -536,10 +541,7 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
           b, loc, MemRefType::get({group + 1, headDim}, b.getI8Type()));
       rawScores = memref::AllocaOp::create(
           b, loc, MemRefType::get({group + 1, kLanes}, b.getI32Type()));
-      Value all128 = arith::ConstantOp::create(
-          b, loc,
-          DenseElementsAttr::get(VectorType::get({kLanes}, b.getI8Type()),
-                                 b.getI8IntegerAttr(-128)));
+      Value all128 = bytes128();
       for (int64_t r = 0; r <= group; ++r)
         for (int64_t c = 0; c < chunks; ++c)
           vector::StoreOp::create(
@@ -638,15 +640,15 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
   return combineAll.getResult(0);
 }
 
-scf::ForOp DecodeAttention::slotVectorLoop(
-    Value begin, Value end, ValueRange init,
+scf::ForOp DecodeAttention::slotLoop(
+    Value begin, Value end, int64_t step, ValueRange init,
     llvm::function_ref<SmallVector<Value>(Value, Value, ValueRange)> body) {
-  auto loop = scf::ForOp::create(b, loc, begin, end, index(kLanes), init);
+  auto loop = scf::ForOp::create(b, loc, begin, end, index(step), init);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value slot0 = loop.getInductionVar();
+  Value slot = loop.getInductionVar();
   scf::YieldOp::create(b, loc,
-                       body(slot0, arith::SubIOp::create(b, loc, slot0, begin),
+                       body(slot, arith::SubIOp::create(b, loc, slot, begin),
                             loop.getRegionIterArgs()));
   return loop;
 }
@@ -667,8 +669,8 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
 
   // Pass 1: scores of 16 slots at a time for every head, masked and
   // scaled (-inf where not visible), stored; the running maximum per lane.
-  auto scoreLoop = slotVectorLoop(
-      begin, end, SmallVector<Value>(group, hidden),
+  auto scoreLoop = slotLoop(
+      begin, end, kLanes, SmallVector<Value>(group, hidden),
       [&](Value slot0, Value offset, ValueRange runningMax) {
         prefetchRows(g, slot0);
         SmallVector<Value> scores =
@@ -714,8 +716,8 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
   // 16 lanes wide.
   Value zeros = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(vf, b.getF32FloatAttr(0.0)));
-  auto expLoop = slotVectorLoop(
-      begin, end, SmallVector<Value>(group, zeros),
+  auto expLoop = slotLoop(
+      begin, end, kLanes, SmallVector<Value>(group, zeros),
       [&](Value slot0, Value offset, ValueRange runningSums) {
         Value valueScales = quantized ? cacheScales(1, g, slot0) : Value();
         SmallVector<Value> sums;
@@ -746,27 +748,21 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
       divisorAtMost(chunks, std::max<int64_t>(1, kLanes / group));
   for (int64_t c0 = 0; c0 < chunks; c0 += groupChunks) {
     auto valueLoop =
-        scf::ForOp::create(b, loc, begin, end, index(1),
-                           SmallVector<Value>(group * groupChunks, zeros));
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(valueLoop.getBody());
-      Value slot = valueLoop.getInductionVar();
-      Value offset = arith::SubIOp::create(b, loc, slot, begin);
-      SmallVector<Value> row;
-      for (int64_t c = c0; c < c0 + groupChunks; ++c)
-        row.push_back(cacheChunk(1, g, slot, c));
-      SmallVector<Value> next;
-      for (int64_t r = 0; r < group; ++r) {
-        Value weight = splat(memref::LoadOp::create(
-            b, loc, scoreBuffer, ValueRange{index(r), offset}));
-        for (int64_t c = 0; c < groupChunks; ++c)
-          next.push_back(vector::FMAOp::create(
-              b, loc, weight, row[c],
-              valueLoop.getRegionIterArgs()[r * groupChunks + c]));
-      }
-      scf::YieldOp::create(b, loc, next);
-    }
+        slotLoop(begin, end, 1, SmallVector<Value>(group * groupChunks, zeros),
+                 [&](Value slot, Value offset, ValueRange acc) {
+                   SmallVector<Value> row;
+                   for (int64_t c = c0; c < c0 + groupChunks; ++c)
+                     row.push_back(cacheChunk(1, g, slot, c));
+                   SmallVector<Value> next;
+                   for (int64_t r = 0; r < group; ++r) {
+                     Value weight = splat(memref::LoadOp::create(
+                         b, loc, scoreBuffer, ValueRange{index(r), offset}));
+                     for (int64_t c = 0; c < groupChunks; ++c)
+                       next.push_back(vector::FMAOp::create(
+                           b, loc, weight, row[c], acc[r * groupChunks + c]));
+                   }
+                   return next;
+                 });
     for (int64_t r = 0; r < group; ++r)
       for (int64_t c = 0; c < groupChunks; ++c)
         results[r].acc[c0 + c] = valueLoop.getResult(r * groupChunks + c);

@@ -137,3 +137,49 @@ func.func @afm_decode(%y: memref<32xf32>, %host: !llvm.ptr) attributes {afm.entr
   } {afm.parallel} loc("odd name!"("y":2:2))
   return
 }
+
+// -----
+
+// A stack buffer in a loop that stays sequential (here a function without
+// a host argument) moves to the function's entry: left in the body, it
+// would take new stack on every iteration. One inside a task stays where
+// the task's body starts, its entry.
+// CHECK-LABEL: func.func @sequential_buffer(
+// CHECK-NEXT: %[[BUFFER:.*]] = memref.alloca() : memref<4x16xf32>
+// CHECK: scf.for
+// CHECK-NOT: memref.alloca
+// CHECK: vector.store %{{.*}}, %[[BUFFER]]
+func.func @sequential_buffer(%y: memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %z = arith.constant dense<0.0> : vector<16xf32>
+  scf.for %i = %c0 to %c32 step %c8 {
+    %buffer = memref.alloca() : memref<4x16xf32>
+    vector.store %z, %buffer[%c0, %c0] : memref<4x16xf32>, vector<16xf32>
+    %v = memref.load %buffer[%c0, %c0] : memref<4x16xf32>
+    memref.store %v, %y[%i] : memref<32xf32>
+  }
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func private @afm_decode_task0(
+// CHECK-NOT: scf.for
+// CHECK: memref.alloca() : memref<16xf32>
+// CHECK-LABEL: func.func @afm_decode(
+// CHECK-NOT: memref.alloca
+func.func @afm_decode(%y: memref<32xf32>, %host: !llvm.ptr) attributes {afm.entry = #afm.entry<decode>} {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %f = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %c32 step %c8 {
+    %buffer = memref.alloca() : memref<16xf32>
+    memref.store %f, %buffer[%c0] : memref<16xf32>
+    %v = memref.load %buffer[%c0] : memref<16xf32>
+    memref.store %v, %y[%i] : memref<32xf32>
+  } {afm.parallel}
+  return
+}
