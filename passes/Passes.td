@@ -512,6 +512,14 @@ def AFMLowerDotBytesPass : Pass<"afm-lower-dot-bytes"> {
     Scalars, and vectors no instruction covers, become shifts, masks,
     multiplies and adds with the same wrapping result. The target is the
     module's `afm.target`.
+
+    First, where the instruction takes any unsigned byte (`vpdpbusd`), each
+    `scf.for` accumulator that starts at zero and only sums dot products of
+    one shifted code plane, `(w >> c) & m`, reads `w & (m << c)` instead,
+    and the loop's result is shifted right by `c`: exactly the same sums
+    (every product is 2^c times the old one; the trip count bounds the sum
+    within i32), without a byte shift per vector, which x86 lacks (2-bit
+    GEMV planes).
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect",

@@ -123,6 +123,16 @@ afm_status afm_arena_create(uint64_t bytes, const char *what, afm_arena *out) {
   return AFM_OK;
 }
 
+void afm_advise_huge_pages(void *data, size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  /* Advice only: a kernel without THP refuses it and nothing changes. */
+  (void)madvise(data, bytes, MADV_HUGEPAGE);
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
+
 void afm_arena_clear(afm_arena *arena) {
   if (!arena->data)
     return;

@@ -8,6 +8,7 @@
 
 #include "model.h"
 
+#include "arena.h"
 #include "error.h"
 #include "format.h"
 
@@ -53,6 +54,9 @@ static afm_status mapFile(const char *path, void **map, size_t *size) {
       return afm_error(AFM_ERR_IO, "%s: cannot map %llu bytes: %s", path,
                        (unsigned long long)st.st_size, strerror(err));
     }
+    /* The file's page cache is then read in huge folios and mapped by
+     * 2 MiB entries, where the file system supports them. */
+    afm_advise_huge_pages(p, (size_t)st.st_size);
     *map = p;
     *size = (size_t)st.st_size;
   }

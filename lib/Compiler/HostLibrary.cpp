@@ -14,13 +14,28 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 #include <utility>
 
 using namespace mlir::afm;
 
-HostBuffer::HostBuffer(size_t bytes)
-    : bytes(bytes), ptr(std::aligned_alloc(
-                        64, std::max<size_t>(64, (bytes + 63) / 64 * 64))) {
+/// Buffers of at least a huge page are aligned to one and advised to use
+/// them, as the runtime does with its weights and arena (runtime/arena.h:
+/// afm_advise_huge_pages), so that afm-bench measures kernels, not TLB
+/// misses.
+static constexpr size_t kHugePageBytes = size_t(2) << 20;
+
+HostBuffer::HostBuffer(size_t bytes) : bytes(bytes) {
+  size_t alignment = bytes >= kHugePageBytes ? kHugePageBytes : 64;
+  size_t rounded =
+      std::max(alignment, (bytes + alignment - 1) / alignment * alignment);
+  ptr = std::aligned_alloc(alignment, rounded);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (alignment == kHugePageBytes)
+    (void)madvise(ptr, rounded, MADV_HUGEPAGE);
+#endif
   std::memset(ptr, 0, bytes);
 }
 

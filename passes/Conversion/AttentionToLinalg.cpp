@@ -14,9 +14,14 @@
 // per head. The chunk's new rows are quantized once, up front; attention
 // reads every key and value, the chunk's own included, dequantized, so that
 // a token sees the same numbers whether it came in a prefill chunk or a
-// decode step. The cache is dequantized inside the contractions that read
-// it (scale * code, the same product as a separate dequantization), so a
-// decode step reads its i8 codes once and writes no f32 copy of the cache.
+// decode step. With few query rows the cache is dequantized inside the
+// contractions that read it (scale * code, the same product as a separate
+// dequantization), so a step reads its i8 codes once and writes no f32 copy
+// of the cache. A prefill chunk's rows would each convert every key and
+// value again (and the split-K scores wrote 16 partial sums per score to
+// memory): from kRowsForBlockCopies rows, each block is converted once into
+// f32 copies, the keys transposed so that the scores are a GEMM along
+// contiguous slots.
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,6 +146,11 @@ private:
                bool newRows);
   /// Cache slots per block of the loop over the filled part of the cache.
   static constexpr int64_t kBlockSlots = 256;
+  /// Query rows (a prefill chunk's) from which each block's keys and values
+  /// are converted to f32 once, before the contractions read them.
+  static constexpr int64_t kRowsForBlockCopies = 8;
+  /// keys [G, J, D] (f32, or i8 codes with [G, J] scales) as f32 [G, D, J].
+  Value transposedKeys(Value keys, Value scales);
   Value weightedValues(Value probs, Value values, Value valueScales,
                        Value init, bool newRows);
   /// Stores row r of each `rows[i]` ([T, G(, D)]) at slot
@@ -248,6 +258,29 @@ Value AttentionBuilder::dequantize(Value codes, Value scales) {
       tensor::EmptyOp::create(b, loc, shape, f32), {id3, map(3, {0, 1}), id3},
       {kPar, kPar, kPar},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value code = arith::SIToFPOp::create(nb, l, f32, a[0]);
+        return arith::MulFOp::create(nb, l, a[1], code);
+      });
+}
+
+Value AttentionBuilder::transposedKeys(Value keys, Value scales) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(keys.getType()).getShape();
+  // dims: g, d, j
+  SmallVector<Value> inputs = {keys};
+  SmallVector<AffineMap> maps = {map(3, {0, 2, 1})};
+  if (scales) {
+    inputs.push_back(scales);
+    maps.push_back(map(3, {0, 2}));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(3));
+  return buildGeneric(
+      b, loc, inputs,
+      tensor::EmptyOp::create(
+          b, loc, ArrayRef<int64_t>{shape[0], shape[2], shape[1]}, f32),
+      maps, {kPar, kPar, kPar},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        if (a.size() == 2)
+          return a[0];
         Value code = arith::SIToFPOp::create(nb, l, f32, a[0]);
         return arith::MulFOp::create(nb, l, a[1], code);
       });
@@ -603,12 +636,29 @@ Value AttentionBuilder::build() {
           offsets, sizes,
           SmallVector<OpFoldResult>(type.getRank(), b.getIndexAttr(1)));
     };
-    Value blockScores = mask(
-        scores(q4, slots(keys), slots(keyScales), block, false), false, first);
+    // A prefill chunk's rows all read every key and value of the block:
+    // they are converted once per block (keys transposed to [G, D, J], so
+    // that the score contraction runs along contiguous slots like a GEMM)
+    // instead of once per row and element inside the contractions. The
+    // products scale * code are the same.
+    bool copyBlocks = tokens >= kRowsForBlockCopies;
+    Value blockKeys = slots(keys), blockKeyScales = slots(keyScales);
+    Value rawScores =
+        copyBlocks
+            ? contract(q4, transposedKeys(blockKeys, blockKeyScales),
+                       filled({tokens, kvHeads, group, block}, 0.0),
+                       map(5, {1, 4, 3}))
+            : scores(q4, blockKeys, blockKeyScales, block, false);
+    Value blockScores = mask(rawScores, false, first);
+    Value blockValues = slots(values), blockValueScales = slots(valueScales);
+    if (copyBlocks && blockValueScales) {
+      blockValues = dequantize(blockValues, blockValueScales);
+      blockValueScales = {};
+    }
     Running next =
         fold(Running{loop.getRegionIterArgs()[0], loop.getRegionIterArgs()[1],
                      loop.getRegionIterArgs()[2]},
-             blockScores, slots(values), slots(valueScales), false);
+             blockScores, blockValues, blockValueScales, false);
     scf::YieldOp::create(b, loc,
                          ValueRange{next.rowMax, next.rowSum, next.acc});
   }

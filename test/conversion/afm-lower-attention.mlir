@@ -309,3 +309,27 @@ func.func @prefill_int8_query(%q: tensor<2x4x16xf32>, %kv: memref<2x2x8x16xi8>, 
   %o = afm.shared_kv_attention global %q from %kv scales %s at %pos {int8_query} : tensor<2x4x16xf32>, memref<2x2x8x16xi8>, memref<2x2x8xf32> -> tensor<2x4x16xf32>
   return %o : tensor<2x4x16xf32>
 }
+
+// -----
+
+// A prefill chunk (8 rows or more) reads each block of an i8 cache once:
+// the keys dequantized and transposed to [G, D, J], the values
+// dequantized, then contractions along contiguous slots (keys) and
+// dimensions (values) with no per-element conversion inside them.
+// CHECK-LABEL: func.func @prefill_block_copies
+// CHECK: scf.for
+// CHECK: %[[KB:.*]] = tensor.extract_slice %{{.*}}[0, %{{.*}}, 0] [2, 8, 16]
+// CHECK: %[[KSB:.*]] = tensor.extract_slice %{{.*}}[0, %{{.*}}] [2, 8]
+// CHECK: %[[KEYST:.*]] = linalg.generic {{.*}} ins(%[[KB]], %[[KSB]] : tensor<2x8x16xi8>, tensor<2x8xf32>) outs(%{{.*}} : tensor<2x16x8xf32>)
+// CHECK: arith.sitofp
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[KEYST]] : tensor<8x2x2x16xf32>, tensor<2x16x8xf32>) outs(%{{.*}} : tensor<8x2x2x8xf32>)
+// CHECK-NOT: arith.sitofp
+// CHECK: %[[VB:.*]] = tensor.extract_slice %{{.*}}[0, %{{.*}}, 0] [2, 8, 16]
+// CHECK: %[[VSB:.*]] = tensor.extract_slice %{{.*}}[0, %{{.*}}] [2, 8]
+// CHECK: %[[VALUES:.*]] = linalg.generic {{.*}} ins(%[[VB]], %[[VSB]] : tensor<2x8x16xi8>, tensor<2x8xf32>) outs(%{{.*}} : tensor<2x8x16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[VALUES]] : tensor<8x2x2x8xf32>, tensor<2x8x16xf32>)
+// CHECK: scf.yield
+func.func @prefill_block_copies(%q: tensor<8x4x16xf32>, %k: tensor<8x2x16xf32>, %v: tensor<8x2x16xf32>, %kv: memref<2x2x8x16xi8>, %s: memref<2x2x8xf32>, %pos: index) -> tensor<8x4x16xf32> {
+  %o = afm.attention global %q, %k, %v into %kv scales %s at %pos : tensor<8x4x16xf32>, tensor<8x2x16xf32>, tensor<8x2x16xf32>, memref<2x2x8x16xi8>, memref<2x2x8xf32> -> tensor<8x4x16xf32>
+  return %o : tensor<8x4x16xf32>
+}

@@ -43,6 +43,11 @@ std::vector<KernelSpec> afm_bench::defaultKernels() {
   kernels.push_back({"int8-KV attention decode (int8 query)", F::I8Attention,
                      1, 4096, 128, /*heads=*/32, /*kvHeads=*/8,
                      /*int8Activations=*/true});
+  // A prefill chunk of 128 rows at the end of a 1024-token prompt, with
+  // the 3B preset's heads (afm-on-device-3b: 24 query and 8 KV heads).
+  kernels.push_back({"int8-KV attention prefill (int8 query)",
+                     F::I8Attention, 128, 1024, 128, /*heads=*/24,
+                     /*kvHeads=*/8, /*int8Activations=*/true});
   return kernels;
 }
 
@@ -51,6 +56,9 @@ std::string afm_bench::shapeLabel(const KernelSpec &s) {
   case KernelFormat::Q4Embedding:
     return llvm::formatv("{0} of {1}x{2}", s.m, s.n, s.k);
   case KernelFormat::I8Attention:
+    if (s.m > 1)
+      return llvm::formatv("{0} rows to {1}, {2}/{3}x{4}", s.m, s.n, s.heads,
+                           s.kvHeads, s.k);
     return llvm::formatv("ctx {0}, {1}/{2}x{3}", s.n, s.heads, s.kvHeads,
                          s.k);
   default:
@@ -267,9 +275,11 @@ static KernelSource attentionSource(const KernelSpec &s) {
       {cacheBytes, Rotation::Weights, randomBytes()},
       {scaleBytes, Rotation::Weights, constant(0.01f)}};
   source.outputBytes = bytes(t * heads * dim, 4);
-  // Scores and weighted values: 2 multiply-adds per query head, position
-  // and dimension.
-  source.flops = 4.0 * t * heads * context * dim;
+  // Scores and weighted values: 2 multiply-adds per query head, visible
+  // position and dimension. The cache holds context - t positions, which
+  // every row sees; row i also sees the chunk's first i + 1 rows.
+  double visible = double(t) * (context - t) + double(t) * (t + 1) / 2;
+  source.flops = 4.0 * heads * dim * visible;
   source.bytesRead = cacheBytes + scaleBytes;
   return source;
 }

@@ -174,7 +174,9 @@ int main(int argc, char **argv) {
       "  4-bit LM head (150000x3072, group 32: the paper's tied head), f32\n"
       "  and int8 activations;\n"
       "  int8-KV attention decode step (1 query token, 4096 positions, 32\n"
-      "  query and 8 KV heads of 128), f32 and int8-rounded query.\n"
+      "  query and 8 KV heads of 128), f32 and int8-rounded query;\n"
+      "  int8-KV attention prefill chunk (128 query rows at the end of a\n"
+      "  1024-token prompt, 24 query and 8 KV heads of 128: the 3B preset).\n"
       "GB/s counts the weight bytes read (embedding: rows and scales;\n"
       "attention: KV codes and scales), GFLOP/s 2 per multiply-add; each\n"
       "is a fraction of the limit on the same number of threads.\n");

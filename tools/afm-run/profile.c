@@ -308,7 +308,7 @@ void afm_profile_report(FILE *out, long steps, double wall_seconds) {
     while (g < numGroups && strcmp(groups[g].name, name) != 0)
       ++g;
     if (g == numGroups) {
-      if (numGroups == 63)
+      if (numGroups >= 63)
         snprintf(name, sizeof(name), "(everything else)");
       g = 0;
       while (g < numGroups && strcmp(groups[g].name, name) != 0)
