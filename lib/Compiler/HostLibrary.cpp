@@ -22,7 +22,7 @@
 using namespace mlir::afm;
 
 /// Buffers of at least a huge page are aligned to one and advised to use
-/// them, as the runtime does with its weights and arena (runtime/arena.h:
+/// them, as the runtime does with its weight mapping (runtime/arena.h:
 /// afm_advise_huge_pages), so that afm-bench measures kernels, not TLB
 /// misses.
 static constexpr size_t kHugePageBytes = size_t(2) << 20;
