@@ -146,6 +146,7 @@ static afm_status checkAppend(const afm_session *s, const char *function,
 
 /* Runs `entry` on `count` tokens at the current position through the padded
  * buffer: exactly max_tokens entries, zeros after the first `count`. */
+AFM_CALLS_LOADED_CODE
 static void runEntry(afm_session *s, const afm_entry *entry,
                      const int32_t *tokens, size_t count) {
   memcpy(s->tokens, tokens, count * sizeof(int32_t));

@@ -14,6 +14,7 @@
 
 #include "thread_pool.h"
 
+#include "code_loader.h"
 #include "error.h"
 
 #include <pthread.h>
@@ -51,6 +52,7 @@ struct afm_thread_pool {
 
 /* Runs chunk `chunk` of `j`: [chunk * n / chunks, (chunk + 1) * n / chunks)
  * computed without overflow. */
+AFM_CALLS_LOADED_CODE
 static void runChunk(const job *j, int64_t chunk) {
   if (chunk >= j->chunks)
     return;

@@ -2,6 +2,7 @@
 
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -33,6 +34,15 @@ struct HalveInnermostReduction
     VectorType type = op.getSourceVectorType();
     int64_t rank = type.getRank();
     if (type.isScalable() || !op.isReducedDim(rank - 1))
+      return failure();
+    // A sum of products with a wide parallel dimension is a contraction
+    // tile (attention scores over transposed keys): vector.contract lowers
+    // it to FMAs along that dimension (outer products), with no tree. A
+    // plain dot product (a norm's sum of squares) still gets the tree.
+    auto result = dyn_cast<VectorType>(op.getDestType());
+    if (op.getKind() == vector::CombiningKind::ADD &&
+        op.getSource().getDefiningOp<arith::MulFOp>() && result &&
+        result.getShape().back() >= kNarrow)
       return failure();
     int64_t n = type.getShape().back();
     if (n < 2 * kNarrow || n % 2 != 0)
