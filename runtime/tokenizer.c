@@ -34,8 +34,7 @@ static afm_status copyString(const char *value, const char *where, char **out,
                              size_t *length) {
   size_t n = strlen(value);
   if (tk_utf8_check(value, n) != n)
-    return afm_error(AFM_ERR_FORMAT, "tokenizer: %s is not valid UTF-8",
-                     where);
+    return afm_error(AFM_ERR_FORMAT, "tokenizer: %s is not valid UTF-8", where);
   *out = malloc(n + 1);
   if (!*out)
     return outOfMemory();
@@ -80,8 +79,8 @@ static afm_status loadVocab(afm_tokenizer *tok, const PbModel *model) {
                        i, end, previous, blobSize);
     if (id >= AFM_TOKENIZER_MAX_ID)
       return afm_error(AFM_ERR_FORMAT,
-                       "tokenizer: model token %zu has id %u, not below %u",
-                       i, id, AFM_TOKENIZER_MAX_ID);
+                       "tokenizer: model token %zu has id %u, not below %u", i,
+                       id, AFM_TOKENIZER_MAX_ID);
     const char *text = tok->vocab_blob + previous;
     size_t length = end - previous;
     if (tk_utf8_check(text, length) != length)
@@ -179,8 +178,8 @@ static afm_status overlayAddedTokens(afm_tokenizer *tok,
                        "tokenizer: id %u is given to two added tokens",
                        added->id);
     memcpy(tok->texts + used, added->content, length);
-    tok->flags[added->id] = TK_ID_PRESENT | TK_ID_ADDED |
-                            (added->special ? TK_ID_SPECIAL : 0);
+    tok->flags[added->id] =
+        TK_ID_PRESENT | TK_ID_ADDED | (added->special ? TK_ID_SPECIAL : 0);
     tok->text_start[added->id] = (uint32_t)used;
     tok->text_length[added->id] = (uint32_t)length;
     used += length;
@@ -248,8 +247,8 @@ static afm_status loadModel(afm_tokenizer *tok, const PbTokenizer *pb) {
   tok->unk_id = model->unk_id;
   if (tok->has_unk && (model->unk_id >= tok->id_limit ||
                        !(tok->flags[model->unk_id] & TK_ID_PRESENT)))
-    return afm_error(AFM_ERR_FORMAT,
-                     "tokenizer: unk_id %u is not a token", model->unk_id);
+    return afm_error(AFM_ERR_FORMAT, "tokenizer: unk_id %u is not a token",
+                     model->unk_id);
   tok->fuse_unk = model->fuse_unk;
   tok->byte_fallback = model->byte_fallback;
   tok->ignore_merges = model->ignore_merges;
@@ -294,8 +293,7 @@ static afm_status loadNormalizers(afm_tokenizer *tok, const PbTokenizer *pb) {
   return AFM_OK;
 }
 
-static afm_status loadPreTokenizers(afm_tokenizer *tok,
-                                    const PbTokenizer *pb) {
+static afm_status loadPreTokenizers(afm_tokenizer *tok, const PbTokenizer *pb) {
   size_t n = pb->n_pre_tokenizers;
   tok->pretokenizers = calloc(n ? n : 1, sizeof(tk_pretokenizer));
   if (!tok->pretokenizers)
@@ -306,8 +304,8 @@ static afm_status loadPreTokenizers(afm_tokenizer *tok,
     ++tok->pretokenizer_count;
     if ((unsigned)in->kind > AFM__TOKENIZER__PRE_TOKENIZER__KIND__BYTE_LEVEL)
       return afm_error(AFM_ERR_FORMAT,
-                       "tokenizer: pre_tokenizers[%zu] has unknown kind %d",
-                       i, (int)in->kind);
+                       "tokenizer: pre_tokenizers[%zu] has unknown kind %d", i,
+                       (int)in->kind);
     if ((unsigned)in->behavior >
         AFM__TOKENIZER__PRE_TOKENIZER__BEHAVIOR__CONTIGUOUS)
       return afm_error(AFM_ERR_FORMAT,
@@ -364,8 +362,7 @@ static afm_status loadDecoders(afm_tokenizer *tok, const PbTokenizer *pb) {
       return status;
     if (out->kind == TK_DEC_REPLACE && out->pattern_length == 0)
       return afm_error(AFM_ERR_FORMAT,
-                       "tokenizer: decoders[%zu] replaces an empty pattern",
-                       i);
+                       "tokenizer: decoders[%zu] replaces an empty pattern", i);
     if (out->kind == TK_DEC_STRIP &&
         (out->content_length == 0 ||
          tk_utf8_char_length((unsigned char)out->content[0]) !=
@@ -386,9 +383,8 @@ static afm_status loadSpecialIds(afm_tokenizer *tok, const uint32_t *ids,
     return outOfMemory();
   for (size_t i = 0; i < n; ++i) {
     if (ids[i] >= tok->id_limit || !(tok->flags[ids[i]] & TK_ID_PRESENT))
-      return afm_error(AFM_ERR_FORMAT,
-                       "tokenizer: %s[%zu] = %u is not a token", field, i,
-                       ids[i]);
+      return afm_error(AFM_ERR_FORMAT, "tokenizer: %s[%zu] = %u is not a token",
+                       field, i, ids[i]);
     (*out)[i] = ids[i];
   }
   *count = n;
@@ -428,13 +424,11 @@ afm_status afm_tokenizer_load(const void *data, size_t size,
   if (status == AFM_OK)
     status = tk_trie_build(tok);
   if (status == AFM_OK)
-    status = loadSpecialIds(tok, pb->prefix_ids, pb->n_prefix_ids,
-                            "prefix_ids", &tok->prefix_ids,
-                            &tok->prefix_count);
+    status = loadSpecialIds(tok, pb->prefix_ids, pb->n_prefix_ids, "prefix_ids",
+                            &tok->prefix_ids, &tok->prefix_count);
   if (status == AFM_OK)
-    status = loadSpecialIds(tok, pb->suffix_ids, pb->n_suffix_ids,
-                            "suffix_ids", &tok->suffix_ids,
-                            &tok->suffix_count);
+    status = loadSpecialIds(tok, pb->suffix_ids, pb->n_suffix_ids, "suffix_ids",
+                            &tok->suffix_ids, &tok->suffix_count);
   afm__tokenizer__tokenizer__free_unpacked(pb, NULL);
   if (status != AFM_OK) {
     afm_tokenizer_free(tok);

@@ -197,15 +197,15 @@ static afm_status fuse(const tokenList *in, tokenList *out) {
   afm_status status = AFM_OK;
   size_t start = out->buf.size;
   for (size_t t = 0; t < in->spans.count && status == AFM_OK; ++t)
-    status = tk_buf_append(&out->buf, tokenText(in, t),
-                           in->spans.items[t].length);
+    status =
+        tk_buf_append(&out->buf, tokenText(in, t), in->spans.items[t].length);
   return status == AFM_OK
              ? tk_spans_push(&out->spans, start, out->buf.size - start)
              : status;
 }
 
-afm_status tk_decode(const afm_tokenizer *tok, const int32_t *ids,
-                     size_t count, int skip_special, tk_buf *out) {
+afm_status tk_decode(const afm_tokenizer *tok, const int32_t *ids, size_t count,
+                     int skip_special, tk_buf *out) {
   tokenList lists[2];
   memset(lists, 0, sizeof(lists));
   tokenList *current = &lists[0], *next = &lists[1];

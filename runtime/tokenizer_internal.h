@@ -201,8 +201,7 @@ afm_status tk_pretokenize(const tk_pretokenizer *pre, const tk_buf *buf,
                           const tk_spans *spans, tk_buf *out_buf,
                           tk_spans *out_spans);
 /* Compiles a PCRE2 pattern (UTF, UCP); NULL with the message set. */
-void *tk_regex_compile(const char *pattern, size_t length,
-                       const char *where);
+void *tk_regex_compile(const char *pattern, size_t length, const char *where);
 void tk_regex_free(void *regex);
 
 /* tokenizer_bpe.c: the ids of one pre-tokenized word. */
@@ -215,7 +214,7 @@ afm_status tk_bpe_word(const afm_tokenizer *tok, const char *word,
 void tk_bpe_scratch_free(tk_bpe_scratch *scratch);
 
 /* tokenizer_decode.c: the text of `count` ids, appended to `out`. */
-afm_status tk_decode(const afm_tokenizer *tok, const int32_t *ids,
-                     size_t count, int skip_special, tk_buf *out);
+afm_status tk_decode(const afm_tokenizer *tok, const int32_t *ids, size_t count,
+                     int skip_special, tk_buf *out);
 
 #endif /* AFM_RUNTIME_TOKENIZER_INTERNAL_H */

@@ -33,14 +33,13 @@ static afm_status unicodeForm(tk_normalizer_kind kind, const tk_buf *in,
   if (in->size == 0)
     return AFM_OK;
   utf8proc_uint8_t *mapped = NULL;
-  utf8proc_ssize_t length =
-      utf8proc_map((const utf8proc_uint8_t *)in->data, (utf8proc_ssize_t)in->size,
-                   &mapped, (utf8proc_option_t)options);
+  utf8proc_ssize_t length = utf8proc_map((const utf8proc_uint8_t *)in->data,
+                                         (utf8proc_ssize_t)in->size, &mapped,
+                                         (utf8proc_option_t)options);
   if (length < 0)
-    return afm_error(length == UTF8PROC_ERROR_NOMEM ? AFM_ERR_MEMORY
-                                                    : AFM_ERR_ARGUMENT,
-                     "tokenizer: Unicode normalization failed: %s",
-                     utf8proc_errmsg(length));
+    return afm_error(
+        length == UTF8PROC_ERROR_NOMEM ? AFM_ERR_MEMORY : AFM_ERR_ARGUMENT,
+        "tokenizer: Unicode normalization failed: %s", utf8proc_errmsg(length));
   afm_status status = tk_buf_append(out, mapped, (size_t)length);
   free(mapped);
   return status;

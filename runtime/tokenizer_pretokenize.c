@@ -17,13 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *tk_regex_compile(const char *pattern, size_t length,
-                       const char *where) {
+void *tk_regex_compile(const char *pattern, size_t length, const char *where) {
   int code;
   PCRE2_SIZE offset;
-  pcre2_code *regex =
-      pcre2_compile((PCRE2_SPTR)pattern, length, PCRE2_UTF | PCRE2_UCP, &code,
-                    &offset, NULL);
+  pcre2_code *regex = pcre2_compile(
+      (PCRE2_SPTR)pattern, length, PCRE2_UTF | PCRE2_UCP, &code, &offset, NULL);
   if (!regex) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(code, message, sizeof(message));
@@ -243,9 +241,9 @@ afm_status tk_pretokenize(const tk_pretokenizer *pre, const tk_buf *buf,
   out_buf->size = 0;
   partList parts = {{NULL, 0, 0}, NULL, 0};
   pcre2_match_data *data =
-      pre->regex ? pcre2_match_data_create_from_pattern(
-                       (pcre2_code *)pre->regex, NULL)
-                 : NULL;
+      pre->regex
+          ? pcre2_match_data_create_from_pattern((pcre2_code *)pre->regex, NULL)
+          : NULL;
   if (pre->regex && !data)
     return afm_error(AFM_ERR_MEMORY, "tokenizer: out of memory");
   afm_status status = AFM_OK;

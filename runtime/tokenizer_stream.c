@@ -66,8 +66,8 @@ afm_status afm_detokenizer_push(afm_detokenizer *d, int32_t id,
   if (status != AFM_OK)
     return status;
   d->text.size = 0;
-  status = tk_decode(d->tok, d->ids.items, d->ids.count, d->skip_special,
-                     &d->text);
+  status =
+      tk_decode(d->tok, d->ids.items, d->ids.count, d->skip_special, &d->text);
   if (status != AFM_OK) {
     --d->ids.count;
     return status;
@@ -107,8 +107,8 @@ afm_status afm_detokenizer_flush(afm_detokenizer *d, const char **text,
   *text = "";
   *length = 0;
   d->text.size = 0;
-  afm_status status = tk_decode(d->tok, d->ids.items, d->ids.count,
-                                d->skip_special, &d->text);
+  afm_status status =
+      tk_decode(d->tok, d->ids.items, d->ids.count, d->skip_special, &d->text);
   if (status != AFM_OK)
     return status;
   d->released.size = 0;

@@ -13,8 +13,10 @@ static afm_status grow(void **items, size_t *capacity, size_t needed,
   size_t capacity2 = *capacity ? *capacity : 16;
   while (capacity2 < needed) {
     if (capacity2 > SIZE_MAX / 2 / itemSize)
-      return afm_error(AFM_ERR_MEMORY, "tokenizer: buffer of %zu items "
-                                       "too large", needed);
+      return afm_error(AFM_ERR_MEMORY,
+                       "tokenizer: buffer of %zu items "
+                       "too large",
+                       needed);
     capacity2 *= 2;
   }
   void *grown = realloc(*items, capacity2 * itemSize);
@@ -49,8 +51,8 @@ afm_status tk_spans_push(tk_spans *spans, size_t start, size_t length) {
 }
 
 afm_status tk_ids_push(tk_ids *ids, int32_t id) {
-  afm_status status = grow((void **)&ids->items, &ids->capacity,
-                           ids->count + 1, sizeof(int32_t));
+  afm_status status = grow((void **)&ids->items, &ids->capacity, ids->count + 1,
+                           sizeof(int32_t));
   if (status != AFM_OK)
     return status;
   ids->items[ids->count++] = id;

@@ -49,8 +49,8 @@ const uint32_t *afm_tokenizer_suffix_ids(const afm_tokenizer *tokenizer,
  * Special tokens written in the text become their ids. On success *ids is
  * a malloc'ed array of *count ids (NULL when 0) for the caller to free(). */
 afm_status afm_tokenizer_encode(const afm_tokenizer *tokenizer,
-                                const char *text, size_t length,
-                                int32_t **ids, size_t *count);
+                                const char *text, size_t length, int32_t **ids,
+                                size_t *count);
 
 /* Decodes `count` ids into UTF-8 text (invalid byte sequences become
  * U+FFFD as in tokenizers). Ids that name no token are skipped, as in
@@ -60,8 +60,7 @@ afm_status afm_tokenizer_encode(const afm_tokenizer *tokenizer,
  * free(). */
 afm_status afm_tokenizer_decode(const afm_tokenizer *tokenizer,
                                 const int32_t *ids, size_t count,
-                                int skip_special, char **text,
-                                size_t *length);
+                                int skip_special, char **text, size_t *length);
 
 /* Streaming decode: feed ids one at a time and get the text they complete.
  * Text is only released once it no longer ends in an incomplete UTF-8

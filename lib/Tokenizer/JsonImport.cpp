@@ -49,8 +49,13 @@ private:
   /// A {"String": s} or {"Regex": r} pattern as a PCRE2 pattern.
   Expected<std::string> getRegexPattern(const json::Object &o,
                                         const Twine &where);
-  Expected<std::string> getLiteralPattern(const json::Object &o,
-                                          const Twine &where);
+  /// Replace's literal pattern and content.
+  Expected<std::pair<std::string, std::string>>
+  getReplace(const json::Object &o, const Twine &where);
+  /// Imports each element of a Sequence's `key` array with `importOne`.
+  Error importSequence(const json::Object &o, StringRef key, const Twine &where,
+                       Error (Importer::*importOne)(const json::Value &,
+                                                    const Twine &));
 
   Error importModel(const json::Value &value);
   Error importNormalizer(const json::Value &value, const Twine &where);
@@ -117,16 +122,36 @@ Expected<std::string> Importer::getRegexPattern(const json::Object &o,
                      "{\"Regex\": ...}");
 }
 
-Expected<std::string> Importer::getLiteralPattern(const json::Object &o,
-                                                  const Twine &where) {
+Expected<std::pair<std::string, std::string>>
+Importer::getReplace(const json::Object &o, const Twine &where) {
   const json::Object *pattern = o.getObject("pattern");
   if (!pattern)
-    return fail(where, "'pattern' is not an object");
-  if (auto s = pattern->getString("String"))
-    return s->str();
+    return fail(where, "Replace: 'pattern' is not an object");
   if (pattern->get("Regex"))
-    return fail(where, "a Regex pattern is not supported here (only String)");
-  return fail(where, "'pattern' is not {\"String\": ...}");
+    return fail(where, "Replace with a Regex pattern is not supported (only "
+                       "String)");
+  auto literal = pattern->getString("String");
+  if (!literal)
+    return fail(where, "Replace: 'pattern' is not {\"String\": ...}");
+  if (literal->empty())
+    return fail(where, "Replace with an empty pattern is not supported");
+  auto content = getString(o, "content", where);
+  if (!content)
+    return content.takeError();
+  return std::make_pair(literal->str(), *content);
+}
+
+Error Importer::importSequence(const json::Object &o, StringRef key,
+                               const Twine &where,
+                               Error (Importer::*importOne)(const json::Value &,
+                                                            const Twine &)) {
+  const json::Array *list = o.getArray(key);
+  if (!list)
+    return fail(where, "Sequence has no '" + key + "' array");
+  for (size_t i = 0; i < list->size(); ++i)
+    if (Error e = (this->*importOne)((*list)[i], where + "[" + Twine(i) + "]"))
+      return e;
+  return Error::success();
 }
 
 Error Importer::importModel(const json::Value &value) {
@@ -137,8 +162,7 @@ Error Importer::importModel(const json::Value &value) {
   if (!type)
     return type.takeError();
   if (*type != "BPE")
-    return fail("model", "type '" + *type +
-                             "' is not supported (only BPE)");
+    return fail("model", "type '" + *type + "' is not supported (only BPE)");
   if (const json::Value *dropout = o->get("dropout"))
     if (dropout->kind() != json::Value::Null &&
         dropout->getAsNumber().value_or(1) != 0)
@@ -152,10 +176,10 @@ Error Importer::importModel(const json::Value &value) {
       return fail("model", "'" + affix + "' \"" + *s + "\" is not supported");
   }
   BPEModel &model = result.model;
-  for (auto [key, flag] : {std::pair<StringRef, bool *>{"fuse_unk",
-                                                        &model.fuseUnk},
-                           {"byte_fallback", &model.byteFallback},
-                           {"ignore_merges", &model.ignoreMerges}}) {
+  for (auto [key, flag] :
+       {std::pair<StringRef, bool *>{"fuse_unk", &model.fuseUnk},
+        {"byte_fallback", &model.byteFallback},
+        {"ignore_merges", &model.ignoreMerges}}) {
     auto b = getBool(*o, key, "model", false);
     if (!b)
       return b.takeError();
@@ -204,7 +228,8 @@ Error Importer::importModel(const json::Value &value) {
     std::string left, right;
     if (auto s = merge.getAsString()) {
       size_t space = s->find(' ');
-      if (space == StringRef::npos || s->find(' ', space + 1) != StringRef::npos)
+      if (space == StringRef::npos ||
+          s->find(' ', space + 1) != StringRef::npos)
         return fail("model.merges",
                     formatv("merge {0} '{1}' is not two tokens separated by "
                             "one space",
@@ -250,15 +275,10 @@ Error Importer::importNormalizer(const json::Value &value, const Twine &where) {
   if (!type)
     return type.takeError();
   Normalizer n;
-  if (*type == "Sequence") {
-    const json::Array *list = o->getArray("normalizers");
-    if (!list)
-      return fail(where, "Sequence has no 'normalizers' array");
-    for (size_t i = 0; i < list->size(); ++i)
-      if (Error e = importNormalizer((*list)[i], where + "[" + Twine(i) + "]"))
-        return e;
-    return Error::success();
-  } else if (*type == "NFC") {
+  if (*type == "Sequence")
+    return importSequence(*o, "normalizers", where,
+                          &Importer::importNormalizer);
+  if (*type == "NFC") {
     n.kind = Normalizer::Kind::NFC;
   } else if (*type == "NFD") {
     n.kind = Normalizer::Kind::NFD;
@@ -274,16 +294,10 @@ Error Importer::importNormalizer(const json::Value &value, const Twine &where) {
     n.content = *s;
   } else if (*type == "Replace") {
     n.kind = Normalizer::Kind::Replace;
-    auto pattern = getLiteralPattern(*o, where + " (Replace)");
-    if (!pattern)
-      return pattern.takeError();
-    if (pattern->empty())
-      return fail(where, "Replace with an empty pattern is not supported");
-    auto content = getString(*o, "content", where);
-    if (!content)
-      return content.takeError();
-    n.pattern = *pattern;
-    n.content = *content;
+    auto replace = getReplace(*o, where);
+    if (!replace)
+      return replace.takeError();
+    std::tie(n.pattern, n.content) = *replace;
   } else {
     return fail(where, "normalizer '" + *type + "' is not supported");
   }
@@ -302,16 +316,10 @@ Error Importer::importPreTokenizer(const json::Value &value,
   if (!type)
     return type.takeError();
   PreTokenizer p;
-  if (*type == "Sequence") {
-    const json::Array *list = o->getArray("pretokenizers");
-    if (!list)
-      return fail(where, "Sequence has no 'pretokenizers' array");
-    for (size_t i = 0; i < list->size(); ++i)
-      if (Error e =
-              importPreTokenizer((*list)[i], where + "[" + Twine(i) + "]"))
-        return e;
-    return Error::success();
-  } else if (*type == "Split") {
+  if (*type == "Sequence")
+    return importSequence(*o, "pretokenizers", where,
+                          &Importer::importPreTokenizer);
+  if (*type == "Split") {
     p.kind = PreTokenizer::Kind::Split;
     auto regex = getRegexPattern(*o, where + " (Split)");
     if (!regex)
@@ -327,8 +335,8 @@ Error Importer::importPreTokenizer(const json::Value &value,
         {"MergedWithPrevious", B::MergedWithPrevious},
         {"MergedWithNext", B::MergedWithNext},
         {"Contiguous", B::Contiguous}};
-    auto it = llvm::find_if(behaviors,
-                            [&](auto &b) { return b.first == *behavior; });
+    auto it =
+        llvm::find_if(behaviors, [&](auto &b) { return b.first == *behavior; });
     if (it == std::end(behaviors))
       return fail(where, "Split behavior '" + *behavior + "' is not known");
     p.behavior = it->second;
@@ -373,15 +381,9 @@ Error Importer::importDecoder(const json::Value &value, const Twine &where) {
   if (!type)
     return type.takeError();
   Decoder d;
-  if (*type == "Sequence") {
-    const json::Array *list = o->getArray("decoders");
-    if (!list)
-      return fail(where, "Sequence has no 'decoders' array");
-    for (size_t i = 0; i < list->size(); ++i)
-      if (Error e = importDecoder((*list)[i], where + "[" + Twine(i) + "]"))
-        return e;
-    return Error::success();
-  } else if (*type == "ByteLevel") {
+  if (*type == "Sequence")
+    return importSequence(*o, "decoders", where, &Importer::importDecoder);
+  if (*type == "ByteLevel") {
     // Its add_prefix_space, trim_offsets and use_regex do not change
     // decoding.
     d.kind = Decoder::Kind::ByteLevel;
@@ -391,16 +393,10 @@ Error Importer::importDecoder(const json::Value &value, const Twine &where) {
     d.kind = Decoder::Kind::Fuse;
   } else if (*type == "Replace") {
     d.kind = Decoder::Kind::Replace;
-    auto pattern = getLiteralPattern(*o, where + " (Replace)");
-    if (!pattern)
-      return pattern.takeError();
-    if (pattern->empty())
-      return fail(where, "Replace with an empty pattern is not supported");
-    auto content = getString(*o, "content", where);
-    if (!content)
-      return content.takeError();
-    d.pattern = *pattern;
-    d.content = *content;
+    auto replace = getReplace(*o, where);
+    if (!replace)
+      return replace.takeError();
+    std::tie(d.pattern, d.content) = *replace;
   } else if (*type == "Strip") {
     d.kind = Decoder::Kind::Strip;
     auto content = getString(*o, "content", where);
@@ -411,8 +407,8 @@ Error Importer::importDecoder(const json::Value &value, const Twine &where) {
         content->size() != size_t(1 + ((unsigned char)(*content)[0] >= 0xc0) +
                                   ((unsigned char)(*content)[0] >= 0xe0) +
                                   ((unsigned char)(*content)[0] >= 0xf0)))
-      return fail(where, "Strip content '" + *content +
-                             "' is not one character");
+      return fail(where,
+                  "Strip content '" + *content + "' is not one character");
     auto start = getUInt(*o, "start", where, 0);
     auto stop = getUInt(*o, "stop", where, 0);
     if (!start)
@@ -460,15 +456,15 @@ Error Importer::importAddedTokens(const json::Value &value) {
       if (!b)
         return b.takeError();
       if (*b)
-        return fail(where, "'" + *content + "': " + flag +
-                               " = true is not supported");
+        return fail(where,
+                    "'" + *content + "': " + flag + " = true is not supported");
     }
     auto normalized = getBool(*o, "normalized", where, !*special);
     if (!normalized)
       return normalized.takeError();
     if (*normalized && !result.normalizers.empty())
-      return fail(where, "'" + *content +
-                             "': normalized = true is not supported");
+      return fail(where,
+                  "'" + *content + "': normalized = true is not supported");
     if (content->empty() || added.count(*content))
       continue; // tokenizers ignores these too
     uint32_t expected;
@@ -477,8 +473,8 @@ Error Importer::importAddedTokens(const json::Value &value) {
     else if (!maxAdded)
       expected = vocabSize;
     else
-      expected = *maxAdded >= vocabSize || vocabSize == 0 ? *maxAdded + 1
-                                                          : vocabSize;
+      expected =
+          *maxAdded >= vocabSize || vocabSize == 0 ? *maxAdded + 1 : vocabSize;
     if (*id != expected)
       return fail(where, formatv("'{0}' has id {1}, but tokenizers would "
                                  "give it {2}",
@@ -502,16 +498,9 @@ Error Importer::importPostProcessor(const json::Value &value,
     return type.takeError();
   if (*type == "ByteLevel")
     return Error::success(); // offsets only
-  if (*type == "Sequence") {
-    const json::Array *list = o->getArray("processors");
-    if (!list)
-      return fail(where, "Sequence has no 'processors' array");
-    for (size_t i = 0; i < list->size(); ++i)
-      if (Error e =
-              importPostProcessor((*list)[i], where + "[" + Twine(i) + "]"))
-        return e;
-    return Error::success();
-  }
+  if (*type == "Sequence")
+    return importSequence(*o, "processors", where,
+                          &Importer::importPostProcessor);
   if (*type != "TemplateProcessing")
     return fail(where, "post-processor '" + *type + "' is not supported");
   const json::Array *single = o->getArray("single");
@@ -551,8 +540,7 @@ Expected<TokenizerDescription> Importer::run(const json::Value &root) {
   if (!o)
     return fail("tokenizer", "is not a JSON object");
   for (StringRef key : {"truncation", "padding"})
-    if (const json::Value *v = o->get(key);
-        v && v->kind() != json::Value::Null)
+    if (const json::Value *v = o->get(key); v && v->kind() != json::Value::Null)
       return fail(key, "is not supported (only null)");
   const json::Value *model = o->get("model");
   if (!model)
@@ -566,15 +554,14 @@ Expected<TokenizerDescription> Importer::run(const json::Value &root) {
   };
   if (Error e = importNormalizer(getOrNull("normalizer"), "normalizer"))
     return std::move(e);
-  if (Error e =
-          importPreTokenizer(getOrNull("pre_tokenizer"), "pre_tokenizer"))
+  if (Error e = importPreTokenizer(getOrNull("pre_tokenizer"), "pre_tokenizer"))
     return std::move(e);
   if (Error e = importDecoder(getOrNull("decoder"), "decoder"))
     return std::move(e);
   if (Error e = importAddedTokens(getOrNull("added_tokens")))
     return std::move(e);
-  if (Error e = importPostProcessor(getOrNull("post_processor"),
-                                    "post_processor"))
+  if (Error e =
+          importPostProcessor(getOrNull("post_processor"), "post_processor"))
     return std::move(e);
   return std::move(result);
 }

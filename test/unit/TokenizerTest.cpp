@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "afm/tokenizer.h"
 #include "afm/Tokenizer/JsonImport.h"
 #include "afm/Tokenizer/Serialize.h"
-#include "afm/tokenizer.h"
 
 #include "runtime/proto/tokenizer.pb.h"
 
@@ -47,7 +47,8 @@ std::string serialize(const std::string &json) {
 
 TokenizerPtr load(const std::string &bytes) {
   afm_tokenizer *tokenizer = nullptr;
-  afm_status status = afm_tokenizer_load(bytes.data(), bytes.size(), &tokenizer);
+  afm_status status =
+      afm_tokenizer_load(bytes.data(), bytes.size(), &tokenizer);
   EXPECT_EQ(status, AFM_OK) << afm_last_error();
   return TokenizerPtr(tokenizer);
 }
@@ -55,9 +56,9 @@ TokenizerPtr load(const std::string &bytes) {
 std::vector<int32_t> encode(afm_tokenizer *tokenizer, const std::string &text) {
   int32_t *ids = nullptr;
   size_t count = 0;
-  EXPECT_EQ(afm_tokenizer_encode(tokenizer, text.data(), text.size(), &ids,
-                                 &count),
-            AFM_OK)
+  EXPECT_EQ(
+      afm_tokenizer_encode(tokenizer, text.data(), text.size(), &ids, &count),
+      AFM_OK)
       << afm_last_error();
   std::vector<int32_t> result(ids, ids + count);
   std::free(ids);
@@ -68,8 +69,8 @@ std::string decode(afm_tokenizer *tokenizer, const std::vector<int32_t> &ids,
                    bool skipSpecial = false) {
   char *text = nullptr;
   size_t length = 0;
-  EXPECT_EQ(afm_tokenizer_decode(tokenizer, ids.data(), ids.size(),
-                                 skipSpecial, &text, &length),
+  EXPECT_EQ(afm_tokenizer_decode(tokenizer, ids.data(), ids.size(), skipSpecial,
+                                 &text, &length),
             AFM_OK)
       << afm_last_error();
   std::string result(text ? text : "", length);
@@ -146,8 +147,8 @@ std::string byteFallbackJson(bool byteFallback = true) {
       {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]},
   "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": true,
             "byte_fallback": )" +
-         std::string(byteFallback ? "true" : "false") +
-         R"(, "vocab": {)" + vocab + R"(}, "merges": ["▁ a"]},
+         std::string(byteFallback ? "true" : "false") + R"(, "vocab": {)" +
+         vocab + R"(}, "merges": ["▁ a"]},
   "decoder": {"type": "Sequence", "decoders": [
       {"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
       {"type": "ByteFallback"}, {"type": "Fuse"},
@@ -169,7 +170,8 @@ TEST(TokenizerTest, ByteLevelBPEMergesByRank) {
   EXPECT_EQ(decode(tok.get(), {259, 261, 0xc3, 0xa9}), "hello woé");
   EXPECT_EQ(encode(tok.get(), ""), std::vector<int32_t>{});
   // A cut character decodes to U+FFFD, as String::from_utf8_lossy does.
-  EXPECT_EQ(decode(tok.get(), {'a', 0xc3, 'b'}), "a\xef\xbf\xbd" "b");
+  EXPECT_EQ(decode(tok.get(), {'a', 0xc3, 'b'}), "a\xef\xbf\xbd"
+                                                 "b");
 }
 
 TEST(TokenizerTest, ByteFallbackAndUnknown) {
@@ -177,8 +179,8 @@ TEST(TokenizerTest, ByteFallbackAndUnknown) {
   ASSERT_TRUE(tok);
   // "a b€" -> "▁a▁b€": € is not in the vocab, so its three bytes.
   std::vector<int32_t> ids = encode(tok.get(), "a b€");
-  EXPECT_EQ(ids, (std::vector<int32_t>{260, 257, 259, 1 + 0xe2, 1 + 0x82,
-                                       1 + 0xac}));
+  EXPECT_EQ(
+      ids, (std::vector<int32_t>{260, 257, 259, 1 + 0xe2, 1 + 0x82, 1 + 0xac}));
   EXPECT_EQ(decode(tok.get(), ids), "a b€");
   // An incomplete byte sequence: one U+FFFD per byte (tokenizers'
   // ByteFallback decoder).
@@ -242,11 +244,9 @@ TEST(TokenizerTest, StreamingNeverSplitsACharacter) {
   ASSERT_TRUE(bl);
   ASSERT_EQ(afm_detokenizer_create(bl.get(), 0, &raw), AFM_OK);
   DetokenizerPtr blStream(raw);
-  ASSERT_EQ(afm_detokenizer_push(blStream.get(), 0xc3, &text, &length),
-            AFM_OK);
+  ASSERT_EQ(afm_detokenizer_push(blStream.get(), 0xc3, &text, &length), AFM_OK);
   EXPECT_EQ(length, 0u);
-  ASSERT_EQ(afm_detokenizer_push(blStream.get(), 0xa9, &text, &length),
-            AFM_OK);
+  ASSERT_EQ(afm_detokenizer_push(blStream.get(), 0xa9, &text, &length), AFM_OK);
   EXPECT_EQ(std::string(text, length), "é");
 }
 
@@ -302,8 +302,7 @@ TEST(TokenizerTest, HostileSerializedInput) {
   }
   auto truncated = tryLoad(bytes.substr(0, bytes.size() / 2));
   EXPECT_EQ(truncated.first, AFM_ERR_FORMAT);
-  EXPECT_NE(truncated.second.find("not a tokenizer message"),
-            std::string::npos)
+  EXPECT_NE(truncated.second.find("not a tokenizer message"), std::string::npos)
       << truncated.second;
 
   using Message = ::afm::tokenizer::Tokenizer;
@@ -314,10 +313,9 @@ TEST(TokenizerTest, HostileSerializedInput) {
     const char *message;
   };
   const Case cases[] = {
-      {"version", [](Message &m) { m.set_format_version(2); },
-       AFM_ERR_VERSION, "tokenizer: format version 2, this runtime reads 1"},
-      {"merge id",
-       [](Message &m) { m.mutable_model()->set_merges(1, 999999); },
+      {"version", [](Message &m) { m.set_format_version(2); }, AFM_ERR_VERSION,
+       "tokenizer: format version 2, this runtime reads 1"},
+      {"merge id", [](Message &m) { m.mutable_model()->set_merges(1, 999999); },
        AFM_ERR_FORMAT,
        "tokenizer: merge 0 names id 999999, which is not a model token"},
       {"merge result",
@@ -360,10 +358,9 @@ TEST(TokenizerTest, HostileSerializedInput) {
        AFM_ERR_FORMAT, "tokenizer: id 262 is given to two added tokens"},
       {"added utf8",
        [](Message &m) { m.mutable_added_tokens(0)->set_content("\xc3"); },
-       AFM_ERR_FORMAT,
-       "tokenizer: added token 0 (id 262) is not valid UTF-8"},
-      {"prefix id", [](Message &m) { m.add_prefix_ids(70000); },
-       AFM_ERR_FORMAT, "tokenizer: prefix_ids[0] = 70000 is not a token"},
+       AFM_ERR_FORMAT, "tokenizer: added token 0 (id 262) is not valid UTF-8"},
+      {"prefix id", [](Message &m) { m.add_prefix_ids(70000); }, AFM_ERR_FORMAT,
+       "tokenizer: prefix_ids[0] = 70000 is not a token"},
       {"decoder kind",
        [](Message &m) {
          m.mutable_decoders(0)->set_kind(
@@ -374,8 +371,7 @@ TEST(TokenizerTest, HostileSerializedInput) {
   for (const Case &c : cases) {
     auto [status, message] = tryLoad(mutate(bytes, c.edit));
     EXPECT_EQ(status, c.status) << c.name;
-    EXPECT_EQ(message.rfind(c.message, 0), 0u)
-        << c.name << ": " << message;
+    EXPECT_EQ(message.rfind(c.message, 0), 0u) << c.name << ": " << message;
   }
 }
 

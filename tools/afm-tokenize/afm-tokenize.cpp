@@ -43,6 +43,11 @@ static cl::opt<std::string> decodePath(
 static cl::opt<bool> skipSpecial("skip-special",
                                  cl::desc("Decode without special tokens"),
                                  cl::cat(category));
+static cl::opt<std::string>
+    binaryPath("write-binary",
+               cl::desc("Also write the runtime's binary form of the tokenizer "
+                        "(runtime/proto/tokenizer.proto) to this file"),
+               cl::value_desc("file"), cl::cat(category));
 static cl::opt<bool> stream(
     "stream",
     cl::desc("Decode through the streaming detokenizer, one id at a time, "
@@ -102,6 +107,13 @@ Expected<TokenizerPtr> loadTokenizer(StringRef path) {
   if (!description)
     return description.takeError();
   std::string bytes = mlir::afm::tokenizer::serializeTokenizer(*description);
+  if (!binaryPath.empty()) {
+    std::error_code error;
+    raw_fd_ostream out(binaryPath, error);
+    if (error)
+      return createStringError(error, binaryPath + ": " + error.message());
+    out << bytes;
+  }
   afm_tokenizer *tokenizer = nullptr;
   if (afm_tokenizer_load(bytes.data(), bytes.size(), &tokenizer) != AFM_OK)
     return runtimeError(path);
@@ -109,8 +121,8 @@ Expected<TokenizerPtr> loadTokenizer(StringRef path) {
 }
 
 /// Calls `perLine` with each non-empty line of `path` parsed as JSON.
-Error forEachJsonLine(StringRef path,
-                      function_ref<Error(const json::Value &, size_t)> perLine) {
+Error forEachJsonLine(
+    StringRef path, function_ref<Error(const json::Value &, size_t)> perLine) {
   auto buffer = MemoryBuffer::getFileOrSTDIN(path);
   if (!buffer)
     return createStringError(buffer.getError(),
@@ -131,23 +143,24 @@ Error forEachJsonLine(StringRef path,
 }
 
 Error encodeLines(afm_tokenizer *tokenizer, StringRef path) {
-  return forEachJsonLine(path, [&](const json::Value &value, size_t line) -> Error {
-    auto text = value.getAsString();
-    if (!text)
-      return createStringError(path + ":" + Twine(line) +
-                               ": not a JSON string");
-    int32_t *ids = nullptr;
-    size_t count = 0;
-    if (afm_tokenizer_encode(tokenizer, text->data(), text->size(), &ids,
-                             &count) != AFM_OK)
-      return runtimeError(path + ":" + Twine(line));
-    outs() << '[';
-    for (size_t i = 0; i < count; ++i)
-      outs() << (i ? "," : "") << ids[i];
-    outs() << "]\n";
-    std::free(ids);
-    return Error::success();
-  });
+  return forEachJsonLine(
+      path, [&](const json::Value &value, size_t line) -> Error {
+        auto text = value.getAsString();
+        if (!text)
+          return createStringError(path + ":" + Twine(line) +
+                                   ": not a JSON string");
+        int32_t *ids = nullptr;
+        size_t count = 0;
+        if (afm_tokenizer_encode(tokenizer, text->data(), text->size(), &ids,
+                                 &count) != AFM_OK)
+          return runtimeError(path + ":" + Twine(line));
+        outs() << '[';
+        for (size_t i = 0; i < count; ++i)
+          outs() << (i ? "," : "") << ids[i];
+        outs() << "]\n";
+        std::free(ids);
+        return Error::success();
+      });
 }
 
 Expected<std::string> decodeStreaming(afm_tokenizer *tokenizer,
@@ -175,38 +188,39 @@ Expected<std::string> decodeStreaming(afm_tokenizer *tokenizer,
 }
 
 Error decodeLines(afm_tokenizer *tokenizer, StringRef path) {
-  return forEachJsonLine(path, [&](const json::Value &value, size_t line) -> Error {
-    const json::Array *array = value.getAsArray();
-    std::vector<int32_t> ids;
-    for (size_t i = 0; array && i < array->size(); ++i) {
-      auto id = (*array)[i].getAsInteger();
-      if (!id || *id < INT32_MIN || *id > INT32_MAX)
-        array = nullptr;
-      else
-        ids.push_back(static_cast<int32_t>(*id));
-    }
-    if (!array)
-      return createStringError(path + ":" + Twine(line) +
-                               ": not a JSON array of ids");
-    std::string text;
-    if (stream) {
-      Expected<std::string> streamed = decodeStreaming(tokenizer, ids);
-      if (!streamed)
-        return streamed.takeError();
-      text = std::move(*streamed);
-    } else {
-      char *decoded = nullptr;
-      size_t length = 0;
-      if (afm_tokenizer_decode(tokenizer, ids.data(), ids.size(), skipSpecial,
-                               &decoded, &length) != AFM_OK)
-        return runtimeError(path + ":" + Twine(line));
-      text.assign(decoded, length);
-      std::free(decoded);
-    }
-    printJsonString(outs(), text);
-    outs() << '\n';
-    return Error::success();
-  });
+  return forEachJsonLine(
+      path, [&](const json::Value &value, size_t line) -> Error {
+        const json::Array *array = value.getAsArray();
+        std::vector<int32_t> ids;
+        for (size_t i = 0; array && i < array->size(); ++i) {
+          auto id = (*array)[i].getAsInteger();
+          if (!id || *id < INT32_MIN || *id > INT32_MAX)
+            array = nullptr;
+          else
+            ids.push_back(static_cast<int32_t>(*id));
+        }
+        if (!array)
+          return createStringError(path + ":" + Twine(line) +
+                                   ": not a JSON array of ids");
+        std::string text;
+        if (stream) {
+          Expected<std::string> streamed = decodeStreaming(tokenizer, ids);
+          if (!streamed)
+            return streamed.takeError();
+          text = std::move(*streamed);
+        } else {
+          char *decoded = nullptr;
+          size_t length = 0;
+          if (afm_tokenizer_decode(tokenizer, ids.data(), ids.size(),
+                                   skipSpecial, &decoded, &length) != AFM_OK)
+            return runtimeError(path + ":" + Twine(line));
+          text.assign(decoded, length);
+          std::free(decoded);
+        }
+        printJsonString(outs(), text);
+        outs() << '\n';
+        return Error::success();
+      });
 }
 
 } // namespace
@@ -221,15 +235,19 @@ int main(int argc, char **argv) {
       "runtime's tokenizer\n\n"
       "  afm-tokenize --tokenizer tokenizer.json --encode strings.jsonl\n"
       "  afm-tokenize --tokenizer tokenizer.json --decode ids.jsonl "
-      "[--stream]\n\n"
+      "[--stream]\n"
+      "  afm-tokenize --tokenizer tokenizer.json --write-binary tok.bin\n\n"
       "Unsupported tokenizer.json components are errors naming them.\n");
   ExitOnError exitOnErr("afm-tokenize: error: ");
-  if (encodePath.empty() == decodePath.empty())
-    exitOnErr(createStringError("give exactly one of --encode and --decode"));
+  if (!encodePath.empty() && !decodePath.empty())
+    exitOnErr(createStringError("give at most one of --encode and --decode"));
+  if (encodePath.empty() && decodePath.empty() && binaryPath.empty())
+    exitOnErr(
+        createStringError("give one of --encode, --decode and --write-binary"));
   TokenizerPtr tokenizer = exitOnErr(loadTokenizer(tokenizerPath));
   if (!encodePath.empty())
     exitOnErr(encodeLines(tokenizer.get(), encodePath));
-  else
+  else if (!decodePath.empty())
     exitOnErr(decodeLines(tokenizer.get(), decodePath));
   return 0;
 }

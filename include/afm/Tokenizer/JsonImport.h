@@ -21,7 +21,8 @@ llvm::Expected<TokenizerDescription> importTokenizerJson(llvm::StringRef text,
                                                          llvm::StringRef name);
 
 /// Reads and parses the file at `path`.
-llvm::Expected<TokenizerDescription> importTokenizerJsonFile(llvm::StringRef path);
+llvm::Expected<TokenizerDescription>
+importTokenizerJsonFile(llvm::StringRef path);
 
 } // namespace mlir::afm::tokenizer
 

@@ -1,4 +1,5 @@
-//===- Serialize.h - TokenizerDescription to the runtime's bytes -*- C++ -*-===//
+//===- Serialize.h - TokenizerDescription to the runtime's bytes -*- C++
+//-*-===//
 //
 // The binary form the C runtime loads (afm_tokenizer_load): an
 // afm.tokenizer.Tokenizer message of runtime/proto/tokenizer.proto.
