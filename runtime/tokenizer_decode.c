@@ -194,7 +194,9 @@ static afm_status strip(const tk_decoder *d, const tokenList *in,
 }
 
 static afm_status fuse(const tokenList *in, tokenList *out) {
-  afm_status status = AFM_OK;
+  /* Allocates the buffer even for no tokens: the one token it makes must
+   * point somewhere. */
+  afm_status status = tk_buf_append(&out->buf, "", 0);
   size_t start = out->buf.size;
   for (size_t t = 0; t < in->spans.count && status == AFM_OK; ++t)
     status =
