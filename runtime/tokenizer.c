@@ -302,7 +302,7 @@ static afm_status loadPreTokenizers(afm_tokenizer *tok, const PbTokenizer *pb) {
     const Afm__Tokenizer__PreTokenizer *in = pb->pre_tokenizers[i];
     tk_pretokenizer *out = &tok->pretokenizers[i];
     ++tok->pretokenizer_count;
-    if ((unsigned)in->kind > AFM__TOKENIZER__PRE_TOKENIZER__KIND__BYTE_LEVEL)
+    if ((unsigned)in->kind > AFM__TOKENIZER__PRE_TOKENIZER__KIND__METASPACE)
       return afm_error(AFM_ERR_FORMAT,
                        "tokenizer: pre_tokenizers[%zu] has unknown kind %d", i,
                        (int)in->kind);
@@ -312,19 +312,44 @@ static afm_status loadPreTokenizers(afm_tokenizer *tok, const PbTokenizer *pb) {
                        "tokenizer: pre_tokenizers[%zu] has unknown behavior "
                        "%d",
                        i, (int)in->behavior);
-    out->byte_level =
-        in->kind == AFM__TOKENIZER__PRE_TOKENIZER__KIND__BYTE_LEVEL;
+    if ((unsigned)in->prepend_scheme >
+        AFM__TOKENIZER__PRE_TOKENIZER__PREPEND_SCHEME__FIRST)
+      return afm_error(AFM_ERR_FORMAT,
+                       "tokenizer: pre_tokenizers[%zu] has unknown prepend "
+                       "scheme %d",
+                       i, (int)in->prepend_scheme);
+    out->kind = (tk_pretokenizer_kind)in->kind;
     out->behavior = (tk_behavior)in->behavior;
     out->invert = in->invert;
     out->add_prefix_space = in->add_prefix_space;
+    out->prepend_scheme = (tk_prepend_scheme)in->prepend_scheme;
+    out->split = in->split;
+    char where[64];
+    snprintf(where, sizeof(where), "pre_tokenizers[%zu].replacement", i);
+    afm_status status = copyString(in->replacement, where, &out->replacement,
+                                   &out->replacement_length);
+    if (status != AFM_OK)
+      return status;
+    if (out->kind == TK_PRE_METASPACE &&
+        (out->replacement_length == 0 ||
+         tk_utf8_char_length((unsigned char)out->replacement[0]) !=
+             out->replacement_length))
+      return afm_error(AFM_ERR_FORMAT,
+                       "tokenizer: pre_tokenizers[%zu] replaces spaces with "
+                       "'%s', not one character",
+                       i, out->replacement);
     size_t length = strlen(in->regex);
-    if (!out->byte_level && length == 0)
+    if (out->kind == TK_PRE_SPLIT && length == 0)
       return afm_error(AFM_ERR_FORMAT,
                        "tokenizer: pre_tokenizers[%zu] splits on an empty "
                        "regex",
                        i);
+    if (out->kind == TK_PRE_METASPACE && length)
+      return afm_error(AFM_ERR_FORMAT,
+                       "tokenizer: pre_tokenizers[%zu] is a Metaspace with a "
+                       "regex",
+                       i);
     if (length) {
-      char where[64];
       snprintf(where, sizeof(where), "pre_tokenizers[%zu]", i);
       out->regex = tk_regex_compile(in->regex, length, where);
       if (!out->regex)
@@ -343,11 +368,17 @@ static afm_status loadDecoders(afm_tokenizer *tok, const PbTokenizer *pb) {
     const Afm__Tokenizer__Decoder *in = pb->decoders[i];
     tk_decoder *out = &tok->decoders[i];
     ++tok->decoder_count;
-    if ((unsigned)in->kind > AFM__TOKENIZER__DECODER__KIND__STRIP)
+    if ((unsigned)in->kind > AFM__TOKENIZER__DECODER__KIND__METASPACE)
       return afm_error(AFM_ERR_FORMAT,
                        "tokenizer: decoders[%zu] has unknown kind %d", i,
                        (int)in->kind);
+    if ((unsigned)in->prepend_scheme >
+        AFM__TOKENIZER__PRE_TOKENIZER__PREPEND_SCHEME__FIRST)
+      return afm_error(AFM_ERR_FORMAT,
+                       "tokenizer: decoders[%zu] has unknown prepend scheme %d",
+                       i, (int)in->prepend_scheme);
     out->kind = (tk_decoder_kind)in->kind;
+    out->prepend_scheme = (tk_prepend_scheme)in->prepend_scheme;
     out->start = in->start;
     out->stop = in->stop;
     char where[64];
@@ -363,12 +394,12 @@ static afm_status loadDecoders(afm_tokenizer *tok, const PbTokenizer *pb) {
     if (out->kind == TK_DEC_REPLACE && out->pattern_length == 0)
       return afm_error(AFM_ERR_FORMAT,
                        "tokenizer: decoders[%zu] replaces an empty pattern", i);
-    if (out->kind == TK_DEC_STRIP &&
+    if ((out->kind == TK_DEC_STRIP || out->kind == TK_DEC_METASPACE) &&
         (out->content_length == 0 ||
          tk_utf8_char_length((unsigned char)out->content[0]) !=
              out->content_length))
       return afm_error(AFM_ERR_FORMAT,
-                       "tokenizer: decoders[%zu] strips '%s', not one "
+                       "tokenizer: decoders[%zu]: '%s' is not one "
                        "character",
                        i, out->content);
   }
@@ -458,8 +489,10 @@ void afm_tokenizer_free(afm_tokenizer *tok) {
     free(tok->normalizers[i].content);
   }
   free(tok->normalizers);
-  for (size_t i = 0; i < tok->pretokenizer_count; ++i)
+  for (size_t i = 0; i < tok->pretokenizer_count; ++i) {
     tk_regex_free(tok->pretokenizers[i].regex);
+    free(tok->pretokenizers[i].replacement);
+  }
   free(tok->pretokenizers);
   for (size_t i = 0; i < tok->decoder_count; ++i) {
     free(tok->decoders[i].pattern);

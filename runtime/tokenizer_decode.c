@@ -193,6 +193,36 @@ static afm_status strip(const tk_decoder *d, const tokenList *in,
   return status;
 }
 
+/* The replacement becomes a space, except in the first token, which loses
+ * every one unless the scheme is "never" (tokenizers' Metaspace decoder). */
+static afm_status metaspace(const tk_decoder *d, const tokenList *in,
+                            tokenList *out) {
+  afm_status status = AFM_OK;
+  size_t c = d->content_length;
+  for (size_t t = 0; t < in->spans.count && status == AFM_OK; ++t) {
+    const char *s = tokenText(in, t);
+    size_t n = in->spans.items[t].length, start = out->buf.size;
+    int drop = t == 0 && d->prepend_scheme != TK_PREPEND_NEVER;
+    status = tk_buf_append(&out->buf, "", 0);
+    for (size_t i = 0, run = 0; i <= n && status == AFM_OK;) {
+      if (i < n && (i + c > n || memcmp(s + i, d->content, c) != 0)) {
+        ++i;
+        continue;
+      }
+      status = tk_buf_append(&out->buf, s + run, i - run);
+      if (i == n)
+        break;
+      if (status == AFM_OK && !drop)
+        status = tk_buf_append(&out->buf, " ", 1);
+      i += c;
+      run = i;
+    }
+    if (status == AFM_OK)
+      status = tk_spans_push(&out->spans, start, out->buf.size - start);
+  }
+  return status;
+}
+
 static afm_status fuse(const tokenList *in, tokenList *out) {
   /* Allocates the buffer even for no tokens: the one token it makes must
    * point somewhere. */
@@ -247,6 +277,9 @@ afm_status tk_decode(const afm_tokenizer *tok, const int32_t *ids, size_t count,
       break;
     case TK_DEC_STRIP:
       status = strip(d, current, next);
+      break;
+    case TK_DEC_METASPACE:
+      status = metaspace(d, current, next);
       break;
     }
     tokenList *swap = current;

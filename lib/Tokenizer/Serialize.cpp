@@ -41,6 +41,10 @@ std::string serializeTokenizer(const TokenizerDescription &d) {
     out->set_behavior(static_cast<pb::PreTokenizer::Behavior>(p.behavior));
     out->set_invert(p.invert);
     out->set_add_prefix_space(p.addPrefixSpace);
+    out->set_replacement(p.replacement);
+    out->set_prepend_scheme(
+        static_cast<pb::PreTokenizer::PrependScheme>(p.prependScheme));
+    out->set_split(p.split);
   }
   for (const Decoder &dec : d.decoders) {
     pb::Decoder *out = message.add_decoders();
@@ -49,6 +53,8 @@ std::string serializeTokenizer(const TokenizerDescription &d) {
     out->set_content(dec.content);
     out->set_start(dec.start);
     out->set_stop(dec.stop);
+    out->set_prepend_scheme(
+        static_cast<pb::PreTokenizer::PrependScheme>(dec.prependScheme));
   }
   for (const AddedToken &t : d.addedTokens) {
     pb::AddedToken *out = message.add_added_tokens();

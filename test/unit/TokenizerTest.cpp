@@ -211,6 +211,8 @@ TEST(TokenizerTest, AddedTokensSplitFirstLeftmostLongest) {
   TokenizerPtr sp = load(serialize(byteFallbackJson()));
   ASSERT_TRUE(sp);
   EXPECT_EQ(encode(sp.get(), "a<unk>a"), (std::vector<int32_t>{260, 0, 260}));
+  // Every id skipped: the decoder chain (Fuse, Strip) runs on no tokens.
+  EXPECT_EQ(decode(sp.get(), {0, 0}, /*skipSpecial=*/true), "");
 }
 
 TEST(TokenizerTest, StreamingNeverSplitsACharacter) {
@@ -388,8 +390,8 @@ TEST(TokenizerTest, ImportRefusesWhatItDoesNotModel) {
             "t.json: decoder: decoder 'CTC' is not supported");
   EXPECT_EQ(refused("{" + model +
                     R"(, "decoder": {"type": "Fuse"},
-                     "pre_tokenizer": {"type": "Metaspace"}})"),
-            "t.json: pre_tokenizer: pre-tokenizer 'Metaspace' is not "
+                     "pre_tokenizer": {"type": "UnicodeScripts"}})"),
+            "t.json: pre_tokenizer: pre-tokenizer 'UnicodeScripts' is not "
             "supported");
   EXPECT_EQ(refused("{" + model +
                     R"(, "decoder": {"type": "Fuse"},

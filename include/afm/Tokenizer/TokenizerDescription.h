@@ -41,7 +41,8 @@ struct Normalizer {
 };
 
 struct PreTokenizer {
-  enum class Kind { Split, ByteLevel };
+  enum class Kind { Split, ByteLevel, Metaspace };
+  enum class PrependScheme { Always, Never, First };
   enum class Behavior {
     Removed,
     Isolated,
@@ -56,15 +57,23 @@ struct PreTokenizer {
   Behavior behavior = Behavior::Isolated;
   bool invert = false;
   bool addPrefixSpace = false;
+  /// Metaspace: the character spaces become, when it is prepended, and
+  /// whether pieces are split in front of it.
+  std::string replacement;
+  PrependScheme prependScheme = PrependScheme::Always;
+  bool split = true;
 };
 
 struct Decoder {
-  enum class Kind { ByteLevel, ByteFallback, Fuse, Replace, Strip };
+  enum class Kind { ByteLevel, ByteFallback, Fuse, Replace, Strip, Metaspace };
   Kind kind;
   std::string pattern;
   std::string content;
   uint32_t start = 0;
   uint32_t stop = 0;
+  /// Metaspace (the replacement is `content`).
+  PreTokenizer::PrependScheme prependScheme =
+      PreTokenizer::PrependScheme::Always;
 };
 
 struct AddedToken {
