@@ -178,8 +178,11 @@ static afm_status overlayAddedTokens(afm_tokenizer *tok,
                        "tokenizer: id %u is given to two added tokens",
                        added->id);
     memcpy(tok->texts + used, added->content, length);
-    tok->flags[added->id] =
-        TK_ID_PRESENT | TK_ID_ADDED | (added->special ? TK_ID_SPECIAL : 0);
+    tok->flags[added->id] = TK_ID_PRESENT | TK_ID_ADDED |
+                            (added->special ? TK_ID_SPECIAL : 0) |
+                            (added->lstrip ? TK_ID_LSTRIP : 0) |
+                            (added->rstrip ? TK_ID_RSTRIP : 0) |
+                            (added->single_word ? TK_ID_SINGLE_WORD : 0);
     tok->text_start[added->id] = (uint32_t)used;
     tok->text_length[added->id] = (uint32_t)length;
     used += length;
@@ -454,6 +457,15 @@ afm_status afm_tokenizer_load(const void *data, size_t size,
     status = loadDecoders(tok, pb);
   if (status == AFM_OK)
     status = tk_trie_build(tok);
+  if (status == AFM_OK) {
+    static const char word[] =
+        "[\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}]";
+    static const char space[] = "\\p{White_Space}";
+    tok->word_char = tk_regex_compile(word, sizeof(word) - 1, "word class");
+    tok->space_char = tk_regex_compile(space, sizeof(space) - 1, "space class");
+    if (!tok->word_char || !tok->space_char)
+      status = AFM_ERR_FORMAT;
+  }
   if (status == AFM_OK)
     status = loadSpecialIds(tok, pb->prefix_ids, pb->n_prefix_ids, "prefix_ids",
                             &tok->prefix_ids, &tok->prefix_count);
@@ -500,6 +512,8 @@ void afm_tokenizer_free(afm_tokenizer *tok) {
   }
   free(tok->decoders);
   tk_trie_free(&tok->added);
+  tk_regex_free(tok->word_char);
+  tk_regex_free(tok->space_char);
   free(tok->prefix_ids);
   free(tok->suffix_ids);
   free(tok);

@@ -59,6 +59,19 @@ static afm_status encodeStretch(const afm_tokenizer *tok, const char *text,
   return status;
 }
 
+/* The start of the character that ends at `end`. */
+static size_t previousChar(const char *text, size_t end) {
+  size_t i = end - 1;
+  while (i > 0 && ((unsigned char)text[i] & 0xc0) == 0x80)
+    --i;
+  return i;
+}
+
+/* Whether the character before `at` is a word character (Rust's \w). */
+static int isWordBefore(const afm_tokenizer *tok, const char *text, size_t at) {
+  return tk_regex_matches_at(tok->word_char, text, at, previousChar(text, at));
+}
+
 afm_status afm_tokenizer_encode(const afm_tokenizer *tok, const char *text,
                                 size_t length, int32_t **ids, size_t *count) {
   if (!tok || (!text && length) || !ids || !count)
@@ -75,19 +88,46 @@ afm_status afm_tokenizer_encode(const afm_tokenizer *tok, const char *text,
   memset(&s, 0, sizeof(s));
   tk_ids out = {NULL, 0, 0};
   afm_status status = AFM_OK;
-  size_t position = 0;
-  while (status == AFM_OK && position < length) {
-    size_t start = length, matched = 0;
-    int32_t id = -1;
-    if (!tk_trie_find(&tok->added, text, length, position, &start, &matched,
-                      &id))
-      start = length;
-    status = encodeStretch(tok, text + position, start - position,
-                           position == 0, &s, &out);
-    if (status == AFM_OK && id >= 0)
+  /* tokenizers' AddedVocabulary::find_matches: matches come from a
+   * non-overlapping scan (`scan`), one discarded by single_word still
+   * consumes its text, and lstrip/rstrip widen a match over whitespace,
+   * lstrip never back into text already emitted (`emitted`). */
+  size_t scan = 0, emitted = 0, start, matched;
+  int32_t id;
+  while (status == AFM_OK &&
+         tk_trie_find(&tok->added, text, length, scan, &start, &matched, &id)) {
+    size_t stop = start + matched;
+    scan = stop;
+    uint8_t flags = tok->flags[id];
+    if ((flags & TK_ID_SINGLE_WORD) &&
+        ((start > 0 && isWordBefore(tok, text, start)) ||
+         (stop < length &&
+          tk_regex_matches_at(tok->word_char, text, length, stop))))
+      continue;
+    if (flags & TK_ID_LSTRIP) {
+      size_t widened = start;
+      while (widened > emitted) {
+        size_t previous = previousChar(text, widened);
+        if (!tk_regex_matches_at(tok->space_char, text, length, previous))
+          break;
+        widened = previous;
+      }
+      start = widened;
+    }
+    if (flags & TK_ID_RSTRIP)
+      while (stop < length &&
+             tk_regex_matches_at(tok->space_char, text, length, stop))
+        stop += tk_utf8_char_length((unsigned char)text[stop]);
+    if (emitted < start)
+      status = encodeStretch(tok, text + emitted, start - emitted, emitted == 0,
+                             &s, &out);
+    if (status == AFM_OK)
       status = tk_ids_push(&out, id);
-    position = start + matched;
+    emitted = stop;
   }
+  if (status == AFM_OK && emitted < length)
+    status = encodeStretch(tok, text + emitted, length - emitted, emitted == 0,
+                           &s, &out);
   freeScratch(&s);
   if (status != AFM_OK) {
     free(out.items);

@@ -169,7 +169,15 @@ typedef struct tk_trie {
   uint8_t first_bytes[32]; /* bitmap of the root's children */
 } tk_trie;
 
-enum { TK_ID_PRESENT = 1, TK_ID_ADDED = 2, TK_ID_SPECIAL = 4 };
+enum {
+  TK_ID_PRESENT = 1,
+  TK_ID_ADDED = 2,
+  TK_ID_SPECIAL = 4,
+  /* Added tokens' matching options. */
+  TK_ID_LSTRIP = 8,
+  TK_ID_RSTRIP = 16,
+  TK_ID_SINGLE_WORD = 32
+};
 
 struct afm_tokenizer {
   uint32_t id_limit;
@@ -194,6 +202,9 @@ struct afm_tokenizer {
   tk_decoder *decoders;
   size_t decoder_count;
   tk_trie added;
+  /* One character of Rust's regex \w, and of \s (White_Space): what
+   * single_word, lstrip and rstrip look at. */
+  void *word_char, *space_char;
 
   uint32_t *prefix_ids, *suffix_ids;
   size_t prefix_count, suffix_count;
@@ -208,6 +219,10 @@ void tk_trie_free(tk_trie *trie);
  * id; 0 if none. */
 int tk_trie_find(const tk_trie *trie, const char *text, size_t n, size_t from,
                  size_t *start, size_t *length, int32_t *id);
+
+/* Whether the character at text[at] (of n bytes) matches `regex`, a
+ * one-character class from tk_regex_compile. */
+int tk_regex_matches_at(void *regex, const char *text, size_t n, size_t at);
 
 /* tokenizer_normalize.c: applies every normalizer to `in`, result in
  * `out` (both are reset as needed). */

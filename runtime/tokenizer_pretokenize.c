@@ -43,6 +43,17 @@ void *tk_regex_compile(const char *pattern, size_t length, const char *where) {
 
 void tk_regex_free(void *regex) { pcre2_code_free((pcre2_code *)regex); }
 
+int tk_regex_matches_at(void *regex, const char *text, size_t n, size_t at) {
+  pcre2_match_data *data =
+      pcre2_match_data_create_from_pattern((pcre2_code *)regex, NULL);
+  if (!data)
+    return 0;
+  int rc = pcre2_match((pcre2_code *)regex, (PCRE2_SPTR)text, n, at,
+                       PCRE2_ANCHORED, data, NULL);
+  pcre2_match_data_free(data);
+  return rc > 0;
+}
+
 /* The matches of `regex` in text[0..n) as alternating spans: pushes
  * (start, length) to `parts` and whether each is a match to `isMatch`. */
 typedef struct partList {

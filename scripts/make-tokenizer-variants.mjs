@@ -61,6 +61,21 @@ const variants = {
   'llama3-split-contiguous': (t) => {
     t.pre_tokenizer.pretokenizers.unshift({ type: 'Split', pattern: { Regex: '\\p{N}|\\s' }, behavior: 'Contiguous', invert: false });
   },
+  // Added tokens that take the whitespace around them, or only count
+  // outside words.
+  'llama3-added-strip': (t) => {
+    for (const a of t.added_tokens) {
+      if (a.content === '<|begin_of_text|>') a.lstrip = true;
+      if (a.content === '<|end_of_text|>') a.rstrip = true;
+      if (a.content === '<|eot_id|>') a.lstrip = a.rstrip = true;
+    }
+  },
+  'qwen3-added-single-word': (t) => {
+    for (const a of t.added_tokens) {
+      if (['<|im_start|>', '<think>', '</think>'].includes(a.content)) a.single_word = true;
+      if (a.content === '<|im_end|>') a.single_word = a.lstrip = a.rstrip = true;
+    }
+  },
   'gemma3-split-merged-next': (t) => {
     t.pre_tokenizer = { type: 'Split', pattern: { String: '▁' }, behavior: 'MergedWithNext', invert: false };
   },

@@ -506,13 +506,13 @@ Error Importer::importAddedTokens(const json::Value &value) {
     auto special = getBool(*o, "special", where, false);
     if (!special)
       return special.takeError();
-    for (StringRef flag : {"lstrip", "rstrip", "single_word"}) {
-      auto b = getBool(*o, flag, where, false);
+    bool flags[3];
+    StringRef flagNames[3] = {"lstrip", "rstrip", "single_word"};
+    for (int k = 0; k < 3; ++k) {
+      auto b = getBool(*o, flagNames[k], where, false);
       if (!b)
         return b.takeError();
-      if (*b)
-        return fail(where,
-                    "'" + *content + "': " + flag + " = true is not supported");
+      flags[k] = *b;
     }
     auto normalized = getBool(*o, "normalized", where, !*special);
     if (!normalized)
@@ -536,7 +536,8 @@ Error Importer::importAddedTokens(const json::Value &value) {
                                  *content, *id, expected));
     added[*content] = expected;
     maxAdded = std::max(maxAdded.value_or(0), expected);
-    result.addedTokens.push_back({*content, expected, *special});
+    result.addedTokens.push_back(
+        {*content, expected, *special, flags[0], flags[1], flags[2]});
   }
   return Error::success();
 }

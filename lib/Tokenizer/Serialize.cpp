@@ -61,6 +61,9 @@ std::string serializeTokenizer(const TokenizerDescription &d) {
     out->set_content(t.content);
     out->set_id(t.id);
     out->set_special(t.special);
+    out->set_lstrip(t.lstrip);
+    out->set_rstrip(t.rstrip);
+    out->set_single_word(t.singleWord);
   }
   for (uint32_t id : d.prefixIds)
     message.add_prefix_ids(id);

@@ -80,6 +80,9 @@ struct AddedToken {
   std::string content;
   uint32_t id;
   bool special;
+  bool lstrip = false;
+  bool rstrip = false;
+  bool singleWord = false;
 };
 
 struct TokenizerDescription {
