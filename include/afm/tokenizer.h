@@ -65,9 +65,12 @@ afm_status afm_tokenizer_decode(const afm_tokenizer *tokenizer,
 /* Streaming decode: feed ids one at a time and get the text they complete.
  * Text is only released once it no longer ends in an incomplete UTF-8
  * character (or the U+FFFD of one), so a multi-byte character split over
- * several byte tokens comes out whole. The concatenation of all pieces and
- * of afm_detokenizer_flush equals afm_tokenizer_decode of all ids. The
- * detokenizer keeps a pointer to `tokenizer`, which must outlive it. */
+ * several byte tokens comes out whole. This is tokenizers' DecodeStream:
+ * the pieces and the flush join into afm_tokenizer_decode of all ids for
+ * the decoder chains of real tokenizers (checked on Llama 2/3, Qwen 3 and
+ * Gemma 3); a chain that rewrites text it already released (a Strip after
+ * the first token) is AFM_ERR_STATE. The detokenizer keeps a pointer to
+ * `tokenizer`, which must outlive it. */
 afm_status afm_detokenizer_create(const afm_tokenizer *tokenizer,
                                   int skip_special, afm_detokenizer **out);
 void afm_detokenizer_free(afm_detokenizer *detokenizer);
