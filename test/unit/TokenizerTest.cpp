@@ -252,6 +252,27 @@ TEST(TokenizerTest, StreamingNeverSplitsACharacter) {
   EXPECT_EQ(std::string(text, length), "é");
 }
 
+TEST(TokenizerTest, PostProcessorIdsAreRecordedNotAdded) {
+  // Llama 2's template: <s> before a single sequence, nothing after.
+  std::string json = byteFallbackJson();
+  json.insert(json.rfind('}'), R"(, "post_processor": {
+      "type": "TemplateProcessing",
+      "single": [{"SpecialToken": {"id": "<unk>", "type_id": 0}},
+                 {"Sequence": {"id": "A", "type_id": 0}},
+                 {"SpecialToken": {"id": "<unk>", "type_id": 0}}],
+      "pair": [], "special_tokens": {"<unk>": {"id": "<unk>", "ids": [0],
+                                               "tokens": ["<unk>"]}}})");
+  TokenizerPtr tok = load(serialize(json));
+  ASSERT_TRUE(tok);
+  size_t count;
+  const uint32_t *prefix = afm_tokenizer_prefix_ids(tok.get(), &count);
+  ASSERT_EQ(count, 1u);
+  EXPECT_EQ(prefix[0], 0u);
+  afm_tokenizer_suffix_ids(tok.get(), &count);
+  EXPECT_EQ(count, 1u);
+  EXPECT_EQ(encode(tok.get(), "a"), (std::vector<int32_t>{260}));
+}
+
 TEST(TokenizerTest, BadArguments) {
   TokenizerPtr tok = load(serialize(byteLevelJson()));
   ASSERT_TRUE(tok);
