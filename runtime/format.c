@@ -32,6 +32,8 @@ static const char *kindName(uint32_t kind) {
     return "weights";
   case AFMB_SECTION_KIND_CODE:
     return "code";
+  case AFMB_SECTION_KIND_TOKENIZER:
+    return "tokenizer";
   default:
     return "unknown";
   }
@@ -244,14 +246,16 @@ afm_status afm_layout_parse(const char *name, const uint8_t *data,
   region regions[AFMB_MAX_SECTIONS + 2] = {
       {"the header", 0, AFMB_HEADER_SIZE},
       {"the section table", tableOffset, tableEnd}};
-  afm_section *byKind[4] = {NULL, &out->manifest, &out->weights, &out->code};
-  bool seen[4] = {false, false, false, false};
+  afm_section *byKind[5] = {NULL, &out->manifest, &out->weights, &out->code,
+                            &out->tokenizer};
+  bool seen[5] = {false, false, false, false, false};
   for (uint32_t i = 0; i < count; ++i) {
     afm_section s = readSection(data, tableOffset, i);
-    if (s.kind < AFMB_SECTION_KIND_MANIFEST || s.kind > AFMB_SECTION_KIND_CODE)
+    if (s.kind < AFMB_SECTION_KIND_MANIFEST ||
+        s.kind > AFMB_SECTION_KIND_TOKENIZER)
       return afm_error(AFM_ERR_FORMAT,
                        "%s: section %u has unknown kind %u (expected 1 "
-                       "manifest, 2 weights or 3 code)",
+                       "manifest, 2 weights, 3 code or 4 tokenizer)",
                        name, i, s.kind);
     if (seen[s.kind])
       return afm_error(AFM_ERR_FORMAT,
@@ -272,9 +276,12 @@ afm_status afm_layout_parse(const char *name, const uint8_t *data,
   if (status != AFM_OK)
     return status;
 
+  out->has_tokenizer = seen[AFMB_SECTION_KIND_TOKENIZER];
   status = checkChecksum(name, data, &out->manifest);
   if (status == AFM_OK)
     status = checkChecksum(name, data, &out->code);
+  if (status == AFM_OK && out->has_tokenizer)
+    status = checkChecksum(name, data, &out->tokenizer);
   if (status == AFM_OK && verify_weights)
     status = checkChecksum(name, data, &out->weights);
   return status;

@@ -30,11 +30,14 @@ typedef struct afm_layout {
   afm_section manifest;
   afm_section weights;
   afm_section code;
+  /* The optional tokenizer section (format 1.1); zero when absent. */
+  bool has_tokenizer;
+  afm_section tokenizer;
 } afm_layout;
 
 /* Checks `size` bytes at `data` against the format and fills `out`. The
- * manifest and code checksums are always verified, the weights checksum only
- * with `verify_weights`. `name` (the path) starts every error message. */
+ * manifest, code and tokenizer checksums are always verified, the weights
+ * checksum only with `verify_weights`. `name` (the path) starts every error message. */
 afm_status afm_layout_parse(const char *name, const uint8_t *data,
                             uint64_t size, bool verify_weights,
                             afm_layout *out);

@@ -102,6 +102,21 @@ static const char *entryKindName(Afm__Manifest__EntryPoint__Kind kind) {
 
 /* Exactly one PREFILL and one DECODE entry, each named as the kernel ABI
  * names it. */
+/* Every end-of-sequence id names a token of the vocabulary. */
+static afm_status checkGeneration(const char *name,
+                                  const Afm__Manifest__Manifest *m) {
+  const Afm__Manifest__Generation *g = m->generation;
+  if (!g)
+    return AFM_OK;
+  for (size_t i = 0; i < g->n_eos_ids; ++i)
+    if (g->eos_ids[i] >= m->model->vocab_size)
+      return afm_error(AFM_ERR_FORMAT,
+                       "%s: generation eos_ids[%zu] is %u, not below "
+                       "vocab_size %u",
+                       name, i, g->eos_ids[i], m->model->vocab_size);
+  return AFM_OK;
+}
+
 static afm_status checkEntries(const char *name,
                                const Afm__Manifest__Manifest *m,
                                afm_manifest *out) {
@@ -248,6 +263,8 @@ afm_status afm_manifest_decode(const char *name, const uint8_t *data,
   if (status == AFM_OK)
     status = checkKVCache(name, m->kv_cache, &out->arena_bytes,
                           &out->kv_cache_bytes);
+  if (status == AFM_OK)
+    status = checkGeneration(name, m);
   if (status != AFM_OK) {
     afm_manifest_release(out);
     return status;
@@ -256,6 +273,10 @@ afm_status afm_manifest_decode(const char *name, const uint8_t *data,
       m->target->name[0] != '\0' ? m->target->name : m->target->triple;
   out->vocab_size = m->model->vocab_size;
   out->context_length = m->model->context_length;
+  if (m->generation) {
+    out->eos_ids = (const int32_t *)m->generation->eos_ids;
+    out->eos_count = m->generation->n_eos_ids;
+  }
   return AFM_OK;
 }
 

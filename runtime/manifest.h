@@ -30,6 +30,10 @@ typedef struct afm_manifest {
    * arena; the rest is the compiled code's scratch memory. The arena when
    * the manifest lists no buffers. */
   uint64_t kv_cache_bytes;
+  /* generation.eos_ids (each < vocab_size, so also a valid int32_t), inside
+   * `message`; NULL and 0 when the file records none. */
+  const int32_t *eos_ids;
+  size_t eos_count;
 } afm_manifest;
 
 /* Decodes and validates `size` bytes of manifest for a weights section of

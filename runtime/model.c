@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -65,11 +66,30 @@ static afm_status mapFile(const char *path, void **map, size_t *size) {
 }
 
 static void destroy(afm_model *model) {
+  afm_tokenizer_free(model->tokenizer);
   afm_code_free(model->code);
   afm_manifest_release(&model->manifest);
   if (model->map)
     munmap(model->map, model->map_size);
   free(model);
+}
+
+/* The tokenizer section, whose ids must all be rows of the logits. */
+static afm_status loadTokenizer(afm_model *model, const char *path,
+                                const uint8_t *data, size_t size) {
+  afm_status status = afm_tokenizer_load(data, size, &model->tokenizer);
+  if (status != AFM_OK) {
+    char message[512];
+    snprintf(message, sizeof(message), "%s", afm_last_error());
+    return afm_error(status, "%s: tokenizer section: %s", path, message);
+  }
+  uint32_t limit = afm_tokenizer_id_limit(model->tokenizer);
+  if (limit > model->manifest.vocab_size)
+    return afm_error(AFM_ERR_FORMAT,
+                     "%s: the tokenizer has ids up to %u, past the model's "
+                     "vocab_size %u",
+                     path, limit - 1, model->manifest.vocab_size);
+  return AFM_OK;
 }
 
 static afm_status loadInto(afm_model *model, const char *path, uint32_t flags) {
@@ -110,6 +130,9 @@ static afm_status loadInto(afm_model *model, const char *path, uint32_t flags) {
                             &model->decode.fn);
   model->prefill.max_tokens = prefill->max_tokens;
   model->decode.max_tokens = decode->max_tokens;
+  if (status == AFM_OK && layout.has_tokenizer)
+    status = loadTokenizer(model, path, bytes + layout.tokenizer.offset,
+                           (size_t)layout.tokenizer.size);
   return status;
 }
 
@@ -168,4 +191,15 @@ uint64_t afm_model_weight_bytes(const afm_model *model) {
 
 const char *afm_model_target(const afm_model *model) {
   return model ? model->manifest.target_name : "";
+}
+
+const afm_tokenizer *afm_model_tokenizer(const afm_model *model) {
+  return model ? model->tokenizer : NULL;
+}
+
+const int32_t *afm_model_eos_ids(const afm_model *model, size_t *count) {
+  if (count)
+    *count = model ? model->manifest.eos_count : 0;
+  return model && model->manifest.eos_count > 0 ? model->manifest.eos_ids
+                                                : NULL;
 }

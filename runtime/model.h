@@ -5,6 +5,7 @@
 
 #include "afm/kernel_abi.h"
 #include "afm/runtime.h"
+#include "afm/tokenizer.h"
 #include "code_loader.h"
 #include "manifest.h"
 
@@ -28,6 +29,7 @@ struct afm_model {
   afm_code *code;
   afm_entry prefill;
   afm_entry decode;
+  afm_tokenizer *tokenizer; /* from the optional tokenizer section */
 };
 
 void afm_model_retain(afm_model *model);

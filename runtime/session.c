@@ -220,6 +220,10 @@ int64_t afm_session_position(const afm_session *session) {
   return session ? session->position : 0;
 }
 
+afm_model *afm_session_model(const afm_session *session) {
+  return session ? session->model : NULL;
+}
+
 afm_status afm_session_reset(afm_session *session) {
   if (!session)
     return afm_error(AFM_ERR_ARGUMENT, "afm_session_reset: `session` is NULL");

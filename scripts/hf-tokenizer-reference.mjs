@@ -9,6 +9,12 @@
 //   node scripts/hf-tokenizer-reference.mjs TOKENIZER_JSON --decode FILE
 //       JSON lines of id arrays -> one JSON string per line
 //       (skip_special_tokens = false)
+//   node scripts/hf-tokenizer-reference.mjs TOKENIZER_JSON --prompt-ids TEXT
+//       TEXT's ids with special tokens added (e.g. BOS), comma-separated:
+//       the prompt of afm-run --text, in afm-run --prompt's form
+//   node scripts/hf-tokenizer-reference.mjs TOKENIZER_JSON --decode-text FILE
+//       JSON lines of id arrays -> each one's text as is, then a newline
+//       (skip_special_tokens = true): what afm-run --text prints
 //   node scripts/hf-tokenizer-reference.mjs TOKENIZER_JSON --random-ids N
 //       N JSON arrays of random ids below the vocabulary size (added tokens
 //       included), the same on every run: decode inputs that no encode
@@ -23,8 +29,9 @@ const require = createRequire(join(root, 'package.json'));
 const { Tokenizer } = require('tokenizers');
 
 const [tokenizerPath, mode, input] = process.argv.slice(2);
-if (!tokenizerPath || !['--encode', '--decode', '--random-ids'].includes(mode) || !input) {
-  console.error('usage: hf-tokenizer-reference.mjs TOKENIZER_JSON --encode|--decode FILE | --random-ids N');
+const modes = ['--encode', '--decode', '--decode-text', '--prompt-ids', '--random-ids'];
+if (!tokenizerPath || !modes.includes(mode) || input === undefined) {
+  console.error('usage: hf-tokenizer-reference.mjs TOKENIZER_JSON --encode|--decode|--decode-text FILE | --prompt-ids TEXT | --random-ids N');
   process.exit(2);
 }
 const tokenizer = Tokenizer.fromFile(tokenizerPath);
@@ -48,6 +55,11 @@ if (mode === '--random-ids') {
   process.stdout.write(lines.join('\n') + '\n');
   process.exit(0);
 }
+if (mode === '--prompt-ids') {
+  const encoding = await tokenizer.encode(input, null, { addSpecialTokens: true });
+  process.stdout.write(encoding.getIds().join(',') + '\n');
+  process.exit(0);
+}
 const lines = readFileSync(input, 'utf8').split('\n').filter((l) => l.trim() !== '');
 const out = [];
 for (const line of lines) {
@@ -55,6 +67,8 @@ for (const line of lines) {
   if (mode === '--encode') {
     const encoding = await tokenizer.encode(value, null, { addSpecialTokens: false });
     out.push(JSON.stringify(encoding.getIds()));
+  } else if (mode === '--decode-text') {
+    out.push(await tokenizer.decode(value, true));
   } else {
     out.push(JSON.stringify(await tokenizer.decode(value, false)));
   }

@@ -20,7 +20,7 @@ extern "C" {
 #define AFMB_MAGIC "AFMB\0\r\n\x1a"
 #define AFMB_MAGIC_SIZE 8
 #define AFMB_VERSION_MAJOR 1
-#define AFMB_VERSION_MINOR 0
+#define AFMB_VERSION_MINOR 1
 
 /* Header: 64 bytes at offset 0; field offsets. */
 #define AFMB_HEADER_SIZE 64
@@ -48,7 +48,10 @@ extern "C" {
 enum {
   AFMB_SECTION_KIND_MANIFEST = 1,
   AFMB_SECTION_KIND_WEIGHTS = 2,
-  AFMB_SECTION_KIND_CODE = 3
+  AFMB_SECTION_KIND_CODE = 3,
+  /* Optional (format 1.1): the runtime tokenizer,
+     runtime/proto/tokenizer.proto. */
+  AFMB_SECTION_KIND_TOKENIZER = 4
 };
 
 /* The weights section is page-aligned so it can be used in place; each

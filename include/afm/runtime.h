@@ -108,6 +108,9 @@ afm_status afm_session_argmax(const afm_session *session, int32_t *token);
 /* Number of positions in the context. */
 int64_t afm_session_position(const afm_session *session);
 
+/* The model the session runs (the session holds a reference to it). */
+afm_model *afm_session_model(const afm_session *session);
+
 /* Forgets the context: position 0, KV memory zeroed. */
 afm_status afm_session_reset(afm_session *session);
 

@@ -20,6 +20,8 @@
 #include "afm/Support/NestingDepth.h"
 #include "afm/Model/SafeTensors.h"
 #include "afm/Support/Progress.h"
+#include "afm/Tokenizer/JsonImport.h"
+#include "afm/Tokenizer/Serialize.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -145,6 +147,17 @@ struct Options {
                "with (compressed weights dequantized, split-off adapters "
                "folded back) as a safetensors file, for a reference run"),
       cl::value_desc("file"), cl::cat(category)};
+  cl::opt<std::string> tokenizer{
+      "tokenizer",
+      cl::desc("Pack this Hugging Face tokenizer.json into the .afmb, so the "
+               "runtime takes and gives text (afm-run --text); its ids must "
+               "be below the model's vocab_size"),
+      cl::value_desc("file"), cl::cat(category)};
+  cl::list<uint32_t> eosTokenIds{
+      "eos-token-ids",
+      cl::desc("Token ids that end generation (generation_config.json's "
+               "eos_token_id), recorded in the .afmb; comma-separated"),
+      cl::CommaSeparated, cl::value_desc("id,..."), cl::cat(category)};
   cl::opt<bool> listTargets{"list-targets",
                             cl::desc("Print the known targets and exit"),
                             cl::cat(category)};
@@ -184,6 +197,22 @@ static void warnIfArenaExceedsMemory(ModuleOp module) {
       << " bytes; it cannot run here (a shorter context needs less)\n";
 }
 
+/// The tokenizer and end-of-sequence ids of the command line, ready to
+/// pack.
+static llvm::Expected<PackageText>
+readPackageText(llvm::StringRef tokenizerPath, llvm::ArrayRef<uint32_t> eos) {
+  PackageText text;
+  text.eosIds.assign(eos.begin(), eos.end());
+  if (tokenizerPath.empty())
+    return text;
+  auto description = tokenizer::importTokenizerJsonFile(tokenizerPath);
+  if (!description)
+    return description.takeError();
+  text.tokenizer = tokenizer::serializeTokenizer(*description);
+  text.tokenizerIdLimit = tokenizer::tokenizerIdLimit(*description);
+  return text;
+}
+
 int mlir::afm::runCompileDriver(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   Options opts;
@@ -205,6 +234,10 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
   auto target = lookupTarget(opts.target, opts.targetOS);
   if (!target)
     return error(llvm::toString(target.takeError()));
+  // Text before the long compile, so a bad tokenizer fails fast.
+  auto text = readPackageText(opts.tokenizer, opts.eosTokenIds);
+  if (!text)
+    return error(llvm::toString(text.takeError()));
 
   DialectRegistry registry;
   registerDialects(registry);
@@ -338,7 +371,7 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
   {
     ::afm::TerminalProgress progress("afm-compile: weights", 0, "GB");
     if (llvm::Error err = writePackage(os, *module, *library, *target,
-                                       encoder, reportTo(progress)))
+                                       encoder, reportTo(progress), *text))
       return error(llvm::toString(std::move(err)));
   }
   if (!opts.dequantizedWeights.empty()) {

@@ -1,8 +1,9 @@
 //===- AFMBWriter.cpp - writing .afmb binaries ----------------------------===//
 //
-// Layout: header (64 bytes), section table (3 entries) right after it, the
-// manifest after the table, the weights at the next 4096-byte boundary, the
-// code at the next 64-byte boundary after the weights. Gaps are zeros.
+// Layout: header (64 bytes), section table (3 or 4 entries) right after it,
+// the manifest after the table, the weights at the next 4096-byte boundary,
+// the code at the next 64-byte boundary after the weights, then the
+// tokenizer, if any, at the next 8-byte boundary. Gaps are zeros.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,7 @@
 
 #include "afm/afmb_format.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -38,7 +40,8 @@ static void put(std::vector<uint8_t> &buf, size_t at, T value) {
 }
 
 Error afm::writeAFMB(raw_ostream &os, const manifest::Manifest &manifest,
-                     ArrayRef<uint8_t> weights, ArrayRef<uint8_t> code) {
+                     ArrayRef<uint8_t> weights, ArrayRef<uint8_t> code,
+                     ArrayRef<uint8_t> tokenizer) {
   std::string serialized;
   if (!manifest.SerializeToString(&serialized))
     return createStringError(inconvertibleErrorCode(),
@@ -46,16 +49,20 @@ Error afm::writeAFMB(raw_ostream &os, const manifest::Manifest &manifest,
   writeAFMBSections(os,
                     ArrayRef(reinterpret_cast<const uint8_t *>(serialized.data()),
                              serialized.size()),
-                    weights, code);
+                    weights, code, tokenizer);
   return Error::success();
 }
 
 void afm::writeAFMBSections(raw_ostream &os, ArrayRef<uint8_t> manifestBytes,
-                            ArrayRef<uint8_t> weights, ArrayRef<uint8_t> code) {
-  Placement sections[] = {
+                            ArrayRef<uint8_t> weights, ArrayRef<uint8_t> code,
+                            ArrayRef<uint8_t> tokenizer) {
+  SmallVector<Placement, 4> sections = {
       {AFMB_SECTION_KIND_MANIFEST, AFMB_TABLE_ALIGNMENT, manifestBytes},
       {AFMB_SECTION_KIND_WEIGHTS, AFMB_WEIGHTS_ALIGNMENT, weights},
       {AFMB_SECTION_KIND_CODE, AFMB_TENSOR_ALIGNMENT, code}};
+  if (!tokenizer.empty())
+    sections.push_back(
+        {AFMB_SECTION_KIND_TOKENIZER, AFMB_TABLE_ALIGNMENT, tokenizer});
   const uint64_t tableOffset = AFMB_HEADER_SIZE;
   uint64_t end = tableOffset + std::size(sections) * AFMB_SECTION_ENTRY_SIZE;
   for (Placement &s : sections) {

@@ -158,7 +158,8 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
                                     StringRef library,
                                     const TargetDescription &target,
                                     WeightEncoder &encoder,
-                                    const PackageProgress &progress) {
+                                    const PackageProgress &progress,
+                                    const PackageText &text) {
   // What the code generator freed goes back first: the section and the
   // weights in flight come on top of what is resident now.
   returnFreeMemory();
@@ -335,7 +336,23 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
     }
   }
 
+  if (text.tokenizerIdLimit > model.getVocabSize())
+    return fail("the tokenizer has ids up to " +
+                Twine(text.tokenizerIdLimit - 1) +
+                ", past the model's vocabulary of " +
+                Twine(model.getVocabSize()));
+  for (uint32_t id : text.eosIds) {
+    if (id >= model.getVocabSize())
+      return fail("end-of-sequence id " + Twine(id) +
+                  " is not below the vocabulary size " +
+                  Twine(model.getVocabSize()));
+    manifest.mutable_generation()->add_eos_ids(id);
+  }
+
   ArrayRef<uint8_t> code(reinterpret_cast<const uint8_t *>(library.data()),
                          library.size());
-  return ::afm::writeAFMB(os, manifest, section, code);
+  ArrayRef<uint8_t> tokenizer(
+      reinterpret_cast<const uint8_t *>(text.tokenizer.data()),
+      text.tokenizer.size());
+  return ::afm::writeAFMB(os, manifest, section, code, tokenizer);
 }

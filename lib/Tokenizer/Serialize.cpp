@@ -4,6 +4,8 @@
 
 #include "runtime/proto/tokenizer.pb.h"
 
+#include <algorithm>
+
 namespace mlir::afm::tokenizer {
 
 namespace pb = ::afm::tokenizer;
@@ -73,3 +75,12 @@ std::string serializeTokenizer(const TokenizerDescription &d) {
 }
 
 } // namespace mlir::afm::tokenizer
+
+uint32_t mlir::afm::tokenizer::tokenizerIdLimit(const TokenizerDescription &d) {
+  uint32_t limit = 0;
+  for (const auto &[bytes, id] : d.model.vocab)
+    limit = std::max(limit, id + 1);
+  for (const AddedToken &added : d.addedTokens)
+    limit = std::max(limit, added.id + 1);
+  return limit;
+}

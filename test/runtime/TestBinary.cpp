@@ -141,10 +141,11 @@ std::vector<uint8_t> makeFakeWeights(const FakeModelOptions &o) {
 
 std::vector<uint8_t> packAFMB(const manifest::Manifest &manifest,
                               ArrayRef<uint8_t> weights,
-                              ArrayRef<uint8_t> code) {
+                              ArrayRef<uint8_t> code,
+                              ArrayRef<uint8_t> tokenizer) {
   std::string bytes;
   raw_string_ostream os(bytes);
-  cantFail(writeAFMB(os, manifest, weights, code));
+  cantFail(writeAFMB(os, manifest, weights, code, tokenizer));
   return std::vector<uint8_t>(bytes.begin(), bytes.end());
 }
 

@@ -74,10 +74,12 @@ afm_model_facts makeFakeFacts(const FakeModelOptions &options);
 std::vector<uint8_t> withFacts(llvm::ArrayRef<uint8_t> code,
                                const afm_model_facts &facts);
 
-/// A whole .afmb of `manifest`, `weights` and `code`.
+/// A whole .afmb of `manifest`, `weights` and `code`, and a tokenizer
+/// section when `tokenizer` is not empty.
 std::vector<uint8_t> packAFMB(const manifest::Manifest &manifest,
                               llvm::ArrayRef<uint8_t> weights,
-                              llvm::ArrayRef<uint8_t> code);
+                              llvm::ArrayRef<uint8_t> code,
+                              llvm::ArrayRef<uint8_t> tokenizer = {});
 
 /// Reads a whole file.
 llvm::Expected<std::vector<uint8_t>> readFile(const std::string &path);

@@ -20,26 +20,6 @@ using namespace afm::test;
 
 namespace {
 
-/// The fake model's rule over a whole sequence.
-struct Predictor {
-  explicit Predictor(uint32_t vocab) : vocab(vocab) {}
-  int32_t prefill(const std::vector<int32_t> &tokens) {
-    history.insert(history.end(), tokens.begin(), tokens.end());
-    return hot(0);
-  }
-  int32_t decode(int32_t token) {
-    history.push_back(token);
-    return hot(1);
-  }
-  int32_t hot(int64_t salt) const {
-    int64_t sum = std::accumulate(history.begin(), history.end(), int64_t(0));
-    int64_t hot = (sum + int64_t(history.size()) - 1 + salt) % vocab;
-    return int32_t(std::min(hot, (hot + vocab / 2) % vocab));
-  }
-  uint32_t vocab;
-  std::vector<int32_t> history;
-};
-
 int32_t argmax(afm_session *session) {
   int32_t token = -1;
   EXPECT_EQ(afm_session_argmax(session, &token), AFM_OK) << afm_last_error();

@@ -22,12 +22,15 @@ const std::vector<uint8_t> &RuntimeTest::fakeCode() {
 
 std::vector<uint8_t>
 RuntimeTest::pack(const FakeModelOptions &options,
-                  const std::function<void(manifest::Manifest &)> &edit) {
+                  const std::function<void(manifest::Manifest &)> &edit,
+                  const std::string &tokenizer) {
   manifest::Manifest m = makeFakeManifest(options);
   if (edit)
     edit(m);
-  return packAFMB(m, makeFakeWeights(options),
-                  withFacts(fakeCode(), makeFakeFacts(options)));
+  return packAFMB(
+      m, makeFakeWeights(options), withFacts(fakeCode(), makeFakeFacts(options)),
+      llvm::ArrayRef(reinterpret_cast<const uint8_t *>(tokenizer.data()),
+                     tokenizer.size()));
 }
 
 std::string RuntimeTest::write(const std::string &name,

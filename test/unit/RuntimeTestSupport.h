@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -41,10 +43,12 @@ protected:
   /// The fake model's shared library (the code section).
   static const std::vector<uint8_t> &fakeCode();
 
-  /// A packed fake model, the manifest edited by `edit` before writing.
+  /// A packed fake model, the manifest edited by `edit` before writing,
+  /// with a tokenizer section of the serialized `tokenizer` if not empty.
   std::vector<uint8_t>
   pack(const FakeModelOptions &options = {},
-       const std::function<void(manifest::Manifest &)> &edit = {});
+       const std::function<void(manifest::Manifest &)> &edit = {},
+       const std::string &tokenizer = {});
 
   /// Writes `bytes` to a file of this test's directory; returns its path.
   std::string write(const std::string &name, const std::vector<uint8_t> &bytes);
@@ -61,6 +65,41 @@ protected:
             int32_t threads = 1, const std::string &name = "model.afmb");
 
   std::string dir;
+};
+
+/// The fake model's rule over a whole sequence (test/runtime/fake_model.c):
+/// after a call, the logits are 1 at hot = (sum of the recorded tokens +
+/// last position + salt) % vocab (salt 0 for prefill, 1 for decode) and at
+/// (hot + vocab / 2) % vocab, 0 elsewhere. Greedy takes the lower of the
+/// two that is below `limit` (the ids a sampler may pick).
+struct Predictor {
+  explicit Predictor(uint32_t vocab, uint32_t limit = 0)
+      : vocab(vocab), limit(limit ? limit : vocab) {}
+  int32_t prefill(const std::vector<int32_t> &tokens) {
+    history.insert(history.end(), tokens.begin(), tokens.end());
+    return hot(0);
+  }
+  int32_t decode(int32_t token) {
+    history.push_back(token);
+    return hot(1);
+  }
+  int32_t hot(int64_t salt) const {
+    int64_t sum = 0;
+    for (int32_t t : history)
+      sum += t;
+    int64_t hot = (sum + int64_t(history.size()) - 1 + salt) % vocab;
+    int64_t twin = (hot + vocab / 2) % vocab;
+    if (hot >= limit && twin >= limit)
+      return 0; // every candidate's logit is 0
+    if (hot >= limit)
+      return int32_t(twin);
+    if (twin >= limit)
+      return int32_t(hot);
+    return int32_t(std::min(hot, twin));
+  }
+  uint32_t vocab;
+  int64_t limit;
+  std::vector<int32_t> history;
 };
 
 /// Expects `status` to be `expected` with `phrase` in afm_last_error().

@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TokenizerTestSupport.h"
+
 #include "afm/tokenizer.h"
 #include "afm/Tokenizer/JsonImport.h"
 #include "afm/Tokenizer/Serialize.h"
@@ -24,6 +26,8 @@
 #include <vector>
 
 using namespace mlir::afm::tokenizer;
+using afm::test::byteLevelChar;
+using afm::test::jsonString;
 
 namespace {
 
@@ -76,35 +80,6 @@ std::string decode(afm_tokenizer *tokenizer, const std::vector<int32_t> &ids,
   std::string result(text ? text : "", length);
   std::free(text);
   return result;
-}
-
-/// GPT-2's bytes_to_unicode, as UTF-8.
-std::string byteLevelChar(unsigned b) {
-  unsigned code = b;
-  if (b <= 0x20)
-    code = 0x100 + b;
-  else if (b >= 0x7f && b <= 0xa0)
-    code = 0x121 + (b - 0x7f);
-  else if (b == 0xad)
-    code = 0x143;
-  std::string out;
-  if (code < 0x80)
-    out += static_cast<char>(code);
-  else {
-    out += static_cast<char>(0xc0 | (code >> 6));
-    out += static_cast<char>(0x80 | (code & 0x3f));
-  }
-  return out;
-}
-
-std::string jsonString(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out + "\"";
 }
 
 /// A GPT-2-style tokenizer: the 256 byte characters with ids 0..255 (id =

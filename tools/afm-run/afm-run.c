@@ -1,17 +1,21 @@
-/*===- afm-run.c - run a compiled model greedily ---------------------------===*
+/*===- afm-run.c - run a compiled model -----------------------------------===*
  *
- * afm-run MODEL.afmb --prompt 1,2,3 --decode N: prefills the prompt, then
- * decodes N tokens, each the argmax of the previous logits. Uses only the
- * public runtime API (include/afm/runtime.h).
+ * afm-run MODEL.afmb --text "...": continues a text, streaming it as it is
+ * generated (the model's tokenizer, afm/generate.h).
+ * afm-run MODEL.afmb --prompt 1,2,3 --decode N: prefills token ids, then
+ * decodes N tokens, each sampled from the previous logits (greedy by
+ * default), and prints ids and timings. Uses only the public runtime API.
  *
  *===----------------------------------------------------------------------===*/
 
+#include "afm/generate.h"
 #include "afm/runtime.h"
 
 #include "profile.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -21,15 +25,48 @@
 #include <time.h>
 
 static const char usage[] =
-    "usage: afm-run MODEL.afmb --prompt T1,T2,... [options]\n"
+    "usage: afm-run MODEL.afmb --text \"...\" [options]\n"
+    "       afm-run MODEL.afmb --prompt T1,T2,... [--decode N] [options]\n"
     "\n"
-    "Runs a compiled model greedily: prefills the prompt (logits L0, first\n"
-    "token t1 = argmax L0), then for k = 1..N decodes t_k (logits L_k,\n"
-    "t_{k+1} = argmax L_k). Prints the N+1 generated tokens and timings.\n"
+    "Text: encodes the text with the model's tokenizer (packed by\n"
+    "afm-compile --tokenizer or --model), after its prefix ids (e.g. BOS),\n"
+    "and prints the continuation to stdout as it is generated, until an\n"
+    "end-of-sequence id, a --stop string, --max-tokens or the end of the\n"
+    "context. Statistics go to stderr.\n"
     "\n"
-    "options:\n"
-    "  --prompt T1,T2,...  prompt token ids, comma-separated (required)\n"
-    "  --decode N          tokens to decode after the prompt (default 0)\n"
+    "Token ids: prefills the prompt (logits L0, first token t1 sampled from\n"
+    "L0), then for k = 1..N decodes t_k (logits L_k, t_{k+1} sampled from\n"
+    "L_k). Prints the N+1 tokens and timings. Greedy by default: t = argmax,\n"
+    "lowest id on ties.\n"
+    "\n"
+    "input:\n"
+    "  --text TEXT         the text to continue (UTF-8)\n"
+    "  --no-bos            do not put the tokenizer's prefix ids (BOS)\n"
+    "                      before the text\n"
+    "  --prompt T1,T2,...  prompt token ids, comma-separated\n"
+    "  --tokens T1,T2,...  the same as --prompt\n"
+    "  --decode N          ids: tokens to decode after the prompt (default 0)\n"
+    "  --max-tokens N      text: tokens to generate at most; 0 = until the\n"
+    "                      context is full (default 256)\n"
+    "  --stop STRING       text: end where the output contains STRING (not\n"
+    "                      printed); may be repeated\n"
+    "  --ignore-eos        text: go on past end-of-sequence ids\n"
+    "\n"
+    "sampling (Hugging Face transformers' order: penalties, temperature,\n"
+    "top-k, top-p, min-p):\n"
+    "  --temperature T     0 = greedy (default 0)\n"
+    "  --top-k K           keep the K most likely tokens; 0 = all (default)\n"
+    "  --top-p P           keep the smallest set of mass >= P; 1 = all\n"
+    "  --min-p P           drop tokens below P times the most likely; 0 =\n"
+    "                      none (default)\n"
+    "  --repetition-penalty R  divide positive / multiply negative logits of\n"
+    "                      tokens already in the context; 1 = none (default)\n"
+    "  --presence-penalty F    subtract F from the logits of tokens already\n"
+    "                      in the context; 0 = none (default)\n"
+    "  --seed S            the generator's seed (default 0): the same seed\n"
+    "                      and options give the same output\n"
+    "\n"
+    "run:\n"
     "  --threads T         threads for the model's kernels; 0 = one per\n"
     "                      online CPU (default 0)\n"
     "  --logits-out FILE   write L0..LN to FILE as raw little-endian f32,\n"
@@ -45,7 +82,7 @@ static const char usage[] =
     "  --quiet             print only the tokens line\n"
     "  --help              show this help\n"
     "\n"
-    "output:\n"
+    "output (token ids):\n"
     "  tokens: t1 ... t_{N+1}\n"
     "  ttft_ms: prefill wall time in milliseconds\n"
     "  decode_tokens_per_s: N / decode wall time\n"
@@ -53,13 +90,25 @@ static const char usage[] =
     "  arena_bytes: the session's arena: KV caches and scratch memory\n"
     "  weight_bytes: size of the weights section\n"
     "  target: the target the model was compiled for\n"
+    "output (text): the continuation on stdout; on stderr, unless --quiet,\n"
+    "  prompt and generated token counts, the stop reason, ttft_ms,\n"
+    "  decode_tokens_per_s and sample_ms_per_token (the sampler's time)\n"
     "\n"
     "Errors go to stderr as 'afm-run: error: ...' with exit status 1.\n";
+
+enum { MAX_STOPS = 16 };
 
 typedef struct options {
   const char *model;
   int32_t *prompt;
   size_t prompt_size;
+  const char *text;
+  bool no_bos;
+  long max_tokens;
+  const char *stops[MAX_STOPS];
+  size_t stop_count;
+  bool ignore_eos;
+  afm_sampling_options sampling;
   long decode;
   long threads;
   const char *logits_out;
@@ -90,6 +139,17 @@ static bool parseLong(const char *text, long min, long max, long *out) {
   errno = 0;
   long value = strtol(text, &end, 10);
   if (errno != 0 || end == text || *end != '\0' || value < min || value > max)
+    return false;
+  *out = value;
+  return true;
+}
+
+/* A finite decimal number. */
+static bool parseFloat(const char *text, float *out) {
+  char *end;
+  errno = 0;
+  float value = strtof(text, &end);
+  if (errno != 0 || end == text || *end != '\0' || !isfinite(value))
     return false;
   *out = value;
   return true;
@@ -135,6 +195,14 @@ static int parseArgs(int argc, char **argv, options *o) {
       o->verify_weights = true;
       continue;
     }
+    if (strcmp(arg, "--no-bos") == 0) {
+      o->no_bos = true;
+      continue;
+    }
+    if (strcmp(arg, "--ignore-eos") == 0) {
+      o->ignore_eos = true;
+      continue;
+    }
     if (strcmp(arg, "--profile") == 0) {
       if (!afm_profile_supported())
         return fail("--profile needs Linux on x86-64 or AArch64");
@@ -148,8 +216,12 @@ static int parseArgs(int argc, char **argv, options *o) {
       continue;
     }
     /* The flags that take a value: "--flag VALUE" or "--flag=VALUE". */
-    static const char *const valued[] = {"--prompt", "--decode", "--threads",
-                                         "--logits-out"};
+    static const char *const valued[] = {
+        "--prompt",      "--decode", "--threads",    "--logits-out",
+        "--tokens",      "--text",   "--max-tokens", "--stop",
+        "--temperature", "--top-k",  "--top-p",      "--min-p",
+        "--repetition-penalty",      "--presence-penalty",
+        "--seed"};
     const char *value = NULL;
     size_t which = 0;
     for (; which < sizeof(valued) / sizeof(valued[0]); ++which) {
@@ -168,12 +240,15 @@ static int parseArgs(int argc, char **argv, options *o) {
     }
     if (!value)
       return fail("unknown option '%s'; see --help", arg);
+    long number;
     switch (which) {
     case 0:
+    case 4:
+      if (o->prompt)
+        return fail("the prompt ids are given twice; see --help");
       if (!parsePrompt(value, o))
-        return fail("--prompt '%s' is not a comma-separated list of token "
-                    "ids",
-                    value);
+        return fail("%s '%s' is not a comma-separated list of token ids",
+                    valued[which], value);
       break;
     case 1:
       if (!parseLong(value, 0, INT32_MAX, &o->decode))
@@ -183,15 +258,58 @@ static int parseArgs(int argc, char **argv, options *o) {
       if (!parseLong(value, 0, INT32_MAX, &o->threads))
         return fail("--threads '%s' is not a number of threads >= 0", value);
       break;
-    default:
+    case 3:
       o->logits_out = value;
       break;
+    case 5:
+      o->text = value;
+      break;
+    case 6:
+      if (!parseLong(value, 0, INT32_MAX, &o->max_tokens))
+        return fail("--max-tokens '%s' is not a number of tokens >= 0",
+                    value);
+      break;
+    case 7:
+      if (value[0] == '\0')
+        return fail("--stop needs a non-empty string");
+      if (o->stop_count == MAX_STOPS)
+        return fail("more than %d --stop strings", MAX_STOPS);
+      o->stops[o->stop_count++] = value;
+      break;
+    case 9:
+      if (!parseLong(value, 0, INT32_MAX, &number))
+        return fail("--top-k '%s' is not a number >= 0", value);
+      o->sampling.top_k = (int32_t)number;
+      break;
+    case 14:
+      if (!parseLong(value, 0, LONG_MAX, &number))
+        return fail("--seed '%s' is not a number >= 0", value);
+      o->sampling.seed = (uint64_t)number;
+      break;
+    default: {
+      /* The sampling options that are numbers; the runtime checks their
+       * ranges and names the field. */
+      float *fields[] = {&o->sampling.temperature, NULL,
+                         &o->sampling.top_p,       &o->sampling.min_p,
+                         &o->sampling.repetition_penalty,
+                         &o->sampling.presence_penalty};
+      if (!parseFloat(value, fields[which - 8]))
+        return fail("%s '%s' is not a number", valued[which], value);
+      break;
+    }
     }
   }
   if (!o->model)
     return fail("no model given; see --help");
-  if (!o->prompt)
-    return fail("no --prompt given; see --help");
+  if (!o->prompt == !o->text)
+    return fail("give either --text or --prompt token ids; see --help");
+  if (o->text && (o->decode || o->logits_out))
+    return fail("--decode and --logits-out are for --prompt token ids; with "
+                "--text, use --max-tokens");
+  if (o->prompt && (o->stop_count || o->ignore_eos || o->no_bos ||
+                    o->max_tokens >= 0))
+    return fail("--stop, --ignore-eos, --no-bos and --max-tokens are for "
+                "--text; with token ids, use --decode");
   return -1;
 }
 
@@ -216,14 +334,27 @@ static bool writeLogits(FILE *out, const afm_session *session, int32_t vocab) {
   return true;
 }
 
-/* Greedy generation; fills tokens[0..decode] and the two wall times. */
+/* Samples the next token of `session` (and counts it for the penalties). */
+static bool sampleNext(afm_sampler *sampler, const afm_session *session,
+                       int32_t *token) {
+  return afm_sampler_sample(sampler, afm_session_logits(session), token) ==
+             AFM_OK &&
+         afm_sampler_accept(sampler, *token) == AFM_OK;
+}
+
+/* Generation on token ids; fills tokens[0..decode] and the two wall
+ * times. */
 static int generate(const options *o, afm_model *model, afm_session *session,
-                    FILE *logitsOut, int32_t *tokens, double *prefillSeconds,
-                    double *decodeSeconds) {
+                    afm_sampler *sampler, FILE *logitsOut, int32_t *tokens,
+                    double *prefillSeconds, double *decodeSeconds) {
   int32_t vocab = afm_model_vocab_size(model);
   double start = nowSeconds();
-  if (afm_session_prefill(session, o->prompt, o->prompt_size) != AFM_OK ||
-      afm_session_argmax(session, &tokens[0]) != AFM_OK)
+  if (afm_session_prefill(session, o->prompt, o->prompt_size) != AFM_OK)
+    return failRuntime();
+  for (size_t i = 0; i < o->prompt_size; ++i)
+    if (afm_sampler_accept(sampler, o->prompt[i]) != AFM_OK)
+      return failRuntime();
+  if (!sampleNext(sampler, session, &tokens[0]))
     return failRuntime();
   *prefillSeconds = nowSeconds() - start;
   if (logitsOut && !writeLogits(logitsOut, session, vocab))
@@ -236,7 +367,7 @@ static int generate(const options *o, afm_model *model, afm_session *session,
   for (long k = 1; k <= o->decode; ++k) {
     start = nowSeconds();
     if (afm_session_decode(session, tokens[k - 1]) != AFM_OK ||
-        afm_session_argmax(session, &tokens[k]) != AFM_OK)
+        !sampleNext(sampler, session, &tokens[k]))
       return failRuntime();
     decodeTotal += nowSeconds() - start;
     if (logitsOut && !writeLogits(logitsOut, session, vocab))
@@ -246,9 +377,69 @@ static int generate(const options *o, afm_model *model, afm_session *session,
   return 0;
 }
 
+/* Streams the text of each token to stdout as it comes. */
+static int printPiece(void *user, int32_t token, const char *text,
+                      size_t length) {
+  bool *failed = user;
+  if (length && fwrite(text, 1, length, stdout) != length)
+    *failed = true;
+  fflush(stdout);
+  return *failed;
+}
+
+/* --text: generate with the model's tokenizer, print as it streams. */
+static int runText(const options *o, afm_session *session) {
+  afm_generate_options generate;
+  afm_generate_options_init(&generate);
+  generate.sampling = o->sampling;
+  generate.max_tokens = (int32_t)(o->max_tokens >= 0 ? o->max_tokens : 256);
+  generate.stop_at_eos = !o->ignore_eos;
+  generate.stop_strings = o->stops;
+  generate.stop_string_count = o->stop_count;
+  afm_generate_result result;
+  bool failed = false;
+  char error[128];
+  if (o->profile && !afm_profile_start(1000, error, sizeof(error)))
+    return fail("%s", error);
+  afm_status status =
+      afm_generate_text(session, o->text, strlen(o->text), !o->no_bos,
+                        &generate, printPiece, &failed, &result);
+  if (o->profile)
+    afm_profile_stop();
+  if (status != AFM_OK)
+    return failRuntime();
+  if (failed || fputc('\n', stdout) == EOF || fflush(stdout) != 0)
+    return fail("cannot write the text to stdout");
+  if (!o->quiet) {
+    size_t decoded = result.generated_tokens > 0 ? result.generated_tokens - 1
+                                                 : 0;
+    fprintf(stderr,
+            "prompt_tokens: %zu\ngenerated_tokens: %zu\nstop: %s\n"
+            "ttft_ms: %.3f\ndecode_tokens_per_s: %.1f\n"
+            "sample_ms_per_token: %.3f\n",
+            result.prompt_tokens, result.generated_tokens,
+            afm_stop_reason_name(result.stop_reason),
+            result.prefill_seconds * 1e3,
+            decoded > 0 && result.decode_seconds > 0
+                ? (double)decoded / result.decode_seconds
+                : 0.0,
+            result.generated_tokens > 0
+                ? result.sample_seconds * 1e3 /
+                      (double)result.generated_tokens
+                : 0.0);
+  }
+  if (o->profile) {
+    size_t decoded =
+        result.generated_tokens > 0 ? result.generated_tokens - 1 : 0;
+    afm_profile_report(stderr, (long)decoded, result.decode_seconds);
+  }
+  return 0;
+}
+
 static int run(const options *o) {
   afm_model *model = NULL;
   afm_session *session = NULL;
+  afm_sampler *sampler = NULL;
   FILE *logitsOut = NULL;
   int32_t *tokens = calloc((size_t)o->decode + 1, sizeof(int32_t));
   int status = 1;
@@ -264,11 +455,20 @@ static int run(const options *o) {
     failRuntime();
     goto done;
   }
+  if (o->text) {
+    status = runText(o, session);
+    goto done;
+  }
+  int32_t vocab = afm_model_vocab_size(model);
+  if (afm_sampler_create(&o->sampling, vocab, vocab, &sampler) != AFM_OK) {
+    failRuntime();
+    goto done;
+  }
   if (o->logits_out && !(logitsOut = fopen(o->logits_out, "wb"))) {
     fail("cannot open --logits-out '%s': %s", o->logits_out, strerror(errno));
     goto done;
   }
-  int generated = generate(o, model, session, logitsOut, tokens,
+  int generated = generate(o, model, session, sampler, logitsOut, tokens,
                            &prefillSeconds, &decodeSeconds);
   if (o->profile)
     afm_profile_stop();
@@ -308,6 +508,7 @@ static int run(const options *o) {
 done:
   if (logitsOut)
     fclose(logitsOut);
+  afm_sampler_free(sampler);
   afm_session_free(session);
   afm_model_free(model);
   free(tokens);
@@ -316,6 +517,8 @@ done:
 
 int main(int argc, char **argv) {
   options o = {0};
+  o.max_tokens = -1; /* not given: 256 with --text */
+  afm_sampling_options_init(&o.sampling);
   int status = parseArgs(argc, argv, &o);
   if (status < 0)
     status = run(&o);

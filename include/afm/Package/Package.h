@@ -12,6 +12,8 @@
 
 #include <functional>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace mlir::afm {
 
@@ -32,6 +34,18 @@ llvm::Error writePackage(llvm::raw_ostream &os, ModuleOp lowered,
 
 class WeightEncoder;
 
+/// The text side of a package (docs/afmb-format.md, format 1.1): what turns
+/// ids into text and back, and what ends generation.
+struct PackageText {
+  /// The serialized runtime tokenizer (runtime/proto/tokenizer.proto);
+  /// empty: the package has no tokenizer section.
+  std::string tokenizer;
+  /// One past its largest id: at most the model's vocabulary.
+  uint32_t tokenizerIdLimit = 0;
+  /// The ids that end generation, each below the vocabulary size.
+  std::vector<uint32_t> eosIds;
+};
+
 /// Called as weights are packaged (from several threads, one at a time):
 /// the weight just done, the bytes of the section written so far and in
 /// all.
@@ -41,12 +55,13 @@ using PackageProgress =
 /// `writePackage` with a caller's encoder, which afterwards holds every
 /// encoded weight (for `printCompileReport` and the effective weights).
 /// Weights are encoded in parallel, each released once it is in the
-/// package.
+/// package. `text` is checked against the model's vocabulary.
 llvm::Error writePackage(llvm::raw_ostream &os, ModuleOp lowered,
                          llvm::StringRef library,
                          const TargetDescription &target,
                          WeightEncoder &encoder,
-                         const PackageProgress &progress = nullptr);
+                         const PackageProgress &progress = nullptr,
+                         const PackageText &text = {});
 
 /// Writes to `path`, as an F32 safetensors file, the float weights the
 /// compiled model `lowered` computes with (`afm-compile

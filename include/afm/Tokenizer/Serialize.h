@@ -20,6 +20,10 @@ constexpr uint32_t kTokenizerFormatVersion = 1;
 
 std::string serializeTokenizer(const TokenizerDescription &description);
 
+/// One past the largest id of the vocabulary and the added tokens (the
+/// runtime's afm_tokenizer_id_limit).
+uint32_t tokenizerIdLimit(const TokenizerDescription &description);
+
 } // namespace mlir::afm::tokenizer
 
 #endif // AFM_TOKENIZER_SERIALIZE_H

@@ -1,0 +1,348 @@
+/*===- generate.c - prefill, sample, decode, stream ------------------------===*
+ *
+ * The loop of afm/generate.h. Text goes through the streaming detokenizer,
+ * then through a hold-back buffer: a piece is released only once no stop
+ * string can start inside it, so a stop string split over several tokens
+ * is never half delivered.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "afm/generate.h"
+
+#include "error.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void afm_generate_options_init(afm_generate_options *options) {
+  if (!options)
+    return;
+  memset(options, 0, sizeof(*options));
+  afm_sampling_options_init(&options->sampling);
+  options->stop_at_eos = 1;
+  options->skip_special = 1;
+}
+
+const char *afm_stop_reason_name(afm_stop_reason reason) {
+  switch (reason) {
+  case AFM_STOP_LENGTH:
+    return "length";
+  case AFM_STOP_EOS:
+    return "eos";
+  case AFM_STOP_STRING:
+    return "stop-string";
+  case AFM_STOP_CONTEXT:
+    return "context";
+  case AFM_STOP_CALLBACK:
+    return "callback";
+  }
+  return "unknown";
+}
+
+static double nowSeconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/*------------------------------------------------------------ text output --*/
+
+typedef struct textStream {
+  afm_detokenizer *detokenizer; /* NULL without a tokenizer */
+  const char *const *stops;
+  size_t stop_count;
+  size_t longest_stop;
+  char *pending; /* text not yet released */
+  size_t length;
+  size_t capacity;
+  afm_token_callback callback;
+  void *user;
+} textStream;
+
+static afm_status append(textStream *t, const char *text, size_t length) {
+  if (length == 0)
+    return AFM_OK;
+  if (t->length + length > t->capacity) {
+    size_t capacity = t->capacity ? t->capacity : 256;
+    while (capacity < t->length + length)
+      capacity *= 2;
+    char *grown = realloc(t->pending, capacity);
+    if (!grown)
+      return afm_error(AFM_ERR_MEMORY, "afm_generate: out of memory for text");
+    t->pending = grown;
+    t->capacity = capacity;
+  }
+  memcpy(t->pending + t->length, text, length);
+  t->length += length;
+  return AFM_OK;
+}
+
+/* Where the first stop string that ends after byte `from` starts, or -1. */
+static ptrdiff_t findStop(const textStream *t, size_t from) {
+  ptrdiff_t first = -1;
+  for (size_t s = 0; s < t->stop_count; ++s) {
+    size_t n = strlen(t->stops[s]);
+    size_t start = from >= n - 1 ? from - (n - 1) : 0;
+    for (size_t at = start; at + n <= t->length; ++at)
+      if (memcmp(t->pending + at, t->stops[s], n) == 0) {
+        if (first < 0 || (ptrdiff_t)at < first)
+          first = (ptrdiff_t)at;
+        break;
+      }
+  }
+  return first;
+}
+
+/* How many leading bytes of the pending text no stop string can start
+ * in: the text from the returned offset on is a proper prefix of a stop
+ * string. */
+static size_t releasable(const textStream *t) {
+  size_t from = t->length > t->longest_stop ? t->length - t->longest_stop : 0;
+  for (size_t at = from; at < t->length; ++at)
+    for (size_t s = 0; s < t->stop_count; ++s) {
+      size_t n = strlen(t->stops[s]);
+      if (t->length - at < n &&
+          memcmp(t->pending + at, t->stops[s], t->length - at) == 0)
+        return at;
+    }
+  return t->length;
+}
+
+/* Gives the callback `token` and the first `length` pending bytes, which
+ * leave the buffer. Returns whether the callback asked to stop. */
+static bool release(textStream *t, int32_t token, size_t length) {
+  int stop = 0;
+  if (t->callback)
+    stop = t->callback(t->user, token, t->pending, length);
+  memmove(t->pending, t->pending + length, t->length - length);
+  t->length -= length;
+  return stop != 0;
+}
+
+/* Adds the detokenizer's next text (the piece of `token`, or for token -1
+ * what it still holds) to the pending text; *stop is where a stop string
+ * now starts in it, or -1. */
+static afm_status addText(textStream *t, int32_t token, ptrdiff_t *stop) {
+  *stop = -1;
+  if (!t->detokenizer)
+    return AFM_OK;
+  const char *piece;
+  size_t length, before = t->length;
+  afm_status status =
+      token >= 0
+          ? afm_detokenizer_push(t->detokenizer, token, &piece, &length)
+          : afm_detokenizer_flush(t->detokenizer, &piece, &length);
+  if (status == AFM_OK)
+    status = append(t, piece, length);
+  if (status == AFM_OK && t->stop_count)
+    *stop = findStop(t, before);
+  return status;
+}
+
+/* Adds the text of `token` and releases what is safe; *reason is set when
+ * generation must end here. */
+static afm_status deliver(textStream *t, int32_t token, bool *stopped,
+                          afm_stop_reason *reason) {
+  ptrdiff_t stop;
+  afm_status status = addText(t, token, &stop);
+  if (status != AFM_OK)
+    return status;
+  if (stop >= 0) {
+    release(t, token, (size_t)stop);
+    t->length = 0;
+    *stopped = true;
+    *reason = AFM_STOP_STRING;
+  } else if (release(t, token, t->stop_count ? releasable(t) : t->length)) {
+    *stopped = true;
+    *reason = AFM_STOP_CALLBACK;
+  }
+  return AFM_OK;
+}
+
+/* The end of the stream: what the detokenizer and the stop strings held. */
+static afm_status finish(textStream *t, afm_stop_reason *reason) {
+  if (*reason != AFM_STOP_STRING) {
+    ptrdiff_t stop;
+    afm_status status = addText(t, -1, &stop);
+    if (status != AFM_OK)
+      return status;
+    if (stop >= 0) {
+      t->length = (size_t)stop;
+      *reason = AFM_STOP_STRING;
+    }
+  }
+  if (t->length > 0)
+    release(t, -1, t->length);
+  return AFM_OK;
+}
+
+/*---------------------------------------------------------------- the loop --*/
+
+static bool isStopId(const afm_generate_options *o, const int32_t *eos,
+                     size_t eosCount, int32_t token) {
+  for (size_t i = 0; o->stop_at_eos && i < eosCount; ++i)
+    if (eos[i] == token)
+      return true;
+  for (size_t i = 0; i < o->stop_id_count; ++i)
+    if (o->stop_ids[i] == token)
+      return true;
+  return false;
+}
+
+static afm_status checkOptions(const afm_generate_options *o,
+                               const afm_tokenizer *tokenizer,
+                               size_t *longest) {
+  if (o->max_tokens < 0)
+    return afm_error(AFM_ERR_ARGUMENT,
+                     "afm_generate: max_tokens is %d, expected >= 0 (0 = "
+                     "until the context is full)",
+                     o->max_tokens);
+  if (o->stop_id_count && !o->stop_ids)
+    return afm_error(AFM_ERR_ARGUMENT, "afm_generate: stop_ids is NULL");
+  if (o->stop_string_count && !o->stop_strings)
+    return afm_error(AFM_ERR_ARGUMENT, "afm_generate: stop_strings is NULL");
+  if (o->stop_string_count && !tokenizer)
+    return afm_error(AFM_ERR_ARGUMENT,
+                     "afm_generate: stop strings need text, and the model "
+                     "has no tokenizer (compile it with --tokenizer)");
+  *longest = 0;
+  for (size_t i = 0; i < o->stop_string_count; ++i) {
+    if (!o->stop_strings[i] || o->stop_strings[i][0] == '\0')
+      return afm_error(AFM_ERR_ARGUMENT,
+                       "afm_generate: stop string %zu is %s", i,
+                       o->stop_strings[i] ? "empty" : "NULL");
+    size_t n = strlen(o->stop_strings[i]);
+    if (n > *longest)
+      *longest = n;
+  }
+  return AFM_OK;
+}
+
+afm_status afm_generate(afm_session *session, const int32_t *prompt,
+                        size_t count, const afm_generate_options *options,
+                        afm_token_callback callback, void *user,
+                        afm_generate_result *result) {
+  if (!session || !prompt)
+    return afm_error(AFM_ERR_ARGUMENT, "afm_generate: `%s` is NULL",
+                     session ? "prompt" : "session");
+  afm_generate_options defaults;
+  afm_generate_options_init(&defaults);
+  const afm_generate_options *o = options ? options : &defaults;
+  const afm_model *model = afm_session_model(session);
+  const afm_tokenizer *tokenizer = afm_model_tokenizer(model);
+  textStream text = {.stops = o->stop_strings,
+                     .stop_count = o->stop_string_count,
+                     .callback = callback,
+                     .user = user};
+  afm_status status = checkOptions(o, tokenizer, &text.longest_stop);
+  if (status != AFM_OK)
+    return status;
+
+  int32_t vocab = afm_model_vocab_size(model);
+  int32_t limit =
+      tokenizer ? (int32_t)afm_tokenizer_id_limit(tokenizer) : vocab;
+  afm_sampler *sampler = NULL;
+  status = afm_sampler_create(&o->sampling, vocab, limit, &sampler);
+  if (status == AFM_OK && tokenizer)
+    status = afm_detokenizer_create(tokenizer, o->skip_special,
+                                    &text.detokenizer);
+  afm_generate_result r = {.prompt_tokens = count};
+  double start = nowSeconds();
+  if (status == AFM_OK)
+    status = afm_session_prefill(session, prompt, count);
+  r.prefill_seconds = nowSeconds() - start;
+  for (size_t i = 0; status == AFM_OK && i < count; ++i)
+    status = afm_sampler_accept(sampler, prompt[i]);
+
+  size_t eosCount;
+  const int32_t *eos = afm_model_eos_ids(model, &eosCount);
+  int64_t context = afm_model_context_length(model);
+  bool stopped = false;
+  while (status == AFM_OK && !stopped) {
+    int32_t token;
+    start = nowSeconds();
+    status = afm_sampler_sample(sampler, afm_session_logits(session), &token);
+    r.sample_seconds += nowSeconds() - start;
+    if (status != AFM_OK)
+      break;
+    if (isStopId(o, eos, eosCount, token)) {
+      r.stop_reason = AFM_STOP_EOS;
+      break;
+    }
+    ++r.generated_tokens;
+    status = deliver(&text, token, &stopped, &r.stop_reason);
+    if (status == AFM_OK)
+      status = afm_sampler_accept(sampler, token);
+    if (status != AFM_OK || stopped)
+      break;
+    if (o->max_tokens > 0 && r.generated_tokens == (size_t)o->max_tokens) {
+      r.stop_reason = AFM_STOP_LENGTH;
+      break;
+    }
+    if (afm_session_position(session) >= context) {
+      r.stop_reason = AFM_STOP_CONTEXT;
+      break;
+    }
+    start = nowSeconds();
+    status = afm_session_decode(session, token);
+    r.decode_seconds += nowSeconds() - start;
+  }
+  if (status == AFM_OK)
+    status = finish(&text, &r.stop_reason);
+  afm_detokenizer_free(text.detokenizer);
+  afm_sampler_free(sampler);
+  free(text.pending);
+  if (status == AFM_OK && result)
+    *result = r;
+  return status;
+}
+
+afm_status afm_generate_text(afm_session *session, const char *text,
+                             size_t length, int add_special,
+                             const afm_generate_options *options,
+                             afm_token_callback callback, void *user,
+                             afm_generate_result *result) {
+  if (!session || !text)
+    return afm_error(AFM_ERR_ARGUMENT, "afm_generate_text: `%s` is NULL",
+                     session ? "text" : "session");
+  const afm_tokenizer *tokenizer =
+      afm_model_tokenizer(afm_session_model(session));
+  if (!tokenizer)
+    return afm_error(AFM_ERR_STATE,
+                     "afm_generate_text: the model has no tokenizer "
+                     "(compile it with --tokenizer or --model)");
+  int32_t *ids = NULL;
+  size_t count = 0;
+  afm_status status =
+      afm_tokenizer_encode(tokenizer, text, length, &ids, &count);
+  if (status != AFM_OK)
+    return status;
+  size_t prefixCount = 0;
+  const uint32_t *prefix = add_special
+                               ? afm_tokenizer_prefix_ids(tokenizer,
+                                                          &prefixCount)
+                               : NULL;
+  int32_t *prompt = malloc((prefixCount + count + 1) * sizeof(int32_t));
+  if (!prompt) {
+    free(ids);
+    return afm_error(AFM_ERR_MEMORY, "afm_generate_text: out of memory");
+  }
+  for (size_t i = 0; i < prefixCount; ++i)
+    prompt[i] = (int32_t)prefix[i];
+  if (count)
+    memcpy(prompt + prefixCount, ids, count * sizeof(int32_t));
+  free(ids);
+  if (prefixCount + count == 0) {
+    free(prompt);
+    return afm_error(AFM_ERR_ARGUMENT,
+                     "afm_generate_text: the prompt is empty (no text and no "
+                     "prefix ids): there is nothing to continue");
+  }
+  status = afm_generate(session, prompt, prefixCount + count, options,
+                        callback, user, result);
+  free(prompt);
+  return status;
+}
