@@ -249,5 +249,30 @@ MachineLimits afm_bench::measureMachineLimits(size_t bandwidthBytes,
   double (*loop)() = selectFMALoop(limits.fmaISA);
   limits.fmaFlopsPerSecond1 = fmaPeak(loop, 1, repeats);
   limits.fmaFlopsPerSecondN = fmaPeak(loop, threads, repeats);
+  limits.lowestReadBytesPerSecond1 = limits.readBytesPerSecond1;
+  limits.lowestReadBytesPerSecondN = limits.readBytesPerSecondN;
   return limits;
+}
+
+void afm_bench::keepBestLimits(MachineLimits &best,
+                               const MachineLimits &again) {
+  auto keep = [](double &figure, std::string *pattern, double other,
+                 const std::string *otherPattern) {
+    if (other <= figure)
+      return;
+    figure = other;
+    if (pattern)
+      *pattern = *otherPattern;
+  };
+  keep(best.readBytesPerSecond1, &best.readPattern1, again.readBytesPerSecond1,
+       &again.readPattern1);
+  keep(best.readBytesPerSecondN, &best.readPatternN, again.readBytesPerSecondN,
+       &again.readPatternN);
+  keep(best.fmaFlopsPerSecond1, nullptr, again.fmaFlopsPerSecond1, nullptr);
+  keep(best.fmaFlopsPerSecondN, nullptr, again.fmaFlopsPerSecondN, nullptr);
+  best.lowestReadBytesPerSecond1 =
+      std::min(best.lowestReadBytesPerSecond1, again.readBytesPerSecond1);
+  best.lowestReadBytesPerSecondN =
+      std::min(best.lowestReadBytesPerSecondN, again.readBytesPerSecondN);
+  best.measurements += again.measurements;
 }

@@ -27,12 +27,23 @@ struct MachineLimits {
   /// The vector ISA the FMA loop ran on ("avx512f", "avx2+fma", ...).
   std::string fmaISA;
   size_t bandwidthBytes = 0;
+  /// How many times the limits were measured (before and after the
+  /// kernels and models): each figure above is the best of them, and the
+  /// lowest read bandwidth seen is kept to show the spread.
+  int measurements = 1;
+  double lowestReadBytesPerSecond1 = 0, lowestReadBytesPerSecondN = 0;
 };
 
 /// Measures the limits with a `bandwidthBytes` buffer on `threads`
 /// threads; each figure is the best of `repeats` runs.
 MachineLimits measureMachineLimits(size_t bandwidthBytes, int threads,
                                    int repeats);
+
+/// Folds a later measurement into `best`: each figure the better of the
+/// two (with the pattern that reached it), the lowest reads kept apart. A
+/// VM's bandwidth moves between measurements, so a limit measured once can
+/// dip below what a kernel sustains a minute later.
+void keepBestLimits(MachineLimits &best, const MachineLimits &again);
 
 } // namespace afm_bench
 

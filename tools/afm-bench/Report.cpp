@@ -4,6 +4,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/WithColor.h"
 
 using namespace afm_bench;
 
@@ -33,6 +34,28 @@ static bool usesIntegerDots(const KernelResult &k) {
   return llvm::StringRef(k.spec.name).contains("int8 activations");
 }
 
+void afm_bench::warnAboutBeatenLimits(const MachineLimits &limits,
+                                      llvm::ArrayRef<KernelResult> kernels) {
+  for (const KernelResult &k : kernels) {
+    double read = k.bytesRead / k.secondsPerCall /
+                  readBytesPerSecond(limits, k.threads);
+    double flops = k.flops / k.secondsPerCall /
+                   fmaFlopsPerSecond(limits, k.threads);
+    if (read > 1)
+      llvm::WithColor::warning(llvm::errs(), "afm-bench")
+          << llvm::formatv("{0} ({1}, {2} threads) reads at {3:f1}% of the "
+                           "read limit: the limit is wrong\n",
+                           k.spec.name, shapeLabel(k.spec), k.threads,
+                           100 * read);
+    if (flops > 1 && !usesIntegerDots(k))
+      llvm::WithColor::warning(llvm::errs(), "afm-bench")
+          << llvm::formatv("{0} ({1}, {2} threads) computes at {3:f1}% of "
+                           "the FMA peak: the peak is wrong\n",
+                           k.spec.name, shapeLabel(k.spec), k.threads,
+                           100 * flops);
+  }
+}
+
 void afm_bench::printTable(llvm::raw_ostream &os, const MachineLimits &limits,
                            llvm::ArrayRef<KernelResult> kernels,
                            llvm::ArrayRef<ModelResult> models) {
@@ -41,11 +64,14 @@ void afm_bench::printTable(llvm::raw_ostream &os, const MachineLimits &limits,
       "FP32 FMA peak {3:f1} GFLOP/s (1 thread), {4:f1} GFLOP/s ({2} "
       "threads), {5}\n"
       "read limit: best of several patterns; reached by '{6}' (1 thread), "
-      "'{7}' ({2} threads)\n",
+      "'{7}' ({2} threads); best of {8} measurements (lowest: {9:f1} and "
+      "{10:f1} GB/s)\n",
       limits.readBytesPerSecond1 / 1e9, limits.readBytesPerSecondN / 1e9,
       limits.threads, limits.fmaFlopsPerSecond1 / 1e9,
       limits.fmaFlopsPerSecondN / 1e9, limits.fmaISA, limits.readPattern1,
-      limits.readPatternN);
+      limits.readPatternN, limits.measurements,
+      limits.lowestReadBytesPerSecond1 / 1e9,
+      limits.lowestReadBytesPerSecondN / 1e9);
   if (!kernels.empty())
     os << llvm::formatv("{0,-28} {1,-20} {2,7} {3,10} {4,9} {5,8} {6,9} "
                         "{7,8}\n",
@@ -145,6 +171,11 @@ void afm_bench::printJSON(llvm::raw_ostream &os, const MachineLimits &limits,
             limits.readBytesPerSecondN / 1e9},
            {"read_pattern_1_thread", limits.readPattern1},
            {"read_pattern_all_threads", limits.readPatternN},
+           {"limit_measurements", limits.measurements},
+           {"lowest_read_gbytes_per_second_1_thread",
+            limits.lowestReadBytesPerSecond1 / 1e9},
+           {"lowest_read_gbytes_per_second_all_threads",
+            limits.lowestReadBytesPerSecondN / 1e9},
            {"fma_gflops_1_thread", limits.fmaFlopsPerSecond1 / 1e9},
            {"fma_gflops_all_threads", limits.fmaFlopsPerSecondN / 1e9},
            {"fma_isa", limits.fmaISA},

@@ -21,6 +21,12 @@ namespace afm_bench {
 double readBytesPerSecond(const MachineLimits &limits, int threads);
 double fmaFlopsPerSecond(const MachineLimits &limits, int threads);
 
+/// Writes to stderr every kernel that reads faster than the read limit or
+/// computes faster than the FMA peak on its thread count: such a limit is
+/// wrong (afm-bench's contract is that no kernel beats it).
+void warnAboutBeatenLimits(const MachineLimits &limits,
+                           llvm::ArrayRef<KernelResult> kernels);
+
 void printTable(llvm::raw_ostream &os, const MachineLimits &limits,
                 llvm::ArrayRef<KernelResult> kernels,
                 llvm::ArrayRef<ModelResult> models);
