@@ -18,17 +18,6 @@
 
 typedef struct afm_code afm_code;
 
-/* Marks a function that calls into the loaded code through a pointer.
- * UBSan's -fsanitize=function checks such a call by reading a signature
- * word just before the callee; compiled models carry none, and an entry
- * point at the start of the text segment sits right after the loader's
- * unmapped padding page, so the check itself faults. */
-#if defined(__clang__)
-#define AFM_CALLS_LOADED_CODE __attribute__((no_sanitize("function")))
-#else
-#define AFM_CALLS_LOADED_CODE
-#endif
-
 /* Loads `size` bytes of shared library. `name` starts error messages. */
 afm_status afm_code_load(const char *name, const uint8_t *image, size_t size,
                          afm_code **out);

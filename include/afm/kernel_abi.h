@@ -85,6 +85,18 @@ typedef void (*afm_entry_fn)(const uint8_t *weights, const int32_t *tokens,
                              uint8_t *kv_arena, float *logits,
                              const afm_host_api *host);
 
+/* Marks a function that calls compiled code through a pointer (the
+ * runtime's entry points and tasks, the compiler's host-run graphs).
+ * UBSan's -fsanitize=function checks such a call by reading a signature
+ * word just before the callee; compiled models carry none, and an entry
+ * point at the start of the text segment sits right after the loader's
+ * unmapped padding page, so the check itself faults. */
+#if defined(__clang__)
+#define AFM_CALLS_LOADED_CODE __attribute__((no_sanitize("function")))
+#else
+#define AFM_CALLS_LOADED_CODE
+#endif
+
 #ifdef __cplusplus
 }
 #endif

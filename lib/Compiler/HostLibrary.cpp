@@ -4,6 +4,7 @@
 
 #include "afm/Compiler/Compile.h"
 #include "afm/Target/TargetDescription.h"
+#include "afm/kernel_abi.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -85,14 +86,10 @@ void *HostLibrary::lookup(const char *name) const {
 }
 
 /// The graph's signature is only known at run time, so each arity is a
-/// separately instantiated call. UBSan's function check is off here: it
-/// reads a signature word before the callee, which generated code lacks
-/// (runtime/code_loader.h: AFM_CALLS_LOADED_CODE).
+/// separately instantiated call, with UBSan's function check off
+/// (AFM_CALLS_LOADED_CODE).
 template <size_t... I>
-#if defined(__clang__)
-__attribute__((no_sanitize("function")))
-#endif
-static void callWith(void *function, llvm::ArrayRef<void *> args,
+AFM_CALLS_LOADED_CODE static void callWith(void *function, llvm::ArrayRef<void *> args,
                      std::index_sequence<I...>) {
   using Fn = void (*)(decltype((void)I, (void *)nullptr)...);
   reinterpret_cast<Fn>(function)(args[I]...);
