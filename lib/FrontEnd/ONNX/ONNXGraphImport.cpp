@@ -194,6 +194,18 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   else
     return view.emitError()
            << "operator domain '" << node.domain() << "' is not supported";
+  // Before opset 7, attributes changed what some ops compute (explicit
+  // broadcasting, in-place hints, training switches): refuse a node that
+  // uses one rather than guess.
+  if (opset < 7 && lowerings == &getONNXToTOSALowerings())
+    for (const onnx::AttributeProto &attribute : node.attribute())
+      if (llvm::is_contained({"broadcast", "consumed_inputs", "is_test",
+                              "spatial"},
+                             attribute.name()))
+        return view.emitError()
+               << "attribute '" << attribute.name() << "' of opset " << opset
+               << " is not supported (opset 7 and later say the same "
+                  "without it)";
   for (const std::string &input : node.input())
     if (!input.empty() && !table.contains(input))
       return view.emitError() << "input '" << input << "' is not defined";

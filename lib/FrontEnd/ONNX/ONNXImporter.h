@@ -23,9 +23,11 @@ namespace mlir::afm::onnx_import {
 
 //===- ONNXModelReader.cpp ------------------------------------------------===//
 
-/// Opset versions of the default ONNX domain this importer understands:
-/// from 7 on, elementwise ops broadcast like numpy without attributes.
-constexpr int64_t kMinOpset = 7;
+/// Opset versions of the default ONNX domain this importer understands.
+/// From 7 on, element-wise ops broadcast like numpy without attributes;
+/// older models import as long as no node uses an attribute whose meaning
+/// opset 7 dropped (`broadcast`, `consumed_inputs`, `is_test`, `spatial`).
+constexpr int64_t kMinOpset = 1;
 constexpr int64_t kMaxOpset = 21;
 
 /// Parses `bytes` into `model` and checks that it is a model with a graph
@@ -272,6 +274,9 @@ void registerShapeLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerReductionLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerContractionLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerControlFlowLowerings(llvm::StringMap<NodeLowering> &lowerings);
+void registerElementwiseMathLowerings(
+    llvm::StringMap<NodeLowering> &lowerings);
+void registerActivationLowerings(llvm::StringMap<NodeLowering> &lowerings);
 
 //===- ONNXMicrosoftOps.cpp -----------------------------------------------===//
 

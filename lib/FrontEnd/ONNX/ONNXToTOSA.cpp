@@ -406,6 +406,8 @@ mlir::afm::onnx_import::getONNXToTOSALowerings() {
     registerReductionLowerings(lowerings);
     registerContractionLowerings(lowerings);
     registerControlFlowLowerings(lowerings);
+    registerElementwiseMathLowerings(lowerings);
+    registerActivationLowerings(lowerings);
     return true;
   }();
   (void)registered;
