@@ -161,7 +161,7 @@ Results lowerPRelu(ONNXNode &node) {
         return s.select(s.cmp(arith::CmpFPredicate::OLT, x, zero),
                         s.mul(slope, x), x);
       },
-      /*floatOnly=*/true);
+      Operands::Float);
 }
 
 } // namespace

@@ -91,7 +91,7 @@ Results lowerIsNaN(ONNXNode &node) {
         Scalar s = scalar(b, loc);
         return s.toBool(s.cmp(arith::CmpFPredicate::UNO, args[0], args[0]));
       },
-      /*floatOnly=*/true);
+      Operands::Float);
 }
 
 Results lowerIsInf(ONNXNode &node) {
@@ -111,7 +111,7 @@ Results lowerIsInf(ONNXNode &node) {
                                             negative ? isNegative : no);
         return s.toBool(result);
       },
-      /*floatOnly=*/true);
+      Operands::Float);
 }
 
 Results lowerRound(ONNXNode &node) {
@@ -175,20 +175,23 @@ Results lowerCompare(ONNXNode &node) {
 /// And, Or, Xor of bools (and the Bitwise* ops of integers, the same
 /// arith op on every bit).
 template <typename OpTy> Results lowerLogical(ONNXNode &node) {
-  return elementwise(node, 2, Type(),
-                     [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-                       return OpTy::create(b, loc, args[0], args[1]);
-                     });
+  return elementwise(
+      node, 2, Type(),
+      [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        return OpTy::create(b, loc, args[0], args[1]);
+      },
+      Operands::Integer);
 }
 
 Results lowerNot(ONNXNode &node) {
-  return elementwise(node, 1, Type(),
+  return elementwise(node, 1, node.builder.getI8Type(),
                      [](OpBuilder &b, Location loc, ValueRange args) {
                        Scalar s = scalar(b, loc);
                        return s.toBool(arith::CmpIOp::create(
                            b, loc, arith::CmpIPredicate::eq, args[0],
                            s.constant(args[0].getType(), 0)));
-                     });
+                     },
+                     Operands::Integer);
 }
 
 Results lowerBitwiseNot(ONNXNode &node) {
@@ -197,7 +200,8 @@ Results lowerBitwiseNot(ONNXNode &node) {
                        Value ones = scalar(b, loc).constant(args[0].getType(),
                                                             -1);
                        return arith::XOrIOp::create(b, loc, args[0], ones);
-                     });
+                     },
+                     Operands::Integer);
 }
 
 Results lowerBitShift(ONNXNode &node) {
@@ -210,7 +214,8 @@ Results lowerBitShift(ONNXNode &node) {
                        if (left)
                          return arith::ShLIOp::create(b, loc, args[0], args[1]);
                        return arith::ShRUIOp::create(b, loc, args[0], args[1]);
-                     });
+                     },
+                     Operands::Integer);
 }
 
 //===- Variadic, Clip, Mod, Dropout ---------------------------------------===//
@@ -265,7 +270,7 @@ Results lowerMean(ONNXNode &node) {
         Value sum = foldScalars(b, loc, args, Fold::Sum, false);
         return s.div(sum, s.constant(sum.getType(), arity));
       },
-      /*floatOnly=*/true);
+      Operands::Float);
 }
 
 /// Clip(x, min, max): bounds from optional inputs (opset 11+) or the min

@@ -68,15 +68,23 @@ inline float floatAttribute(ONNXNode &node, llvm::StringRef name, float fallback
 /// The result of an element-wise op over inputs [0, arity) (all present,
 /// of one element type), of `resultType` (null: the inputs' type). An
 /// integer result of unsigned inputs stays unsigned.
+/// The element types an element-wise op takes.
+enum class Operands { Any, Float, Integer };
+
 inline Results elementwise(ONNXNode &node, unsigned arity, Type resultType,
-                           ElementwiseBody body, bool floatOnly = false) {
+                           ElementwiseBody body,
+                           Operands kinds = Operands::Any) {
   llvm::SmallVector<Value> operands;
   Type elementType;
   for (unsigned index = 0; index < arity; ++index) {
-    auto input = floatOnly ? node.getFloatInput(index) : node.getInput(index);
+    auto input = kinds == Operands::Float ? node.getFloatInput(index)
+                                          : node.getInput(index);
     if (failed(input))
       return failure();
     Type type = input->getType().getElementType();
+    if (kinds == Operands::Integer && !isa<IntegerType>(type))
+      return node.emitError() << "input " << index
+                              << " must be a bool or integer tensor";
     if (elementType && type != elementType)
       return node.emitError() << "operand element types differ";
     elementType = type;
@@ -99,7 +107,7 @@ template <typename Fn> Results unaryFloat(ONNXNode &node, Fn fn) {
       [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
         return fn(scalar(b, loc), args[0]);
       },
-      /*floatOnly=*/true);
+      Operands::Float);
 }
 
 } // namespace mlir::afm::onnx_import
