@@ -1,6 +1,7 @@
 //===- ONNXReductionOps.cpp - ONNX reductions and normalizations ----------===//
 //
-// Reduce{Sum,Mean,Max,Min,SumSquare}, Softmax, LogSoftmax and
+// Reduce{Sum,Mean,Max,Min,SumSquare,L1,L2,LogSum,LogSumExp,Prod}, Softmax,
+// LogSoftmax and
 // LayerNormalization, each as a chain of TOSA reductions (one axis at a
 // time, keeping dimensions so results broadcast back over the input).
 //
@@ -14,7 +15,18 @@ using namespace mlir;
 using namespace mlir::afm::onnx_import;
 
 namespace {
-enum class Reduction { Sum, Mean, Max, Min, SumSquare };
+enum class Reduction {
+  Sum,
+  Mean,
+  Max,
+  Min,
+  SumSquare,
+  L1,
+  L2,
+  LogSum,
+  LogSumExp,
+  Prod
+};
 } // namespace
 
 /// `input` reduced over `axes` (sorted, distinct) with kept dimensions.
@@ -111,6 +123,39 @@ template <Reduction kind> static Results lowerReduce(ONNXNode &node) {
     break;
   case Reduction::Min:
     result = reduceKeepDims<tosa::ReduceMinOp>(node, value, *dims);
+    break;
+  case Reduction::L1:
+    value = tosa::AbsOp::create(node.builder, node.loc, type, value);
+    result = reduceKeepDims<tosa::ReduceSumOp>(node, value, *dims);
+    break;
+  case Reduction::L2: {
+    value = multiply(node, type, value, value);
+    Value sum = reduceKeepDims<tosa::ReduceSumOp>(node, value, *dims);
+    result = tosa::PowOp::create(
+        node.builder, node.loc, sum.getType(), sum,
+        splat(node, type.getElementType(), 0.5, type.getRank()));
+    break;
+  }
+  case Reduction::LogSum: {
+    Value sum = reduceKeepDims<tosa::ReduceSumOp>(node, value, *dims);
+    result = tosa::LogOp::create(node.builder, node.loc, sum.getType(), sum);
+    break;
+  }
+  case Reduction::LogSumExp: {
+    // max + log(sum(exp(x - max))): exp never overflows. (A slice that is
+    // all -inf gives NaN: -inf - -inf.)
+    Value max = reduceKeepDims<tosa::ReduceMaxOp>(node, value, *dims);
+    Value shifted = tosa::SubOp::create(node.builder, node.loc, type, value,
+                                        max);
+    Value exp = tosa::ExpOp::create(node.builder, node.loc, type, shifted);
+    Value sum = reduceKeepDims<tosa::ReduceSumOp>(node, exp, *dims);
+    Value log = tosa::LogOp::create(node.builder, node.loc, sum.getType(), sum);
+    result = tosa::AddOp::create(node.builder, node.loc, sum.getType(), log,
+                                 max);
+    break;
+  }
+  case Reduction::Prod:
+    result = reduceKeepDims<tosa::ReduceProductOp>(node, value, *dims);
     break;
   }
   if (node.getIntAttribute("keepdims", 1))
@@ -232,6 +277,11 @@ void mlir::afm::onnx_import::registerReductionLowerings(
   lowerings["ReduceMax"] = lowerReduce<Reduction::Max>;
   lowerings["ReduceMin"] = lowerReduce<Reduction::Min>;
   lowerings["ReduceSumSquare"] = lowerReduce<Reduction::SumSquare>;
+  lowerings["ReduceL1"] = lowerReduce<Reduction::L1>;
+  lowerings["ReduceL2"] = lowerReduce<Reduction::L2>;
+  lowerings["ReduceLogSum"] = lowerReduce<Reduction::LogSum>;
+  lowerings["ReduceLogSumExp"] = lowerReduce<Reduction::LogSumExp>;
+  lowerings["ReduceProd"] = lowerReduce<Reduction::Prod>;
   lowerings["Softmax"] = lowerSoftmax<false>;
   lowerings["LogSoftmax"] = lowerSoftmax<true>;
   lowerings["LayerNormalization"] = lowerLayerNormalization;
