@@ -75,7 +75,8 @@ struct Options {
       cl::init(true), cl::cat(category)};
   cl::opt<std::string> weights{
       "weights",
-      cl::desc("Weights (.safetensors); defaults to the afm.weights_file "
+      cl::desc("Weights (.safetensors, or the model.safetensors.index.json "
+               "of a sharded checkpoint); defaults to the afm.weights_file "
                "attribute of an IR input"),
       cl::value_desc("file"), cl::cat(category)};
   cl::opt<std::string> output{"o", cl::desc("Output file (default: "
@@ -326,7 +327,7 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
   // The dequantized values are never kept: for a model of billions of
   // parameters they would take four bytes a weight (--dequantized-weights
   // encodes the weights again, one at a time).
-  const SafeTensorsFile *weightsFile = *weights ? &**weights : nullptr;
+  const WeightSource *weightsFile = *weights ? &**weights : nullptr;
   WeightEncoder encoder(weightsFile, /*keepValues=*/false);
   // Per-weight progress of a packaging step on the terminal.
   auto reportTo = [](::afm::TerminalProgress &progress) -> PackageProgress {

@@ -34,6 +34,11 @@ using llvm::ArrayRef;
 llvm::Expected<ReferenceModel>
 ReferenceModel::create(const ModelConfig &config,
                        const SafeTensorsFile &weights) {
+  return create(config, WeightSource::borrow(weights));
+}
+
+llvm::Expected<ReferenceModel>
+ReferenceModel::create(const ModelConfig &config, const WeightSource &weights) {
   if (llvm::Error err = validateModelConfig(config, "the model config"))
     return std::move(err);
   if (llvm::Error err = checkWeights(config, weights))
@@ -41,7 +46,8 @@ ReferenceModel::create(const ModelConfig &config,
   // checkWeights guarantees that every lookup below succeeds: only the
   // tensors of expectedTensors are loaded.
   auto load = [&](llvm::StringRef name) {
-    return weights.toF32(*weights.lookup(name));
+    WeightTensor tensor = weights.lookup(name);
+    return tensor.file->toF32(*tensor.info);
   };
   ReferenceModel model(config);
   model.embedTokens = load(kEmbedTokensName);

@@ -16,7 +16,7 @@
 #include "afm/FrontEnd/Config/ConfigImport.h"
 
 #include "afm/Model/ModelWeights.h"
-#include "afm/Model/SafeTensors.h"
+#include "afm/Model/WeightSource.h"
 #include "dialects/afm/IR/AFMOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -334,7 +334,7 @@ afm::importModelJSON(MLIRContext *context, llvm::StringRef json,
   if (!config)
     return config.takeError();
   if (!options.weightsPath.empty()) {
-    auto weights = SafeTensorsFile::open(options.weightsPath);
+    auto weights = WeightSource::open(options.weightsPath);
     if (!weights)
       return weights.takeError();
     if (llvm::Error error = checkWeights(*config, *weights))
