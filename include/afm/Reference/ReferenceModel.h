@@ -121,6 +121,10 @@ private:
   std::vector<float> logits(llvm::ArrayRef<float> hidden) const;
 
   ModelConfig cfg;
+  /// RoPE's angle per position for each pair (i, i + hd/2), with
+  /// `rope_scaling` applied: computed here in double, apart from the
+  /// compiler's `ropeInverseFrequencies`.
+  std::vector<double> ropeInvFreq;
   std::vector<float> embedTokens, finalNorm, lmHead;
   /// Indexed by KV-cache index (`kvCacheIndex`), like `caches`.
   std::vector<LayerWeights> layers;

@@ -136,9 +136,13 @@ Value DecoderBuilder::attentionBlock(Value h, const TrackLayout &track,
   }
   if (usesRope(config, layer)) {
     FloatAttr theta = b.getF32FloatAttr(float(config.ropeTheta));
-    q = RoPEOp::create(b, loc, q.getType(), q, position, theta);
+    // Scaled RoPE carries its frequencies; plain RoPE only theta.
+    DenseF64ArrayAttr invFreq;
+    if (config.ropeScaling.type != RopeScalingType::None)
+      invFreq = b.getDenseF64ArrayAttr(ropeInverseFrequencies(config));
+    q = RoPEOp::create(b, loc, q.getType(), q, position, theta, invFreq);
     if (k)
-      k = RoPEOp::create(b, loc, k.getType(), k, position, theta);
+      k = RoPEOp::create(b, loc, k.getType(), k, position, theta, invFreq);
   }
   bool local = isLocalLayer(config, layer);
   AttentionKind kind = local ? AttentionKind::Local : AttentionKind::Global;
