@@ -4,6 +4,7 @@
 
 #include "afm/Model/HFConfig.h"
 #include "afm/Model/WeightSource.h"
+#include "afm/TestModels/HFExampleModel.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -318,5 +319,44 @@ TEST(WeightSourceErrors, EachInconsistencyIsNamed) {
   llvm::Expected<WeightSource> both = WeightSource::openFiles(
       {dir.file("a.safetensors"), dir.file("b.safetensors")});
   EXPECT_THAT(errorText(both), HasSubstr("tensor 'y' is in two files"));
+}
+} // namespace
+
+namespace {
+TEST(HFModelFolder, RecordsWeightsTokenizerAndGenerationConfig) {
+  TempFolder dir;
+  std::string folder = dir.file("llama");
+  ASSERT_EQ(errorText(writeHFExampleFolder(folder, "llama", 2, 0)), "");
+  llvm::Expected<HFModelFolder> loaded = loadHFModelFolder(folder, {});
+  ASSERT_TRUE(bool(loaded)) << errorText(loaded);
+  EXPECT_EQ(loaded->family, "llama");
+  EXPECT_EQ(loaded->modelMaxPositionEmbeddings, 131072);
+  EXPECT_EQ(loaded->config.maxPositionEmbeddings, kDefaultHFContext);
+  EXPECT_EQ(loaded->config.ropeScaling.type, RopeScalingType::Llama3);
+  EXPECT_THAT(loaded->weightsPath,
+              ::testing::EndsWith("model.safetensors.index.json"));
+  ASSERT_EQ(loaded->weightFiles.size(), 2u);
+  EXPECT_THAT(loaded->weightFiles[0],
+              ::testing::EndsWith("model-00001-of-00002.safetensors"));
+  EXPECT_FALSE(loaded->tokenizerJson) << "the example has no tokenizer.json";
+  ASSERT_TRUE(loaded->generationConfigJson);
+  ASSERT_TRUE(loaded->generation);
+  EXPECT_EQ(loaded->generation->bosTokenId, 1);
+  EXPECT_EQ(loaded->generation->eosTokenIds, std::vector<int64_t>({2, 3}));
+
+  // A tokenizer.json is recorded by path; --context sets the context.
+  llvm::SmallString<256> tokenizer(folder);
+  llvm::sys::path::append(tokenizer, "tokenizer.json");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(tokenizer, ec);
+    out << "{}";
+  }
+  HFLoadOptions options;
+  options.context = 64;
+  llvm::Expected<HFModelFolder> shorter = loadHFModelFolder(folder, options);
+  ASSERT_TRUE(bool(shorter)) << errorText(shorter);
+  EXPECT_EQ(shorter->config.maxPositionEmbeddings, 64);
+  EXPECT_EQ(shorter->tokenizerJson, tokenizer.str().str());
 }
 } // namespace
