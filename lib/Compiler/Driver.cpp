@@ -18,6 +18,7 @@
 #include "afm/FrontEnd/ONNX/ONNXImport.h"
 #include "afm/Compiler/InitAll.h"
 #include "afm/Support/NestingDepth.h"
+#include "afm/Model/HFConfig.h"
 #include "afm/Model/SafeTensors.h"
 #include "afm/Support/Progress.h"
 #include "afm/Tokenizer/JsonImport.h"
@@ -53,6 +54,8 @@ static llvm::StringRef minParallelWorkHelp() {
 
 namespace {
 enum class Emit { AFMB, AFM, LLVMDialect, LLVMIR, Object, Library };
+/// The input rows of compressed projections (`linear_activations`).
+enum class Activations { F32, Int8 };
 
 struct Options {
   cl::OptionCategory category{"afm-compile options"};
@@ -62,6 +65,60 @@ struct Options {
   cl::opt<std::string> config{"config",
                               cl::desc("Model config (config.json)"),
                               cl::value_desc("file"), cl::cat(category)};
+  cl::opt<std::string> model{
+      "model",
+      cl::desc("Hugging Face model folder instead of --config: config.json "
+               "(model_type llama or mistral; every key honoured, known to "
+               "be irrelevant, or refused), model.safetensors or the shards "
+               "of model.safetensors.index.json (BF16, F16 or F32); "
+               "docs/hf-models.md"),
+      cl::value_desc("dir"), cl::cat(category)};
+  cl::opt<int64_t> contextLength{
+      "context",
+      cl::desc("With --model: the compiled context in tokens, the KV caches' "
+               "length (default: the model's max_position_embeddings, at "
+               "most 4096)"),
+      cl::value_desc("N"), cl::cat(category)};
+  cl::opt<LinearWeightFormat> linearWeights{
+      "linear-weights",
+      cl::desc("With --model: how the attention and MLP projections are "
+               "stored (config key linear_weight_format; default f32)"),
+      cl::init(LinearWeightFormat::F32),
+      cl::values(clEnumValN(LinearWeightFormat::F32, "f32", "float weights"),
+                 clEnumValN(LinearWeightFormat::Q2, "q2",
+                            "2-bit balanced levels, one scale per tensor"),
+                 clEnumValN(LinearWeightFormat::ASTC, "astc",
+                            "6x6 ASTC HDR blocks with an f16 offset")),
+      cl::cat(category)};
+  cl::opt<EmbeddingFormat> embedding{
+      "embedding",
+      cl::desc("With --model: how the embedding table (and a tied LM head) "
+               "is stored (config key embedding_format; default f32)"),
+      cl::init(EmbeddingFormat::F32),
+      cl::values(clEnumValN(EmbeddingFormat::F32, "f32", "float table"),
+                 clEnumValN(EmbeddingFormat::Q4, "q4",
+                            "symmetric 4-bit codes, one scale per 32 "
+                            "entries of a row")),
+      cl::cat(category)};
+  cl::opt<KVCacheDType> kvCache{
+      "kv-cache",
+      cl::desc("With --model: the KV caches' element type (config key "
+               "kv_cache_dtype; default f32)"),
+      cl::init(KVCacheDType::F32),
+      cl::values(clEnumValN(KVCacheDType::F32, "f32", "float"),
+                 clEnumValN(KVCacheDType::Int8, "int8",
+                            "int8 codes, one f32 scale per token and head")),
+      cl::cat(category)};
+  cl::opt<Activations> linearActivations{
+      "linear-activations",
+      cl::desc("With --model: the input rows of compressed projections "
+               "(config key linear_activations; default f32; int8 needs "
+               "--linear-weights q2 or astc)"),
+      cl::init(Activations::F32),
+      cl::values(clEnumValN(Activations::F32, "f32", "float rows"),
+                 clEnumValN(Activations::Int8, "int8",
+                            "rows rounded to int8, integer products")),
+      cl::cat(category)};
   cl::opt<std::string> onnx{
       "onnx",
       cl::desc("ONNX decoder graph (model.onnx: token ids [1, S] -> logits "
@@ -77,7 +134,8 @@ struct Options {
       cl::init(true), cl::cat(category)};
   cl::opt<std::string> weights{
       "weights",
-      cl::desc("Weights (.safetensors); defaults to the afm.weights_file "
+      cl::desc("Weights (.safetensors, or the model.safetensors.index.json "
+               "of a sharded checkpoint); defaults to the afm.weights_file "
                "attribute of an IR input"),
       cl::value_desc("file"), cl::cat(category)};
   cl::opt<std::string> output{"o", cl::desc("Output file (default: "
@@ -213,6 +271,63 @@ readPackageText(llvm::StringRef tokenizerPath, llvm::ArrayRef<uint32_t> eos) {
   return text;
 }
 
+/// The options only a Hugging Face folder takes (its config.json says
+/// nothing about compression or the compiled context).
+static bool usesFolderOnlyOptions(const Options &opts) {
+  return opts.contextLength.getNumOccurrences() ||
+         opts.linearWeights.getNumOccurrences() ||
+         opts.embedding.getNumOccurrences() ||
+         opts.kvCache.getNumOccurrences() ||
+         opts.linearActivations.getNumOccurrences();
+}
+
+/// Imports the Hugging Face folder `--model` with the compression flags;
+/// `weightsPath` becomes the folder's weights (index or single file), and
+/// `text` gets the folder's tokenizer.json and generation_config.json end
+/// ids unless --tokenizer and --eos-token-ids gave them.
+static llvm::Expected<OwningOpRef<ModuleOp>>
+importFolder(MLIRContext &context, const Options &opts,
+             std::string &weightsPath, PackageText &text) {
+  HFLoadOptions loadOptions;
+  if (opts.contextLength.getNumOccurrences())
+    loadOptions.context = opts.contextLength;
+  auto folder = loadHFModelFolder(opts.model, loadOptions);
+  if (!folder)
+    return folder.takeError();
+  ModelConfig config = folder->config;
+  config.linearWeightFormat = opts.linearWeights;
+  config.embeddingFormat = opts.embedding;
+  config.kvCacheDType = opts.kvCache;
+  config.int8Activations = opts.linearActivations == Activations::Int8;
+  if (llvm::Error err = validateModelConfig(
+          config, opts.model + " with the compression flags"))
+    return std::move(err);
+  weightsPath = folder->weightsPath;
+  if (opts.tokenizer.empty() && folder->tokenizerJson) {
+    auto folderText = readPackageText(*folder->tokenizerJson, {});
+    if (!folderText)
+      return folderText.takeError();
+    text.tokenizer = std::move(folderText->tokenizer);
+    text.tokenizerIdLimit = folderText->tokenizerIdLimit;
+  }
+  if (opts.eosTokenIds.empty() && folder->generation)
+    for (int64_t id : folder->generation->eosTokenIds) {
+      if (id < 0 || id > int64_t(UINT32_MAX))
+        return llvm::createStringError(
+            *folder->generationConfigJson + ": eos_token_id " +
+            std::to_string(id) + " is not a token id");
+      text.eosIds.push_back(uint32_t(id));
+    }
+  ConfigImportOptions importOptions;
+  importOptions.weightsPath = weightsPath;
+  if (opts.prefillChunk.getNumOccurrences())
+    importOptions.prefillChunk = opts.prefillChunk;
+  if (importOptions.prefillChunk && *importOptions.prefillChunk < 1)
+    return llvm::createStringError("prefill chunk must be at least 1, got " +
+                                   std::to_string(*importOptions.prefillChunk));
+  return importModelConfig(&context, config, importOptions);
+}
+
 int mlir::afm::runCompileDriver(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   Options opts;
@@ -220,6 +335,8 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "afm-compile: compile a model for a target into an .afmb binary\n\n"
+      "  afm-compile --model Llama-3.2-1B/ -o model.afmb --linear-weights q2 "
+      "--embedding q4\n"
       "  afm-compile --config config.json --weights model.safetensors "
       "-o model.afmb --target x86-64-v3\n"
       "  afm-compile model.mlir --weights model.safetensors -o model.afmb\n"
@@ -228,9 +345,17 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
     printTargets(llvm::outs());
     return 0;
   }
-  if (opts.config.empty() + opts.input.empty() + opts.onnx.empty() != 2)
-    return error("give exactly one of --config FILE, --onnx FILE or an input "
-                 ".mlir file");
+  if (opts.config.empty() + opts.input.empty() + opts.onnx.empty() +
+          opts.model.empty() !=
+      3)
+    return error("give exactly one of --model DIR, --config FILE, --onnx FILE "
+                 "or an input .mlir file");
+  if (opts.model.empty() && usesFolderOnlyOptions(opts))
+    return error("--context, --linear-weights, --embedding, --kv-cache and "
+                 "--linear-activations go with --model (a --config file sets "
+                 "max_position_embeddings and the compression keys itself)");
+  if (!opts.model.empty() && !opts.weights.empty())
+    return error("--model reads the weights from its folder: drop --weights");
   auto target = lookupTarget(opts.target, opts.targetOS);
   if (!target)
     return error(llvm::toString(target.takeError()));
@@ -248,7 +373,12 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
 
   OwningOpRef<ModuleOp> module;
   std::string weightsPath = opts.weights;
-  if (!opts.config.empty()) {
+  if (!opts.model.empty()) {
+    auto imported = importFolder(context, opts, weightsPath, *text);
+    if (!imported)
+      return error(llvm::toString(imported.takeError()));
+    module = std::move(*imported);
+  } else if (!opts.config.empty()) {
     if (weightsPath.empty() && opts.emit == Emit::AFMB)
       return error("--config needs --weights model.safetensors");
     ConfigImportOptions importOptions;
@@ -359,7 +489,7 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
   // The dequantized values are never kept: for a model of billions of
   // parameters they would take four bytes a weight (--dequantized-weights
   // encodes the weights again, one at a time).
-  const SafeTensorsFile *weightsFile = *weights ? &**weights : nullptr;
+  const WeightSource *weightsFile = *weights ? &**weights : nullptr;
   WeightEncoder encoder(weightsFile, /*keepValues=*/false);
   // Per-weight progress of a packaging step on the terminal.
   auto reportTo = [](::afm::TerminalProgress &progress) -> PackageProgress {

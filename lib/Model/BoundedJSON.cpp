@@ -2,6 +2,7 @@
 
 #include "afm/Model/BoundedJSON.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir::afm;
@@ -31,4 +32,60 @@ mlir::afm::parseBoundedJSON(llvm::StringRef text) {
     }
   }
   return llvm::json::parse(text);
+}
+
+std::optional<std::string>
+mlir::afm::repeatedTopLevelKey(llvm::StringRef json) {
+  llvm::StringSet<> seen;
+  int depth = 0;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    } else if (c == '"') {
+      size_t end = i + 1;
+      while (end < json.size() && json[end] != '"')
+        end += json[end] == '\\' ? 2 : 1;
+      llvm::StringRef text = json.slice(i + 1, end);
+      i = end;
+      bool isKey = json.substr(end + 1).ltrim().starts_with(":");
+      if (depth == 1 && isKey && !seen.insert(text).second)
+        return text.str();
+    }
+  }
+  return std::nullopt;
+}
+
+std::string mlir::afm::describeJSON(const llvm::json::Value &value,
+                                    bool quoteStrings) {
+  switch (value.kind()) {
+  case llvm::json::Value::Object:
+    return "an object";
+  case llvm::json::Value::Array:
+    return "an array";
+  case llvm::json::Value::String:
+    if (!quoteStrings)
+      return "a string";
+    [[fallthrough]];
+  default:
+    return llvm::formatv("{0}", value).str();
+  }
+}
+
+llvm::Expected<llvm::json::Object>
+mlir::afm::parseTopLevelObject(llvm::StringRef json, llvm::StringRef fileName) {
+  llvm::Expected<llvm::json::Value> parsed = parseBoundedJSON(json);
+  if (!parsed)
+    return llvm::createStringError(fileName + ": invalid JSON: " +
+                                   llvm::toString(parsed.takeError()));
+  llvm::json::Object *object = parsed->getAsObject();
+  if (!object)
+    return llvm::createStringError(fileName +
+                                   ": expected a JSON object at the top level");
+  if (std::optional<std::string> key = repeatedTopLevelKey(json))
+    return llvm::createStringError(fileName + ": key '" + *key +
+                                   "' is given twice");
+  return std::move(*object);
 }

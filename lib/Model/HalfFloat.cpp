@@ -66,3 +66,13 @@ uint16_t mlir::afm::f32ToF16(float value) {
   uint32_t rebiased = magnitude - ((127u - 15u) << 23);
   return sign | static_cast<uint16_t>(shiftRightRoundEven(rebiased, 13));
 }
+
+uint16_t mlir::afm::f32ToBF16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep it a quiet NaN.
+    return static_cast<uint16_t>((bits >> 16) | 0x40);
+  // Rounding the dropped 16 bits may carry into the exponent, up to
+  // infinity, which is the correctly rounded result.
+  return static_cast<uint16_t>(shiftRightRoundEven(bits, 16));
+}

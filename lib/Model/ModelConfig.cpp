@@ -60,6 +60,8 @@ constexpr const char *kKnownKeys[] = {
     "sliding_window",
     "local_per_global",
     "rope_in_global_layers",
+    "all_layers_local",
+    "rope_scaling",
     "block1_fraction",
     "num_tracks",
     "track_block_depth",
@@ -164,6 +166,8 @@ public:
   }
 
   bool has(StringRef key) const { return object.get(key) != nullptr; }
+  const json::Value *get(StringRef key) const { return object.get(key); }
+  StringRef origin() const { return fileName; }
 
 private:
   /// Reads `key` with `get`, which gives nullopt for a JSON value that is
@@ -185,18 +189,7 @@ private:
 
   /// A short description of a JSON value for "expected X, got Y".
   static std::string describe(const json::Value &value) {
-    switch (value.kind()) {
-    case json::Value::Null:
-      return "null";
-    case json::Value::Object:
-      return "an object";
-    case json::Value::Array:
-      return "an array";
-    case json::Value::String:
-      return "a string";
-    default:
-      return llvm::formatv("{0}", value).str();
-    }
+    return describeJSON(value, /*quoteStrings=*/false);
   }
 
   const json::Object &object;
@@ -217,30 +210,6 @@ std::string formatDouble(double value) {
       break;
   }
   return text;
-}
-/// The first key of the top-level object that `json` (valid JSON) holds
-/// twice: llvm::json silently keeps one of them.
-std::optional<std::string> repeatedTopLevelKey(StringRef json) {
-  llvm::StringSet<> seen;
-  int depth = 0;
-  for (size_t i = 0; i < json.size(); ++i) {
-    char c = json[i];
-    if (c == '{' || c == '[') {
-      ++depth;
-    } else if (c == '}' || c == ']') {
-      --depth;
-    } else if (c == '"') {
-      size_t end = i + 1;
-      while (end < json.size() && json[end] != '"')
-        end += json[end] == '\\' ? 2 : 1;
-      StringRef text = json.slice(i + 1, end);
-      i = end;
-      bool isKey = json.substr(end + 1).ltrim().starts_with(":");
-      if (depth == 1 && isKey && !seen.insert(text).second)
-        return text.str();
-    }
-  }
-  return std::nullopt;
 }
 
 Error readArchitecture(const ConfigReader &reader, Architecture &out) {
@@ -363,8 +332,12 @@ Error readKeys(const ConfigReader &reader, ModelConfig &config) {
                              config.tieWordEmbeddings)) ||
       (err = reader.readBool("rope_in_global_layers",
                              config.ropeInGlobalLayers)) ||
+      (err = reader.readBool("all_layers_local", config.allLayersLocal)) ||
       (err = reader.readFloat("lora_alpha", config.loraAlpha)))
     return err;
+  if (const json::Value *scaling = reader.get("rope_scaling"))
+    if ((err = parseRopeScaling(*scaling, reader.origin(), config.ropeScaling)))
+      return err;
   return readCompressionChoices(reader, config);
 }
 
@@ -542,6 +515,31 @@ Error mlir::afm::validateModelConfig(const ModelConfig &config,
       return keyError(origin, key,
                       "must be a positive finite number, got " +
                           formatDouble(value));
+  if (config.allLayersLocal && config.localPerGlobal != 0)
+    return keyError(origin, "all_layers_local",
+                    llvm::formatv("every layer local leaves no room for "
+                                  "groups of local_per_global ({0}) local "
+                                  "layers: set local_per_global to 0",
+                                  config.localPerGlobal));
+  const RopeScaling &scaling = config.ropeScaling;
+  if (scaling.type != RopeScalingType::None &&
+      !(scaling.factor > 0.0 && std::isfinite(scaling.factor)))
+    return keyError(origin, "rope_scaling",
+                    "'factor' must be a positive number, got " +
+                        formatDouble(scaling.factor));
+  if (scaling.type == RopeScalingType::Llama3 &&
+      (!(scaling.lowFreqFactor > 0.0) ||
+       !(scaling.highFreqFactor > scaling.lowFreqFactor) ||
+       !std::isfinite(scaling.highFreqFactor) ||
+       scaling.originalMaxPositionEmbeddings < 1))
+    return keyError(origin, "rope_scaling",
+                    llvm::formatv("llama3 needs 0 < low_freq_factor < "
+                                  "high_freq_factor and "
+                                  "original_max_position_embeddings >= 1, got "
+                                  "{0}, {1}, {2}",
+                                  formatDouble(scaling.lowFreqFactor),
+                                  formatDouble(scaling.highFreqFactor),
+                                  scaling.originalMaxPositionEmbeddings));
   switch (config.architecture) {
   case Architecture::Dense:
     return Error::success();
@@ -555,17 +553,9 @@ Error mlir::afm::validateModelConfig(const ModelConfig &config,
 
 Expected<ModelConfig> mlir::afm::parseModelConfig(StringRef json,
                                                   StringRef fileName) {
-  Expected<json::Value> parsed = parseBoundedJSON(json);
-  if (!parsed)
-    return llvm::createStringError(fileName + ": invalid JSON: " +
-                                   llvm::toString(parsed.takeError()));
-  const json::Object *object = parsed->getAsObject();
+  Expected<json::Object> object = parseTopLevelObject(json, fileName);
   if (!object)
-    return llvm::createStringError(fileName +
-                                   ": expected a JSON object at the top level");
-  if (std::optional<std::string> key = repeatedTopLevelKey(json))
-    return llvm::createStringError(fileName + ": key '" + *key +
-                                   "' is given twice");
+    return object.takeError();
   ConfigReader reader(*object, fileName);
   ModelConfig config;
   if (Error err = reader.checkNoUnknownKeys())
@@ -589,6 +579,8 @@ Expected<ModelConfig> mlir::afm::loadModelConfig(StringRef path) {
 }
 
 bool mlir::afm::isLocalLayer(const ModelConfig &config, int64_t layer) {
+  if (config.allLayersLocal)
+    return true;
   if (config.localPerGlobal == 0)
     return false;
   return layer % (config.localPerGlobal + 1) < config.localPerGlobal;
@@ -675,6 +667,23 @@ std::string mlir::afm::toJSON(const ModelConfig &config) {
     out.attribute("sliding_window", config.slidingWindow);
     out.attribute("local_per_global", config.localPerGlobal);
     out.attribute("rope_in_global_layers", config.ropeInGlobalLayers);
+    // Printed only when set, so that configs from before these keys print
+    // as they did.
+    if (config.allLayersLocal)
+      out.attribute("all_layers_local", true);
+    const RopeScaling &scaling = config.ropeScaling;
+    if (scaling.type != RopeScalingType::None)
+      out.attributeObject("rope_scaling", [&] {
+        bool llama3 = scaling.type == RopeScalingType::Llama3;
+        out.attribute("rope_type", llama3 ? "llama3" : "linear");
+        writeFloat("factor", scaling.factor);
+        if (!llama3)
+          return;
+        writeFloat("low_freq_factor", scaling.lowFreqFactor);
+        writeFloat("high_freq_factor", scaling.highFreqFactor);
+        out.attribute("original_max_position_embeddings",
+                      scaling.originalMaxPositionEmbeddings);
+      });
     switch (config.architecture) {
     case Architecture::Dense:
       break;
@@ -707,4 +716,102 @@ std::string mlir::afm::toJSON(const ModelConfig &config) {
   });
   os << "\n";
   return text;
+}
+
+Error mlir::afm::parseRopeScaling(const json::Value &value, StringRef origin,
+                                  RopeScaling &out) {
+  out = RopeScaling();
+  if (value.kind() == json::Value::Null)
+    return Error::success();
+  auto fail = [&](const llvm::Twine &message) {
+    return keyError(origin, "rope_scaling", message);
+  };
+  const json::Object *object = value.getAsObject();
+  if (!object)
+    return fail("expected null or an object");
+  // transformers reads `rope_type`, and `type` in older configs.
+  const json::Value *typeValue = object->get("rope_type");
+  if (!typeValue)
+    typeValue = object->get("type");
+  std::optional<StringRef> type =
+      typeValue ? typeValue->getAsString() : std::nullopt;
+  if (!type)
+    return fail("expected a string 'rope_type' (or 'type')");
+  llvm::SmallVector<StringRef> allowed = {"rope_type", "type"};
+  if (*type == "default") {
+    out.type = RopeScalingType::None;
+  } else if (*type == "linear") {
+    out.type = RopeScalingType::Linear;
+    allowed.push_back("factor");
+  } else if (*type == "llama3") {
+    out.type = RopeScalingType::Llama3;
+    allowed.append({"factor", "low_freq_factor", "high_freq_factor",
+                    "original_max_position_embeddings"});
+  } else {
+    return fail("rope type '" + *type +
+                "' is not supported (supported: default, linear, llama3): "
+                "it changes the attention math");
+  }
+  for (const auto &entry : *object)
+    if (!llvm::is_contained(allowed, StringRef(entry.first)))
+      return fail("unknown key '" + StringRef(entry.first) + "' for rope type '" +
+                  *type + "'");
+  auto number = [&](StringRef key, double &field) -> Error {
+    const json::Value *v = object->get(key);
+    if (!v)
+      return fail("rope type '" + *type + "' needs '" + key + "'");
+    std::optional<double> d = v->getAsNumber();
+    if (!d || !std::isfinite(*d) || *d <= 0.0)
+      return fail("'" + key + "' must be a positive number");
+    field = *d;
+    return Error::success();
+  };
+  if (out.type == RopeScalingType::None)
+    return Error::success();
+  if (Error err = number("factor", out.factor))
+    return err;
+  if (out.type == RopeScalingType::Linear)
+    return Error::success();
+  double original = 0.0;
+  if (Error err = number("low_freq_factor", out.lowFreqFactor))
+    return err;
+  if (Error err = number("high_freq_factor", out.highFreqFactor))
+    return err;
+  if (Error err = number("original_max_position_embeddings", original))
+    return err;
+  if (original != std::floor(original) || original > kMaxSize)
+    return fail("'original_max_position_embeddings' must be an integer");
+  out.originalMaxPositionEmbeddings = static_cast<int64_t>(original);
+  return Error::success();
+}
+
+std::vector<double> mlir::afm::ropeInverseFrequencies(const ModelConfig &config) {
+  int64_t half = config.headDim / 2;
+  const RopeScaling &s = config.ropeScaling;
+  std::vector<double> invFreq(half);
+  for (int64_t i = 0; i < half; ++i) {
+    double f = std::pow(config.ropeTheta,
+                        -2.0 * double(i) / double(config.headDim));
+    switch (s.type) {
+    case RopeScalingType::None:
+      break;
+    case RopeScalingType::Linear:
+      f /= s.factor;
+      break;
+    case RopeScalingType::Llama3: {
+      double old = double(s.originalMaxPositionEmbeddings);
+      double wavelength = 2.0 * M_PI / f;
+      if (wavelength > old / s.lowFreqFactor) {
+        f /= s.factor;
+      } else if (!(wavelength < old / s.highFreqFactor)) {
+        double smooth = (old / wavelength - s.lowFreqFactor) /
+                        (s.highFreqFactor - s.lowFreqFactor);
+        f = (1.0 - smooth) * f / s.factor + smooth * f;
+      }
+      break;
+    }
+    }
+    invFreq[i] = f;
+  }
+  return invFreq;
 }

@@ -135,24 +135,30 @@ int64_t mlir::afm::parameterCount(const ModelConfig &config) {
 
 llvm::Error mlir::afm::checkWeights(const ModelConfig &config,
                                     const SafeTensorsFile &file) {
+  return checkWeights(config, WeightSource::borrow(file));
+}
+
+llvm::Error mlir::afm::checkWeights(const ModelConfig &config,
+                                    const WeightSource &weights) {
   std::string problems;
   llvm::raw_string_ostream os(problems);
   llvm::StringSet<> expectedNames;
   for (const ExpectedTensor &tensor : expectedTensors(config)) {
     expectedNames.insert(tensor.name);
-    const TensorInfo *info = file.lookup(tensor.name);
+    WeightTensor found = weights.lookup(tensor.name);
+    const TensorInfo *info = found.info;
     if (!info)
-      os << file.path() << ": missing tensor '" << tensor.name
+      os << weights.path() << ": missing tensor '" << tensor.name
          << "' (expected shape " << formatShape(tensor.shape) << ")\n";
     else if (info->shape != tensor.shape)
-      os << file.path() << ": tensor '" << tensor.name << "' has shape "
+      os << found.file->path() << ": tensor '" << tensor.name << "' has shape "
          << formatShape(info->shape) << " but the config expects "
          << formatShape(tensor.shape) << "\n";
   }
-  for (const TensorInfo &info : file.tensors())
-    if (!expectedNames.contains(info.name))
-      os << file.path() << ": unexpected tensor '" << info.name << "' ("
-         << (info.name == kLmHeadName
+  for (WeightTensor tensor : weights.tensors())
+    if (!expectedNames.contains(tensor.info->name))
+      os << tensor.file->path() << ": unexpected tensor '" << tensor.info->name << "' ("
+         << (tensor.info->name == kLmHeadName
                  ? "the config ties the LM head to the embeddings"
                  : "not part of the model the config describes")
          << ")\n";

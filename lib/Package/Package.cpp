@@ -34,7 +34,6 @@
 using namespace mlir;
 using mlir::afm::KVCacheType;
 using mlir::afm::ObjectFormat;
-using mlir::afm::SafeTensorsFile;
 using mlir::afm::TargetDescription;
 using mlir::afm::TensorInfo;
 
@@ -53,7 +52,7 @@ static void returnFreeMemory() {
 #endif
 }
 
-llvm::Expected<std::optional<SafeTensorsFile>>
+llvm::Expected<std::optional<mlir::afm::WeightSource>>
 mlir::afm::openPackageWeights(ModuleOp module, StringRef path) {
   std::string resolved = path.str();
   if (resolved.empty())
@@ -61,24 +60,24 @@ mlir::afm::openPackageWeights(ModuleOp module, StringRef path) {
             contracts(module).getWeightsFileAttrHelper().getAttr(module))
       resolved = attr.str();
   if (resolved.empty())
-    return std::optional<SafeTensorsFile>();
-  auto opened = SafeTensorsFile::open(resolved);
+    return std::optional<mlir::afm::WeightSource>();
+  auto opened = mlir::afm::WeightSource::open(resolved);
   if (!opened)
     return opened.takeError();
-  return std::optional<SafeTensorsFile>(std::move(*opened));
+  return std::optional<mlir::afm::WeightSource>(std::move(*opened));
 }
 
 namespace {
 /// What `WeightEncoder::encode` takes for one weight, from the first of its
 /// entries in the `afm.weights` layout: the compressed type (`format`) or
 /// the tensor type, the inline value and the LoRA split.
-struct WeightSource {
+struct PackagedWeight {
   Type type;
   Attribute value;
   mlir::afm::SVDFactorAttr factor;
   mlir::afm::SVDResidualAttr residual;
 
-  explicit WeightSource(mlir::afm::WeightSlotAttr firstPart)
+  explicit PackagedWeight(mlir::afm::WeightSlotAttr firstPart)
       : type(firstPart.getFormat() ? firstPart.getFormat()
                                    : firstPart.getType()),
         value(firstPart.getValue()), factor(firstPart.getSvdFactor()),
@@ -92,7 +91,7 @@ struct WeightSource {
 } // namespace
 
 llvm::Error mlir::afm::writeEffectiveWeights(ModuleOp lowered,
-                                             const SafeTensorsFile *weights,
+                                             const mlir::afm::WeightSource *weights,
                                              StringRef path,
                                              const PackageProgress &progress) {
   auto weightLayout = contracts(lowered).getWeightsAttrHelper().getAttr(lowered);
@@ -102,7 +101,7 @@ llvm::Error mlir::afm::writeEffectiveWeights(ModuleOp lowered,
   // One entry per weight (its first part holds the format, the inline value
   // and the annotations), in the layout's order; adapter factors are folded
   // into their residual instead.
-  std::vector<std::pair<StringRef, WeightSource>> list;
+  std::vector<std::pair<StringRef, PackagedWeight>> list;
   std::vector<SafeTensorSpec> specs;
   llvm::StringSet<> seen;
   uint64_t totalBytes = 0;
@@ -110,7 +109,7 @@ llvm::Error mlir::afm::writeEffectiveWeights(ModuleOp lowered,
     StringRef name = slot.getName();
     if (!seen.insert(name).second)
       continue;
-    WeightSource source(slot);
+    PackagedWeight source(slot);
     if (source.factor)
       continue;
     SafeTensorSpec spec{name.str(), DType::F32, encodedShape(source.type)};
@@ -149,7 +148,7 @@ llvm::Error mlir::afm::writeEffectiveWeights(ModuleOp lowered,
 llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
                                     StringRef library,
                                     const TargetDescription &target,
-                                    const SafeTensorsFile *weights) {
+                                    const mlir::afm::WeightSource *weights) {
   WeightEncoder encoder(weights);
   return writePackage(os, lowered, library, target, encoder);
 }
@@ -247,7 +246,7 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
   std::mutex progressMutex;
   auto encodeWeight = [&](size_t index) {
     auto &[name, indices] = *(partsOfWeight.begin() + index);
-    auto encoded = WeightSource(parts[indices.front()].slot).encode(encoder, name);
+    auto encoded = PackagedWeight(parts[indices.front()].slot).encode(encoder, name);
     if (!encoded) {
       errors[index] = llvm::toString(encoded.takeError());
       return;

@@ -87,26 +87,28 @@ WeightEncoder::floatSource(StringRef name, int64_t count) {
   if (!weights)
     return fail("weight '" + name +
                 "' is external but no weights file was given (--weights)");
-  const TensorInfo *info = weights->lookup(name);
-  if (!info)
+  WeightTensor found = weights->lookup(name);
+  if (!found)
     return fail("weight '" + name + "' is not in " + weights->path());
+  const SafeTensorsFile *file = found.file;
+  const TensorInfo *info = found.info;
   if (info->numElements() != count)
     return fail("weight '" + name + "' has " +
                 llvm::Twine(info->numElements()) + " elements in " +
-                weights->path() + " but the model needs " +
+                file->path() + " but the model needs " +
                 llvm::Twine(count));
   FloatSource source;
-  source.file = weights;
+  source.file = file;
   source.info = info;
-  if (auto view = weights->f32View(*info)) {
+  if (auto view = file->f32View(*info)) {
     source.values = *view;
   } else {
-    source.owned = weights->toF32(*info);
+    source.owned = file->toF32(*info);
     source.values = source.owned;
   }
   for (float v : source.values)
     if (!std::isfinite(v))
-      return fail("weight '" + name + "' in " + weights->path() +
+      return fail("weight '" + name + "' in " + file->path() +
                   " holds a non-finite value");
   return source;
 }

@@ -26,14 +26,51 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cassert>
+#include <cmath>
 
 using namespace mlir::afm;
 using namespace mlir::afm::reference;
 using llvm::ArrayRef;
 
+/// RoPE's inverse frequencies with `rope_scaling`, written after
+/// transformers' `_compute_default_rope_parameters` and
+/// `_compute_llama3_parameters` (in double where they use f32): the
+/// unscaled frequencies, divided by `factor` for long wavelengths, and
+/// blended between the two for the wavelengths in between.
+static std::vector<double> scaledRopeFrequencies(const ModelConfig &cfg) {
+  const RopeScaling &rs = cfg.ropeScaling;
+  int64_t dim = cfg.headDim;
+  std::vector<double> invFreq;
+  for (int64_t k = 0; k < dim; k += 2)
+    invFreq.push_back(1.0 / std::pow(cfg.ropeTheta, double(k) / double(dim)));
+  if (rs.type == RopeScalingType::Linear)
+    for (double &f : invFreq)
+      f = f / rs.factor;
+  if (rs.type != RopeScalingType::Llama3)
+    return invFreq;
+  double oldContext = double(rs.originalMaxPositionEmbeddings);
+  double lowFreqWavelen = oldContext / rs.lowFreqFactor;
+  double highFreqWavelen = oldContext / rs.highFreqFactor;
+  for (double &f : invFreq) {
+    double wavelen = 2.0 * M_PI / f;
+    double scaled = wavelen > lowFreqWavelen ? f / rs.factor : f;
+    double smooth = (oldContext / wavelen - rs.lowFreqFactor) /
+                    (rs.highFreqFactor - rs.lowFreqFactor);
+    double smoothed = (1.0 - smooth) * scaled / rs.factor + smooth * scaled;
+    bool medium = !(wavelen < highFreqWavelen) && !(wavelen > lowFreqWavelen);
+    f = medium ? smoothed : scaled;
+  }
+  return invFreq;
+}
+
 llvm::Expected<ReferenceModel>
 ReferenceModel::create(const ModelConfig &config,
                        const SafeTensorsFile &weights) {
+  return create(config, WeightSource::borrow(weights));
+}
+
+llvm::Expected<ReferenceModel>
+ReferenceModel::create(const ModelConfig &config, const WeightSource &weights) {
   if (llvm::Error err = validateModelConfig(config, "the model config"))
     return std::move(err);
   if (llvm::Error err = checkWeights(config, weights))
@@ -41,9 +78,11 @@ ReferenceModel::create(const ModelConfig &config,
   // checkWeights guarantees that every lookup below succeeds: only the
   // tensors of expectedTensors are loaded.
   auto load = [&](llvm::StringRef name) {
-    return weights.toF32(*weights.lookup(name));
+    WeightTensor tensor = weights.lookup(name);
+    return tensor.file->toF32(*tensor.info);
   };
   ReferenceModel model(config);
+  model.ropeInvFreq = scaledRopeFrequencies(config);
   model.embedTokens = load(kEmbedTokensName);
   model.finalNorm = load(kFinalNormName);
   if (!config.tieWordEmbeddings)
@@ -197,7 +236,7 @@ std::vector<float> ReferenceModel::attentionBlock(int64_t track,
   if (rope)
     for (int64_t h = 0; h < shape.numHeads; ++h)
       applyRope(llvm::MutableArrayRef<float>(q).slice(h * hd, hd), pos,
-                cfg.ropeTheta);
+                ropeInvFreq);
   // Each head's query rounded to int8 as int8 activations are
   // (`int8_query`): the compiled scores are integer dot products of codes.
   if (roundsQueryToInt8(cfg))
@@ -212,7 +251,7 @@ std::vector<float> ReferenceModel::attentionBlock(int64_t track,
     if (rope)
       for (int64_t g = 0; g < shape.numKVHeads; ++g)
         applyRope(llvm::MutableArrayRef<float>(k).slice(g * hd, hd), pos,
-                  cfg.ropeTheta);
+                  ropeInvFreq);
     LayerCache &cache = caches[index];
     cache.keys.append(k);
     cache.values.append(v);

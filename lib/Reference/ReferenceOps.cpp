@@ -67,10 +67,19 @@ std::vector<float> mlir::afm::reference::project(ArrayRef<float> x,
 
 void mlir::afm::reference::applyRope(llvm::MutableArrayRef<float> head,
                                      int64_t position, double theta) {
+  std::vector<double> invFreq(head.size() / 2);
+  for (size_t i = 0; i < invFreq.size(); ++i)
+    invFreq[i] = std::pow(theta, -2.0 * i / static_cast<double>(head.size()));
+  applyRope(head, position, invFreq);
+}
+
+void mlir::afm::reference::applyRope(llvm::MutableArrayRef<float> head,
+                                     int64_t position,
+                                     ArrayRef<double> invFreq) {
+  assert(invFreq.size() * 2 == head.size() && "one frequency per pair");
   int64_t half = head.size() / 2;
   for (int64_t i = 0; i < half; ++i) {
-    double angle = static_cast<double>(position) *
-                   std::pow(theta, -2.0 * i / static_cast<double>(head.size()));
+    double angle = static_cast<double>(position) * invFreq[i];
     double c = std::cos(angle), s = std::sin(angle);
     double a = head[i], b = head[i + half];
     head[i] = static_cast<float>(a * c - b * s);

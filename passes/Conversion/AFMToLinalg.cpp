@@ -207,13 +207,17 @@ struct LowerRoPE : OpConversionPattern<RoPEOp> {
     Type elementType = type.getElementType();
     Value position = adaptor.getPosition();
     float theta = op.getTheta().convertToFloat();
+    std::optional<ArrayRef<double>> given = op.getInvFreq();
 
-    // inv_freq[i] = theta^(-2 (i mod hd/2) / hd), computed in double at
-    // compile time, one entry per element of a head.
+    // inv_freq[i mod hd/2], one entry per element of a head: the op's
+    // array, or theta^(-2 (i mod hd/2) / hd) computed in double at compile
+    // time.
     SmallVector<float> invFreq(headDim);
     for (int64_t i = 0; i < headDim; ++i)
-      invFreq[i] = float(std::pow(double(theta), -2.0 * double(i % half) /
-                                                     double(headDim)));
+      invFreq[i] = given ? float((*given)[i % half])
+                         : float(std::pow(double(theta),
+                                          -2.0 * double(i % half) /
+                                              double(headDim)));
     auto tableType = RankedTensorType::get({headDim}, f32);
     Value table = arith::ConstantOp::create(
         rewriter, loc, DenseElementsAttr::get(tableType, ArrayRef(invFreq)));

@@ -141,7 +141,7 @@ static Value rebuildOnRow(OpBuilder &b, Operation *op, OpFoldResult row) {
         Value position = arith::AddIOp::create(b, loc, o.getPosition(),
                                                getValueOrCreateConstantIndexOp(b, loc, row));
         return RoPEOp::create(b, loc, rowType, take(o.getInput()), position,
-                              o.getThetaAttr());
+                              o.getThetaAttr(), o.getInvFreqAttr());
       })
       .Case([&](SharedKVAttentionOp o) -> Value {
         // Only the last real row keeps an exact view of a ring buffer: its

@@ -242,3 +242,14 @@ func.func @track_block(%h: tensor<1x64xf32>, %w0: tensor<64x64xf32>) -> tensor<1
   }
   return %t : tensor<1x64xf32>
 }
+
+// -----
+
+// Scaled RoPE: the table holds the op's inverse frequencies, each pair's
+// once per half of the head.
+// CHECK-LABEL: func.func @rope_scaled
+// CHECK: arith.constant dense<[1.000000e+00, 6.250000e-02, 1.000000e+00, 6.250000e-02]> : tensor<4xf32>
+func.func @rope_scaled(%x: tensor<?x2x4xf32>, %pos: index) -> tensor<?x2x4xf32> {
+  %y = afm.rope %x at %pos {inv_freq = array<f64: 1.0, 0.0625>} : tensor<?x2x4xf32>
+  return %y : tensor<?x2x4xf32>
+}

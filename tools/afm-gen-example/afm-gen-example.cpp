@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "afm/TestModels/ExampleModel.h"
+#include "afm/TestModels/HFExampleModel.h"
 #include "afm/Model/ModelWeights.h"
 #include "afm/Support/Progress.h"
 
@@ -48,6 +49,20 @@ static cl::list<std::string> zeroSubstrings(
     cl::desc("Make every tensor whose name contains this substring all "
              "zeros, the others unchanged (repeatable)"),
     cl::value_desc("substring"), cl::cat(category));
+
+static const std::string hfHelp =
+    "Write a Hugging Face model folder of this family instead (" +
+    join(hfExampleFamilies(), ", ") +
+    "): config.json as published, generation_config.json, BF16 weights";
+static cl::opt<std::string> hfFamily("hf-family", cl::desc(hfHelp),
+                                     cl::value_desc("family"),
+                                     cl::cat(category));
+static cl::opt<int64_t> hfShards(
+    "shards",
+    cl::desc("With --hf-family: split the weights into this many shards "
+             "with model.safetensors.index.json (default 1: "
+             "model.safetensors)"),
+    cl::value_desc("N"), cl::init(1), cl::cat(category));
 
 static cl::opt<bool> configOnly(
     "config-only",
@@ -153,6 +168,18 @@ int main(int argc, char **argv) {
       "to disk, so models larger than memory can be written (the paper-size "
       "presets take 6-12 GB of F32).\n");
   ExitOnError exitOnErr("afm-gen-example: error: ");
+
+  if (!hfFamily.empty()) {
+    if (!presetName.empty() || !configPath.empty() || configOnly ||
+        !zeroSubstrings.empty())
+      exitOnErr(createStringError("--hf-family goes without --preset, "
+                                  "--config, --config-only and "
+                                  "--zero-tensors"));
+    exitOnErr(writeHFExampleFolder(outDir, hfFamily, hfShards, seed));
+    return 0;
+  }
+  if (hfShards.getNumOccurrences())
+    exitOnErr(createStringError("--shards goes with --hf-family"));
 
   ModelConfig config = exitOnErr(chosenConfig());
   if (sys::fs::exists(outDir) && !sys::fs::is_directory(outDir))

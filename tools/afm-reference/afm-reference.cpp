@@ -9,8 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "afm/Model/HFConfig.h"
 #include "afm/Model/ModelConfig.h"
-#include "afm/Model/SafeTensors.h"
+#include "afm/Model/WeightSource.h"
 #include "afm/Reference/Greedy.h"
 #include "afm/Reference/Logits.h"
 #include "afm/Reference/ReferenceModel.h"
@@ -27,11 +28,24 @@ static cl::OptionCategory category("afm-reference options");
 
 static cl::opt<std::string> configPath("config",
                                        cl::desc("The model's config.json"),
-                                       cl::value_desc("file"), cl::Required,
+                                       cl::value_desc("file"),
                                        cl::cat(category));
-static cl::opt<std::string>
-    weightsPath("weights", cl::desc("The model's .safetensors weights"),
-                cl::value_desc("file"), cl::Required, cl::cat(category));
+static cl::opt<std::string> weightsPath(
+    "weights",
+    cl::desc("The model's weights (with --config): a .safetensors file, or "
+             "the model.safetensors.index.json of a sharded checkpoint"),
+    cl::value_desc("file"), cl::cat(category));
+static cl::opt<std::string> modelDir(
+    "model",
+    cl::desc("A Hugging Face model folder (model_type llama or mistral) "
+             "instead of --config and --weights, read as afm-compile "
+             "--model reads it"),
+    cl::value_desc("dir"), cl::cat(category));
+static cl::opt<int64_t> contextLength(
+    "context",
+    cl::desc("With --model: the context in tokens (default: the model's "
+             "max_position_embeddings, at most 4096), as afm-compile's"),
+    cl::value_desc("N"), cl::cat(category));
 static cl::opt<std::string>
     prompt("prompt", cl::desc("Comma-separated prompt token ids, e.g. 1,2,3"),
            cl::value_desc("ids"), cl::Required, cl::cat(category));
@@ -53,8 +67,26 @@ int main(int argc, char **argv) {
       "afm-reference: greedy decoding with the plain C++ reference model\n");
   ExitOnError exitOnErr("afm-reference: error: ");
 
-  ModelConfig config = exitOnErr(loadModelConfig(configPath));
-  SafeTensorsFile weights = exitOnErr(SafeTensorsFile::open(weightsPath));
+  bool fromFolder = !modelDir.empty() && configPath.empty() && weightsPath.empty();
+  bool fromFiles = modelDir.empty() && !configPath.empty() && !weightsPath.empty();
+  if (!fromFolder && !fromFiles)
+    exitOnErr(createStringError("give --model DIR, or --config FILE and "
+                                "--weights FILE"));
+  if (modelDir.empty() && contextLength.getNumOccurrences())
+    exitOnErr(createStringError("--context goes with --model"));
+  ModelConfig config;
+  std::string weightsAt = weightsPath;
+  if (!modelDir.empty()) {
+    HFLoadOptions options;
+    if (contextLength.getNumOccurrences())
+      options.context = contextLength;
+    HFModelFolder folder = exitOnErr(loadHFModelFolder(modelDir, options));
+    config = folder.config;
+    weightsAt = folder.weightsPath;
+  } else {
+    config = exitOnErr(loadModelConfig(configPath));
+  }
+  WeightSource weights = exitOnErr(WeightSource::open(weightsAt));
   ReferenceModel model = exitOnErr(ReferenceModel::create(config, weights));
   std::vector<int32_t> tokens = exitOnErr(parseTokenList(prompt));
   GreedyResult result = exitOnErr(greedyDecode(model, tokens, decodeSteps));

@@ -194,6 +194,15 @@ LogicalResult RoPEOp::verify() {
   if (!(getTheta().convertToDouble() > 0.0))
     return emitOpError("theta must be positive, got ")
            << getTheta().convertToDouble();
+  if (std::optional<ArrayRef<double>> invFreq = getInvFreq()) {
+    if (int64_t(invFreq->size()) != headDim / 2)
+      return emitOpError("inv_freq must have head dimension / 2 = ")
+             << headDim / 2 << " entries, got " << invFreq->size();
+    for (auto [i, f] : llvm::enumerate(*invFreq))
+      if (!(f > 0.0) || !std::isfinite(f))
+        return emitOpError("inv_freq[") << i << "] must be positive and "
+                                           "finite, got " << f;
+  }
   return success();
 }
 

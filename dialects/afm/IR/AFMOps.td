@@ -147,7 +147,10 @@ def AFM_RoPEOp : AFM_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "Rotary position embedding (rotate-half form)";
   let description = [{
     Rotates each pair `(i, i + headDim/2)` of every head of token `t` by the
-    angle `(position + t) * theta^(-2i/headDim)`. `input` is
+    angle `(position + t) * inv_freq[i]`, where `inv_freq[i]` is
+    `theta^(-2i/headDim)`, or the `inv_freq` array when given (headDim/2
+    positive frequencies: RoPE scaled for long contexts, such as Llama 3's
+    `rope_scaling`; `theta` is then unused). `input` is
     `[tokens, heads, headDim]`, `position` is the position of the first
     token. Local attention layers use it; global layers do not (NoPE).
 
@@ -155,10 +158,12 @@ def AFM_RoPEOp : AFM_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
 
     ```mlir
     %qr = afm.rope %q at %pos {theta = 500000.0 : f32} : tensor<?x4x16xf32>
+    %kr = afm.rope %k at %pos {inv_freq = array<f64: 1.0, 0.5, 0.25, 0.125>} : tensor<?x2x8xf32>
     ```
   }];
   let arguments = (ins AFM_HeadsTensor:$input, Index:$position,
-                       DefaultValuedAttr<F32Attr, "500000.0">:$theta);
+                       DefaultValuedAttr<F32Attr, "500000.0">:$theta,
+                       OptionalAttr<DenseF64ArrayAttr>:$inv_freq);
   let results = (outs AFM_HeadsTensor:$result);
   let assemblyFormat = "$input `at` $position attr-dict `:` type($input)";
   let hasVerifier = 1;

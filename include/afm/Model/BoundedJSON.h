@@ -13,6 +13,9 @@
 
 #include "llvm/Support/JSON.h"
 
+#include <optional>
+#include <string>
+
 namespace mlir::afm {
 
 /// Arrays and objects inside each other, at most.
@@ -21,6 +24,22 @@ inline constexpr unsigned kMaxJSONDepth = 64;
 /// json::parse of `text`, or an error when it nests deeper than
 /// kMaxJSONDepth (or is not JSON).
 llvm::Expected<llvm::json::Value> parseBoundedJSON(llvm::StringRef text);
+
+/// The first key of the top-level object that `json` (valid JSON) holds
+/// twice: llvm::json silently keeps one of them.
+std::optional<std::string> repeatedTopLevelKey(llvm::StringRef json);
+
+/// A short description of `value` for messages such as "expected X, got
+/// Y": objects and arrays by kind, other values as their JSON text ("null",
+/// "true", "4", "\"gelu\""), strings as "a string" unless `quoteStrings`.
+std::string describeJSON(const llvm::json::Value &value,
+                         bool quoteStrings = true);
+
+/// The top-level object of the text `json` of a config file (named
+/// `fileName` in errors): invalid or too deeply nested JSON, another
+/// top-level value, and a key given twice are errors.
+llvm::Expected<llvm::json::Object> parseTopLevelObject(llvm::StringRef json,
+                                                       llvm::StringRef fileName);
 
 } // namespace mlir::afm
 

@@ -25,6 +25,10 @@ float bf16ToF32(uint16_t bits);
 /// beyond the f16 range become infinities; NaNs stay NaNs (quiet).
 uint16_t f32ToF16(float value);
 
+/// The bfloat16 bit pattern nearest to `value` (ties to even): the upper
+/// half of its f32 bits, rounded. NaNs stay NaNs (quiet).
+uint16_t f32ToBF16(float value);
+
 } // namespace mlir::afm
 
 #endif // AFM_MODEL_HALFFLOAT_H

@@ -11,9 +11,11 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mlir::afm {
 
@@ -56,6 +58,27 @@ enum class KVCacheDType {
   Int8,
 };
 
+/// How RoPE's frequencies are rescaled for long contexts (`rope_scaling`,
+/// as Hugging Face configs spell it).
+enum class RopeScalingType {
+  /// `null` or `"default"`: inv_freq[i] = theta^(-2i/hd).
+  None,
+  /// `"linear"`: every frequency divided by `factor`.
+  Linear,
+  /// `"llama3"`: Llama 3.1's per-band scaling (`ropeInverseFrequencies`).
+  Llama3,
+};
+
+/// The parameters of `rope_scaling`; the Llama 3 fields matter only for
+/// RopeScalingType::Llama3.
+struct RopeScaling {
+  RopeScalingType type = RopeScalingType::None;
+  double factor = 1.0;
+  double lowFreqFactor = 1.0;
+  double highFreqFactor = 4.0;
+  int64_t originalMaxPositionEmbeddings = 8192;
+};
+
 /// The `architecture` string of `arch`, e.g. "afm-dense".
 llvm::StringRef architectureName(Architecture arch);
 
@@ -88,8 +111,13 @@ struct ModelConfig {
   int64_t slidingWindow = 4096;
   /// Groups of this many local layers then one global; 0 = all global.
   int64_t localPerGlobal = 0;
+  /// Every layer is local (Mistral's `sliding_window`); needs
+  /// `localPerGlobal == 0`.
+  bool allLayersLocal = false;
   /// False: global layers use no positional embedding (NoPE).
   bool ropeInGlobalLayers = true;
+  /// Rescaled RoPE frequencies (`rope_scaling`).
+  RopeScaling ropeScaling;
 
   // afm-on-device only.
   /// Block 1 is the first ceil(block1Fraction * L) layers; 0 < f <= 1.
@@ -153,14 +181,32 @@ llvm::Expected<ModelConfig> loadModelConfig(llvm::StringRef path);
 llvm::Error validateModelConfig(const ModelConfig &config,
                                 llvm::StringRef origin);
 
-/// Whether `layer` is a local (sliding-window) layer: layers come in
-/// groups of `localPerGlobal` local layers followed by one global layer;
-/// with `localPerGlobal == 0` every layer is global.
+/// Whether `layer` is a local (sliding-window) layer: every layer when
+/// `allLayersLocal`; otherwise layers come in groups of `localPerGlobal`
+/// local layers followed by one global layer, and with
+/// `localPerGlobal == 0` every layer is global.
 bool isLocalLayer(const ModelConfig &config, int64_t layer);
 
 /// Whether `layer` applies RoPE to queries and keys: local layers always,
 /// global layers iff `ropeInGlobalLayers`.
 bool usesRope(const ModelConfig &config, int64_t layer);
+
+/// RoPE's inverse frequencies inv_freq[i], i < head_dim / 2, in double: the
+/// angle of pair (i, i + hd/2) at position p is p * inv_freq[i]. Without
+/// `rope_scaling` theta^(-2i/hd); `"linear"` divides them by `factor`;
+/// `"llama3"` follows transformers' `_compute_llama3_parameters`: with
+/// wavelength 2 pi / f and L = original_max_position_embeddings, f stays
+/// when the wavelength is below L / high_freq_factor, becomes f / factor
+/// above L / low_freq_factor, and in between (1 - s) f / factor + s f with
+/// s = (L / wavelength - low_freq_factor) / (high - low).
+std::vector<double> ropeInverseFrequencies(const ModelConfig &config);
+
+/// Parses a `rope_scaling` value (null, or an object whose `rope_type` or
+/// `type` is "default", "linear" or "llama3" with that type's keys) into
+/// `out`. Other types (dynamic, yarn, longrope, ...) and unknown keys are
+/// errors naming `origin`, the key `rope_scaling` and the value.
+llvm::Error parseRopeScaling(const llvm::json::Value &value,
+                             llvm::StringRef origin, RopeScaling &out);
 
 /// Whether attention rounds each query head vector to int8 before its
 /// scores (`afm.attention`'s `int8_query`): with int8 linear activations

@@ -10,6 +10,7 @@
 
 #include "afm/Model/ModelConfig.h"
 #include "afm/Model/SafeTensors.h"
+#include "afm/Model/WeightSource.h"
 
 #include "llvm/Support/Error.h"
 
@@ -85,6 +86,11 @@ int64_t parameterCount(const ModelConfig &config);
 /// tensor and shape mismatch (with both shapes), one per line.
 llvm::Error checkWeights(const ModelConfig &config,
                          const SafeTensorsFile &file);
+
+/// The same check over the tensors of a weight source (one file or the
+/// shards of a checkpoint); problems name the file of the tensor.
+llvm::Error checkWeights(const ModelConfig &config,
+                         const WeightSource &weights);
 
 } // namespace mlir::afm
 

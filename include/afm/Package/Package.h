@@ -3,7 +3,7 @@
 #ifndef AFM_COMPILER_PACKAGE_H
 #define AFM_COMPILER_PACKAGE_H
 
-#include "afm/Model/SafeTensors.h"
+#include "afm/Model/WeightSource.h"
 #include "afm/Target/TargetDescription.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -17,10 +17,11 @@
 
 namespace mlir::afm {
 
-/// The weights a module is packaged with: the file at `path`, or when
-/// `path` is empty the module's `afm.weights_file`, or none (all weights
-/// inline). Errors name the file.
-llvm::Expected<std::optional<SafeTensorsFile>>
+/// The weights a module is packaged with: those at `path` (a .safetensors
+/// file, a sharded index or a model folder, as `WeightSource::open` takes
+/// them), or when `path` is empty at the module's `afm.weights_file`, or
+/// none (all weights inline). Errors name the file.
+llvm::Expected<std::optional<WeightSource>>
 openPackageWeights(ModuleOp module, llvm::StringRef path);
 
 /// Writes the .afmb of a module lowered by the afm-codegen pipeline (it
@@ -30,7 +31,7 @@ openPackageWeights(ModuleOp module, llvm::StringRef path);
 llvm::Error writePackage(llvm::raw_ostream &os, ModuleOp lowered,
                          llvm::StringRef library,
                          const TargetDescription &target,
-                         const SafeTensorsFile *weights);
+                         const WeightSource *weights);
 
 class WeightEncoder;
 
@@ -70,7 +71,7 @@ llvm::Error writePackage(llvm::raw_ostream &os, ModuleOp lowered,
 /// out. Weights are encoded again one at a time and streamed to the file,
 /// so memory holds one weight's values.
 llvm::Error writeEffectiveWeights(ModuleOp lowered,
-                                  const SafeTensorsFile *weights,
+                                  const WeightSource *weights,
                                   llvm::StringRef path,
                                   const PackageProgress &progress = nullptr);
 

@@ -13,7 +13,7 @@
 
 #include "dialects/afm/IR/AFMDialect.h"
 #include "afm/Compress/SVDSplit.h"
-#include "afm/Model/SafeTensors.h"
+#include "afm/Model/WeightSource.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Types.h"
@@ -75,7 +75,7 @@ std::vector<int64_t> encodedShape(Type type);
 /// made), so memory stays bounded by a few weights.
 class WeightEncoder {
 public:
-  explicit WeightEncoder(const SafeTensorsFile *weights,
+  explicit WeightEncoder(const WeightSource *weights,
                          bool keepValues = true)
       : weights(weights), keepValues(keepValues) {}
 
@@ -124,7 +124,7 @@ private:
   llvm::Expected<const SVDSplit *> split(llvm::StringRef source, int64_t rows,
                                          int64_t cols, int64_t rank);
 
-  const SafeTensorsFile *weights;
+  const WeightSource *weights;
   bool keepValues;
   std::mutex mutex; // guards `cache` and `splits`
   std::map<std::string, EncodedWeight> cache;

@@ -14,7 +14,7 @@
 #define AFM_REFERENCE_REFERENCEMODEL_H
 
 #include "afm/Model/ModelConfig.h"
-#include "afm/Model/SafeTensors.h"
+#include "afm/Model/WeightSource.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -32,6 +32,9 @@ public:
   /// f32 once. `weights` is not used afterwards.
   static llvm::Expected<ReferenceModel> create(const ModelConfig &config,
                                                const SafeTensorsFile &weights);
+  /// The same over a weight source (one file or the shards of a checkpoint).
+  static llvm::Expected<ReferenceModel> create(const ModelConfig &config,
+                                               const WeightSource &weights);
 
   /// Appends `tokens` at the current position and returns the logits (V
   /// floats) of the last one. An error, leaving the context unchanged, if
@@ -118,6 +121,10 @@ private:
   std::vector<float> logits(llvm::ArrayRef<float> hidden) const;
 
   ModelConfig cfg;
+  /// RoPE's angle per position for each pair (i, i + hd/2), with
+  /// `rope_scaling` applied: computed here in double, apart from the
+  /// compiler's `ropeInverseFrequencies`.
+  std::vector<double> ropeInvFreq;
   std::vector<float> embedTokens, finalNorm, lmHead;
   /// Indexed by KV-cache index (`kvCacheIndex`), like `caches`.
   std::vector<LayerWeights> layers;

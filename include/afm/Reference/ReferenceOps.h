@@ -40,6 +40,11 @@ std::vector<float> project(llvm::ArrayRef<float> x,
 void applyRope(llvm::MutableArrayRef<float> head, int64_t position,
                double theta);
 
+/// RoPE with the angle p * invFreq[i] for pair (i, i + hd/2): scaled RoPE
+/// (rope_scaling); `invFreq` has hd/2 entries.
+void applyRope(llvm::MutableArrayRef<float> head, int64_t position,
+               llvm::ArrayRef<double> invFreq);
+
 /// SwiGLU's gating: silu(gate) * up, element-wise (silu(x) = x sigmoid(x)).
 std::vector<float> swiglu(llvm::ArrayRef<float> gate,
                           llvm::ArrayRef<float> up);

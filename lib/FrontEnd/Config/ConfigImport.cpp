@@ -16,7 +16,7 @@
 #include "afm/FrontEnd/Config/ConfigImport.h"
 
 #include "afm/Model/ModelWeights.h"
-#include "afm/Model/SafeTensors.h"
+#include "afm/Model/WeightSource.h"
 #include "dialects/afm/IR/AFMOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -136,9 +136,13 @@ Value DecoderBuilder::attentionBlock(Value h, const TrackLayout &track,
   }
   if (usesRope(config, layer)) {
     FloatAttr theta = b.getF32FloatAttr(float(config.ropeTheta));
-    q = RoPEOp::create(b, loc, q.getType(), q, position, theta);
+    // Scaled RoPE carries its frequencies; plain RoPE only theta.
+    DenseF64ArrayAttr invFreq;
+    if (config.ropeScaling.type != RopeScalingType::None)
+      invFreq = b.getDenseF64ArrayAttr(ropeInverseFrequencies(config));
+    q = RoPEOp::create(b, loc, q.getType(), q, position, theta, invFreq);
     if (k)
-      k = RoPEOp::create(b, loc, k.getType(), k, position, theta);
+      k = RoPEOp::create(b, loc, k.getType(), k, position, theta, invFreq);
   }
   bool local = isLocalLayer(config, layer);
   AttentionKind kind = local ? AttentionKind::Local : AttentionKind::Global;
@@ -334,7 +338,7 @@ afm::importModelJSON(MLIRContext *context, llvm::StringRef json,
   if (!config)
     return config.takeError();
   if (!options.weightsPath.empty()) {
-    auto weights = SafeTensorsFile::open(options.weightsPath);
+    auto weights = WeightSource::open(options.weightsPath);
     if (!weights)
       return weights.takeError();
     if (llvm::Error error = checkWeights(*config, *weights))

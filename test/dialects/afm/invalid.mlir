@@ -232,6 +232,22 @@ func.func @rope_theta(%x: tensor<?x4x16xf32>, %p: index) {
 
 // -----
 
+func.func @rope_inv_freq_size(%x: tensor<?x4x16xf32>, %p: index) {
+  // expected-error @+1 {{'afm.rope' op inv_freq must have head dimension / 2 = 8 entries, got 4}}
+  %y = afm.rope %x at %p {inv_freq = array<f64: 1.0, 0.5, 0.25, 0.125>} : tensor<?x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @rope_inv_freq_value(%x: tensor<?x4x4xf32>, %p: index) {
+  // expected-error @+1 {{'afm.rope' op inv_freq[1] must be positive and finite, got 0}}
+  %y = afm.rope %x at %p {inv_freq = array<f64: 1.0, 0.0>} : tensor<?x4x4xf32>
+  return
+}
+
+// -----
+
 func.func @linear_features(%x: tensor<?x64xf32>, %w: tensor<128x32xf32>) {
   // expected-error @+1 {{'afm.linear' op input features (64) must match weight columns (32)}}
   %y = afm.linear %x, %w : tensor<?x64xf32>, tensor<128x32xf32> -> tensor<?x128xf32>

@@ -56,6 +56,14 @@ func.func @token_wise(%tokens: tensor<?xi32>, %pos: index) -> tensor<?x128xf32> 
   return %l : tensor<?x128xf32>
 }
 
+// Scaled RoPE (Llama 3): one inverse frequency per pair of a head.
+// CHECK-LABEL: func.func @rope_scaled
+func.func @rope_scaled(%k: tensor<?x2x8xf32>, %pos: index) -> tensor<?x2x8xf32> {
+  // CHECK: afm.rope %{{.*}} at %{{.*}} {inv_freq = array<f64: 1.000000e+00, 5.000000e-01, 2.500000e-01, 1.250000e-01>} : tensor<?x2x8xf32>
+  %kr = afm.rope %k at %pos {inv_freq = array<f64: 1.0, 0.5, 0.25, 0.125>} : tensor<?x2x8xf32>
+  return %kr : tensor<?x2x8xf32>
+}
+
 // CHECK-LABEL: func.func @attention
 func.func @attention(%q: tensor<?x4x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>,
                      %local: !afm.kv_cache<2x8x16, f32>, %global: !afm.kv_cache<2x4096x16, i8>,

@@ -1,0 +1,43 @@
+//===- HFExampleModel.h - small Hugging Face model folders ------*- C++ -*-===//
+//
+// Reproducible Hugging Face-style model folders for tests: a config.json
+// written as transformers publishes it, generation_config.json, and random
+// BF16 weights in one model.safetensors or in shards with
+// model.safetensors.index.json.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AFM_TESTMODELS_HFEXAMPLEMODEL_H
+#define AFM_TESTMODELS_HFEXAMPLEMODEL_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir::afm {
+
+/// The families `hfExampleConfigJSON` knows: "llama", "mistral".
+std::vector<llvm::StringRef> hfExampleFamilies();
+
+/// The config.json text of a tiny model of `family` (tiny-dense's sizes),
+/// in the published form: a llama with Llama 3 `rope_scaling` (its bands
+/// moved to short wavelengths, so that positions under 64 see all three),
+/// tied embeddings and max_position_embeddings 131072; a mistral with a
+/// `sliding_window` of 8 and an untied LM head. An error for another family.
+llvm::Expected<std::string> hfExampleConfigJSON(llvm::StringRef family);
+
+/// Writes the folder `dir` (created if missing): config.json,
+/// generation_config.json, and the weights of the config as BF16 (the
+/// values of afm-gen-example's distributions for `seed`, rounded), in
+/// `model.safetensors` when `shards` is 1, otherwise in `shards` files
+/// `model-0000k-of-0000n.safetensors` of about equal size with
+/// `model.safetensors.index.json`.
+llvm::Error writeHFExampleFolder(llvm::StringRef dir, llvm::StringRef family,
+                                 int64_t shards, uint64_t seed);
+
+} // namespace mlir::afm
+
+#endif // AFM_TESTMODELS_HFEXAMPLEMODEL_H

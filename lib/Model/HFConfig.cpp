@@ -1,0 +1,461 @@
+//===- HFConfig.cpp - Hugging Face model folders --------------------------===//
+//
+// The semantics follow transformers' LlamaConfig / MistralConfig and
+// modeling_llama.py / modeling_mistral.py: a pre-norm decoder with RMSNorm,
+// rotate-half RoPE, GQA and a SwiGLU MLP, the layout of afm-dense. Keys are
+// classified in one table per family, so that a key transformers would
+// honour can never slip through unread.
+//
+//===----------------------------------------------------------------------===//
+
+#include "afm/Model/HFConfig.h"
+
+#include "afm/Model/BoundedJSON.h"
+#include "afm/Model/ModelWeights.h"
+#include "afm/Model/WeightSource.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace mlir::afm;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+namespace json = llvm::json;
+
+namespace {
+/// The families a folder can be, by `model_type`.
+enum Family : unsigned { Llama = 1, Mistral = 2, Both = Llama | Mistral };
+
+/// What a key is to the compiler.
+enum class Role {
+  /// Read into the ModelConfig (or checked to have the only value the
+  /// compiler implements).
+  Honoured,
+  /// Only matters for training, loading or generation, never for the
+  /// logits (its type is still checked where it has one).
+  Irrelevant,
+};
+
+struct KeyRule {
+  const char *key;
+  unsigned families;
+  Role role;
+};
+
+/// Every key a llama or mistral config.json may hold (docs/hf-models.md).
+constexpr KeyRule kKeys[] = {
+    {"model_type", Both, Role::Honoured},
+    {"vocab_size", Both, Role::Honoured},
+    {"hidden_size", Both, Role::Honoured},
+    {"intermediate_size", Both, Role::Honoured},
+    {"num_hidden_layers", Both, Role::Honoured},
+    {"num_attention_heads", Both, Role::Honoured},
+    {"num_key_value_heads", Both, Role::Honoured},
+    {"head_dim", Both, Role::Honoured},
+    {"hidden_act", Both, Role::Honoured},
+    {"max_position_embeddings", Both, Role::Honoured},
+    {"rms_norm_eps", Both, Role::Honoured},
+    {"rope_theta", Both, Role::Honoured},
+    {"rope_scaling", Both, Role::Honoured},
+    {"tie_word_embeddings", Both, Role::Honoured},
+    {"attention_bias", Llama, Role::Honoured},
+    {"mlp_bias", Llama, Role::Honoured},
+    {"pretraining_tp", Llama, Role::Honoured},
+    {"sliding_window", Mistral, Role::Honoured},
+    {"_name_or_path", Both, Role::Irrelevant},
+    {"architectures", Both, Role::Irrelevant},
+    {"torch_dtype", Both, Role::Irrelevant},
+    {"dtype", Both, Role::Irrelevant},
+    {"transformers_version", Both, Role::Irrelevant},
+    {"initializer_range", Both, Role::Irrelevant},
+    {"use_cache", Both, Role::Irrelevant},
+    {"attention_dropout", Both, Role::Irrelevant},
+    {"bos_token_id", Both, Role::Irrelevant},
+    {"eos_token_id", Both, Role::Irrelevant},
+    {"pad_token_id", Both, Role::Irrelevant},
+};
+
+/// Sizes fit in int32, as for afm's own config.json.
+constexpr int64_t kMaxSize = std::numeric_limits<int32_t>::max();
+
+class HFReader {
+public:
+  HFReader(const json::Object &object, StringRef fileName)
+      : object(object), fileName(fileName) {}
+
+  Error keyError(StringRef key, const llvm::Twine &message) const {
+    return llvm::createStringError(
+        llvm::formatv("{0}: key '{1}': {2}", fileName, key, message.str())
+            .str());
+  }
+
+  const json::Value *get(StringRef key) const { return object.get(key); }
+  bool isNull(StringRef key) const {
+    const json::Value *v = get(key);
+    return v && v->kind() == json::Value::Null;
+  }
+
+  /// An integer in [min, kMaxSize]; `out` keeps its value when the key is
+  /// absent (or null, if `nullable`).
+  Error readInt(StringRef key, int64_t &out, bool required, int64_t min = 1,
+                bool nullable = false) const {
+    const json::Value *v = get(key);
+    if (!v || (nullable && v->kind() == json::Value::Null)) {
+      if (required && !v)
+        return llvm::createStringError(fileName + ": missing required key '" +
+                                       key + "'");
+      return Error::success();
+    }
+    // An integral number such as 64.0 is an integer too.
+    std::optional<int64_t> i = v->getAsInteger();
+    if (!i)
+      return keyError(key, "expected an integer, got " + describe(*v));
+    if (*i < min || *i > kMaxSize)
+      return keyError(key, llvm::formatv("must be between {0} and {1}, got "
+                                         "{2}",
+                                         min, kMaxSize, *i));
+    out = *i;
+    return Error::success();
+  }
+
+  Error readPositive(StringRef key, double &out) const {
+    return read(key, out, "a positive number", [](const json::Value &v) {
+      std::optional<double> d = v.getAsNumber();
+      return d && *d > 0.0 && std::isfinite(*d) ? d : std::nullopt;
+    });
+  }
+
+  Error readBool(StringRef key, bool &out) const {
+    return read(key, out, "true or false",
+                [](const json::Value &v) { return v.getAsBoolean(); });
+  }
+
+  /// Reads `key`, when present, with `get`, which gives nullopt for a
+  /// value that is not `expected`.
+  template <typename T, typename Getter>
+  Error read(StringRef key, T &out, StringRef expected, Getter get) const {
+    const json::Value *v = object.get(key);
+    if (!v)
+      return Error::success();
+    auto typed = get(*v);
+    if (!typed)
+      return keyError(key, "expected " + expected + ", got " + describe(*v));
+    out = *typed;
+    return Error::success();
+  }
+
+  /// `key`, when present, must equal `supported`: another value changes
+  /// the math in a way the compiler does not implement.
+  Error requireValue(StringRef key, const json::Value &supported,
+                     StringRef why) const {
+    const json::Value *v = get(key);
+    if (!v || *v == supported)
+      return Error::success();
+    return keyError(key, "value " + describe(*v) + " is not supported (only " +
+                             describe(supported) + "): " + why);
+  }
+
+  static std::string describe(const json::Value &value) {
+    return describeJSON(value);
+  }
+
+  StringRef file() const { return fileName; }
+
+private:
+  const json::Object &object;
+  StringRef fileName;
+};
+
+/// Checks the types of the irrelevant keys that have one, so that a
+/// malformed config is still reported.
+Error checkIrrelevantKeys(const HFReader &reader) {
+  for (StringRef key : {"bos_token_id", "eos_token_id", "pad_token_id"}) {
+    const json::Value *v = reader.get(key);
+    if (!v || v->kind() == json::Value::Null || v->getAsInteger())
+      continue;
+    const json::Array *list = v->getAsArray();
+    if (!list || !llvm::all_of(*list, [](const json::Value &e) {
+          return e.getAsInteger().has_value();
+        }))
+      return reader.keyError(key, "expected an integer, a list of integers "
+                                  "or null, got " +
+                                      HFReader::describe(*v));
+  }
+  if (const json::Value *v = reader.get("attention_dropout"))
+    if (std::optional<double> d = v->getAsNumber(); !d || *d < 0.0 || *d > 1.0)
+      return reader.keyError("attention_dropout",
+                             "expected a probability, got " +
+                                 HFReader::describe(*v));
+  if (const json::Value *v = reader.get("architectures")) {
+    const json::Array *list = v->getAsArray();
+    if (!list || !llvm::all_of(*list, [](const json::Value &e) {
+          return e.getAsString().has_value();
+        }))
+      return reader.keyError("architectures",
+                             "expected a list of strings, got " +
+                                 HFReader::describe(*v));
+  }
+  return Error::success();
+}
+
+Error readHonouredKeys(const HFReader &reader, Family family,
+                       ModelConfig &config) {
+  // transformers' defaults for the keys a config may leave out; the sizes
+  // are required (a published config always has them, and defaulting to
+  // a 7B model's would only produce confusing shape errors).
+  config.rmsNormEps = 1e-6;
+  config.ropeTheta = 10000.0;
+  config.maxPositionEmbeddings = family == Llama ? 2048 : 4096 * 32;
+  config.tieWordEmbeddings = false;
+  struct IntKey {
+    const char *key;
+    int64_t *field;
+  };
+  for (IntKey k : {IntKey{"vocab_size", &config.vocabSize},
+                   IntKey{"hidden_size", &config.hiddenSize},
+                   IntKey{"intermediate_size", &config.intermediateSize},
+                   IntKey{"num_hidden_layers", &config.numHiddenLayers},
+                   IntKey{"num_attention_heads", &config.numAttentionHeads}})
+    if (Error err = reader.readInt(k.key, *k.field, /*required=*/true))
+      return err;
+  // num_key_value_heads: null means H; absent means H for llama and 8 for
+  // mistral (MistralConfig's default argument).
+  config.numKeyValueHeads =
+      family == Mistral && !reader.get("num_key_value_heads")
+          ? 8
+          : config.numAttentionHeads;
+  if (Error err = reader.readInt("num_key_value_heads",
+                                 config.numKeyValueHeads, false, 1,
+                                 /*nullable=*/true))
+    return err;
+  config.headDim = 0;
+  if (Error err = reader.readInt("head_dim", config.headDim, false, 1,
+                                 /*nullable=*/true))
+    return err;
+  if (config.headDim == 0) {
+    if (config.hiddenSize % config.numAttentionHeads != 0)
+      return reader.keyError(
+          "head_dim",
+          llvm::formatv("not given, and hidden_size / num_attention_heads "
+                        "({0} / {1}) is not an integer",
+                        config.hiddenSize, config.numAttentionHeads));
+    config.headDim = config.hiddenSize / config.numAttentionHeads;
+  }
+  if (Error err = reader.readInt("max_position_embeddings",
+                                 config.maxPositionEmbeddings, false))
+    return err;
+  if (Error err = reader.readPositive("rms_norm_eps", config.rmsNormEps))
+    return err;
+  if (Error err = reader.readPositive("rope_theta", config.ropeTheta))
+    return err;
+  if (Error err =
+          reader.readBool("tie_word_embeddings", config.tieWordEmbeddings))
+    return err;
+  if (const json::Value *scaling = reader.get("rope_scaling"))
+    if (Error err = parseRopeScaling(*scaling, reader.file(),
+                                     config.ropeScaling))
+      return err;
+  if (Error err = reader.requireValue(
+          "hidden_act", "silu", "the MLP is SwiGLU, silu(gate) * up"))
+    return err;
+  if (Error err = reader.requireValue(
+          "attention_bias", false,
+          "the q/k/v/o projections have no bias tensors"))
+    return err;
+  if (Error err = reader.requireValue("mlp_bias", false,
+                                      "the MLP projections have no bias "
+                                      "tensors"))
+    return err;
+  if (Error err = reader.requireValue(
+          "pretraining_tp", int64_t(1),
+          "slices the projections as transformers does for tensor "
+          "parallelism"))
+    return err;
+  // Mistral: every layer attends over the last `sliding_window` positions;
+  // null, or absent from a config of another family, means all global.
+  int64_t window = family == Mistral ? 4096 : 0;
+  if (reader.isNull("sliding_window"))
+    window = 0;
+  else if (Error err = reader.readInt("sliding_window", window, false))
+    return err;
+  config.localPerGlobal = 0;
+  config.ropeInGlobalLayers = true;
+  config.allLayersLocal = window > 0;
+  if (window > 0)
+    config.slidingWindow = window;
+  return Error::success();
+}
+
+Expected<std::string> readText(StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return llvm::createStringError(path + ": cannot read: " +
+                                   buffer.getError().message());
+  return (*buffer)->getBuffer().str();
+}
+
+} // namespace
+
+Expected<HFConfig> mlir::afm::parseHFConfig(StringRef json,
+                                            StringRef fileName) {
+  Expected<json::Object> object = parseTopLevelObject(json, fileName);
+  if (!object)
+    return object.takeError();
+  HFReader reader(*object, fileName);
+
+  const json::Value *typeValue = reader.get("model_type");
+  if (!typeValue)
+    return llvm::createStringError(
+        fileName + ": missing required key 'model_type' (a Hugging Face "
+                   "config.json; afm's own configs are read with --config)");
+  std::optional<StringRef> type = typeValue->getAsString();
+  Family family;
+  if (type == StringRef("llama"))
+    family = Llama;
+  else if (type == StringRef("mistral"))
+    family = Mistral;
+  else
+    return reader.keyError("model_type",
+                           "model type " + HFReader::describe(*typeValue) +
+                               " is not supported (supported: llama, "
+                               "mistral)");
+
+  // Every key must be classified for this family.
+  llvm::SmallVector<StringRef> keys;
+  for (const auto &entry : *object)
+    keys.push_back(entry.first);
+  llvm::sort(keys);
+  for (StringRef key : keys) {
+    const KeyRule *rule = llvm::find_if(
+        kKeys, [&](const KeyRule &r) { return key == r.key; });
+    if (rule == std::end(kKeys) || !(rule->families & family))
+      return reader.keyError(key, "unknown key for model type '" + *type +
+                                      "': the compiler does not know "
+                                      "whether it changes the model");
+  }
+  if (Error err = checkIrrelevantKeys(reader))
+    return std::move(err);
+  HFConfig result;
+  result.family = type->str();
+  ModelConfig &config = result.config;
+  config.architecture = Architecture::Dense;
+  if (Error err = readHonouredKeys(reader, family, config))
+    return std::move(err);
+  if (Error err = validateModelConfig(config, fileName))
+    return std::move(err);
+  return result;
+}
+
+Expected<HFGenerationConfig>
+mlir::afm::parseHFGenerationConfig(StringRef json, StringRef fileName) {
+  Expected<json::Object> object = parseTopLevelObject(json, fileName);
+  if (!object)
+    return object.takeError();
+  HFReader reader(*object, fileName);
+  HFGenerationConfig result;
+  if (const json::Value *bos = reader.get("bos_token_id");
+      bos && bos->kind() != json::Value::Null) {
+    std::optional<int64_t> id = bos->getAsInteger();
+    if (!id || *id < 0)
+      return reader.keyError("bos_token_id",
+                             "expected a token id or null, got " +
+                                 HFReader::describe(*bos));
+    result.bosTokenId = id;
+  }
+  if (const json::Value *eos = reader.get("eos_token_id");
+      eos && eos->kind() != json::Value::Null) {
+    auto bad = [&] {
+      return reader.keyError("eos_token_id",
+                             "expected a token id, a list of them or null, "
+                             "got " +
+                                 HFReader::describe(*eos));
+    };
+    if (std::optional<int64_t> id = eos->getAsInteger()) {
+      if (*id < 0)
+        return bad();
+      result.eosTokenIds.push_back(*id);
+    } else if (const json::Array *list = eos->getAsArray()) {
+      for (const json::Value &entry : *list) {
+        std::optional<int64_t> id = entry.getAsInteger();
+        if (!id || *id < 0)
+          return bad();
+        result.eosTokenIds.push_back(*id);
+      }
+    } else {
+      return bad();
+    }
+  }
+  return result;
+}
+
+Expected<HFModelFolder>
+mlir::afm::loadHFModelFolder(StringRef dir, const HFLoadOptions &options) {
+  if (!llvm::sys::fs::is_directory(dir))
+    return llvm::createStringError(dir + ": not a model folder (a directory "
+                                         "with config.json and the weights)");
+  auto inFolder = [&](StringRef name) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, name);
+    return path.str().str();
+  };
+  HFModelFolder folder;
+  folder.path = dir.str();
+  std::string configPath = inFolder("config.json");
+  Expected<std::string> text = readText(configPath);
+  if (!text)
+    return text.takeError();
+  Expected<HFConfig> hf = parseHFConfig(*text, configPath);
+  if (!hf)
+    return hf.takeError();
+  folder.family = hf->family;
+  folder.config = hf->config;
+  ModelConfig &config = folder.config;
+  folder.modelMaxPositionEmbeddings = config.maxPositionEmbeddings;
+  int64_t context = options.context.value_or(
+      std::min(config.maxPositionEmbeddings, kDefaultHFContext));
+  if (context < 1 || context > config.maxPositionEmbeddings)
+    return llvm::createStringError(llvm::formatv(
+        "--context {0}: must be between 1 and the model's "
+        "max_position_embeddings ({1}, {2})",
+        context, config.maxPositionEmbeddings, configPath).str());
+  config.maxPositionEmbeddings = context;
+  // A window that covers the whole context is no window: every layer is
+  // then global, the same math with a plain cache.
+  if (config.allLayersLocal && config.slidingWindow >= context)
+    config.allLayersLocal = false;
+
+  Expected<WeightSource> weights = WeightSource::open(dir);
+  if (!weights)
+    return weights.takeError();
+  folder.weightsPath = weights->path().str();
+  for (const SafeTensorsFile *file : weights->files())
+    folder.weightFiles.push_back(file->path().str());
+  if (Error err = checkWeights(config, *weights))
+    return std::move(err);
+
+  std::string tokenizer = inFolder("tokenizer.json");
+  if (llvm::sys::fs::exists(tokenizer))
+    folder.tokenizerJson = tokenizer;
+  std::string generation = inFolder("generation_config.json");
+  if (llvm::sys::fs::exists(generation)) {
+    Expected<std::string> generationText = readText(generation);
+    if (!generationText)
+      return generationText.takeError();
+    Expected<HFGenerationConfig> parsed =
+        parseHFGenerationConfig(*generationText, generation);
+    if (!parsed)
+      return parsed.takeError();
+    folder.generationConfigJson = generation;
+    folder.generation = std::move(*parsed);
+  }
+  return folder;
+}
