@@ -117,7 +117,8 @@ static bool release(textStream *t, int32_t token, size_t length) {
   int stop = 0;
   if (t->callback)
     stop = t->callback(t->user, token, t->pending, length);
-  memmove(t->pending, t->pending + length, t->length - length);
+  if (length < t->length) /* (pending is NULL until text arrives) */
+    memmove(t->pending, t->pending + length, t->length - length);
   t->length -= length;
   return stop != 0;
 }
