@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompressTestSupport.h"
+
 #include "afm/generate.h"
 
 #include <gtest/gtest.h>
@@ -21,7 +23,6 @@
 #include <map>
 #include <memory>
 #include <numeric>
-#include <random>
 #include <vector>
 
 namespace {
@@ -150,13 +151,9 @@ void expectDistribution(afm_sampler *sampler, const std::vector<float> &logits,
       << "chi-square " << chi2 << " over " << bins << " bins";
 }
 
+/// Logits of N(0, scale^2), reproducible from `seed`.
 std::vector<float> randomLogits(int32_t vocab, uint32_t seed, float scale) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, scale);
-  std::vector<float> logits(vocab);
-  for (float &l : logits)
-    l = normal(rng);
-  return logits;
+  return mlir::afm::test::gaussian(size_t(vocab), scale, seed);
 }
 
 TEST(SamplerTest, GreedyIsTheLowestArgmax) {
