@@ -322,9 +322,8 @@ importFolder(MLIRContext &context, const Options &opts,
   importOptions.weightsPath = weightsPath;
   if (opts.prefillChunk.getNumOccurrences())
     importOptions.prefillChunk = opts.prefillChunk;
-  if (importOptions.prefillChunk && *importOptions.prefillChunk < 1)
-    return llvm::createStringError("prefill chunk must be at least 1, got " +
-                                   std::to_string(*importOptions.prefillChunk));
+  if (llvm::Error err = checkConfigImportOptions(importOptions))
+    return std::move(err);
   return importModelConfig(&context, config, importOptions);
 }
 

@@ -327,13 +327,19 @@ afm::importModelConfig(MLIRContext *context, const ModelConfig &config,
   return module;
 }
 
+llvm::Error afm::checkConfigImportOptions(const ConfigImportOptions &options) {
+  if (options.prefillChunk && *options.prefillChunk < 1)
+    return llvm::createStringError("prefill chunk must be at least 1, got " +
+                                   std::to_string(*options.prefillChunk));
+  return llvm::Error::success();
+}
+
 llvm::Expected<OwningOpRef<ModuleOp>>
 afm::importModelJSON(MLIRContext *context, llvm::StringRef json,
                      llvm::StringRef origin,
                      const ConfigImportOptions &options) {
-  if (options.prefillChunk && *options.prefillChunk < 1)
-    return llvm::createStringError("prefill chunk must be at least 1, got " +
-                                   std::to_string(*options.prefillChunk));
+  if (llvm::Error error = checkConfigImportOptions(options))
+    return std::move(error);
   auto config = parseModelConfig(json, origin);
   if (!config)
     return config.takeError();

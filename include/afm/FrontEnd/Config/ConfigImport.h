@@ -37,8 +37,13 @@ struct ConfigImportOptions {
   std::string modelName = "model";
 };
 
+/// Checks what `importModelConfig` assumes of `options` (a prefill chunk
+/// of at least 1 token).
+llvm::Error checkConfigImportOptions(const ConfigImportOptions &options);
+
 /// The afm IR of `config` (any architecture of docs/model-config.md).
-/// Never fails for a config that parsed.
+/// Never fails for a config that parsed and options that pass
+/// `checkConfigImportOptions`.
 OwningOpRef<ModuleOp> importModelConfig(MLIRContext *context,
                                         const ModelConfig &config,
                                         const ConfigImportOptions &options);
