@@ -1,8 +1,10 @@
 //===- HFConfig.cpp - Hugging Face model folders --------------------------===//
 //
-// The semantics follow transformers' LlamaConfig / MistralConfig and
-// modeling_llama.py / modeling_mistral.py: a pre-norm decoder with RMSNorm,
-// rotate-half RoPE, GQA and a SwiGLU MLP, the layout of afm-dense. Keys are
+// The semantics follow transformers' LlamaConfig / MistralConfig /
+// Qwen2Config / Qwen3Config and modeling_{llama,mistral,qwen2,qwen3}.py: a
+// pre-norm decoder with RMSNorm, rotate-half RoPE, GQA and a SwiGLU MLP, the
+// layout of afm-dense, with Qwen 2's q/k/v biases and Qwen 3's per-head q/k
+// RMSNorms as the config's `attention_bias` and `qk_norm`. Keys are
 // classified in one table per family, so that a key transformers would
 // honour can never slip through unread.
 //
@@ -33,7 +35,14 @@ namespace json = llvm::json;
 
 namespace {
 /// The families a folder can be, by `model_type`.
-enum Family : unsigned { Llama = 1, Mistral = 2, Both = Llama | Mistral };
+enum Family : unsigned {
+  Llama = 1,
+  Mistral = 2,
+  Qwen2 = 4,
+  Qwen3 = 8,
+  Qwen = Qwen2 | Qwen3,
+  All = Llama | Mistral | Qwen,
+};
 
 /// What a key is to the compiler.
 enum class Role {
@@ -51,37 +60,51 @@ struct KeyRule {
   Role role;
 };
 
-/// Every key a llama or mistral config.json may hold (docs/hf-models.md).
+/// Every key a config.json of each family may hold (docs/hf-models.md),
+/// after transformers' LlamaConfig, MistralConfig, Qwen2Config and
+/// Qwen3Config.
 constexpr KeyRule kKeys[] = {
-    {"model_type", Both, Role::Honoured},
-    {"vocab_size", Both, Role::Honoured},
-    {"hidden_size", Both, Role::Honoured},
-    {"intermediate_size", Both, Role::Honoured},
-    {"num_hidden_layers", Both, Role::Honoured},
-    {"num_attention_heads", Both, Role::Honoured},
-    {"num_key_value_heads", Both, Role::Honoured},
-    {"head_dim", Both, Role::Honoured},
-    {"hidden_act", Both, Role::Honoured},
-    {"max_position_embeddings", Both, Role::Honoured},
-    {"rms_norm_eps", Both, Role::Honoured},
-    {"rope_theta", Both, Role::Honoured},
-    {"rope_scaling", Both, Role::Honoured},
-    {"tie_word_embeddings", Both, Role::Honoured},
-    {"attention_bias", Llama, Role::Honoured},
+    {"model_type", All, Role::Honoured},
+    {"vocab_size", All, Role::Honoured},
+    {"hidden_size", All, Role::Honoured},
+    {"intermediate_size", All, Role::Honoured},
+    {"num_hidden_layers", All, Role::Honoured},
+    {"num_attention_heads", All, Role::Honoured},
+    {"num_key_value_heads", All, Role::Honoured},
+    {"head_dim", All, Role::Honoured},
+    {"hidden_act", All, Role::Honoured},
+    {"max_position_embeddings", All, Role::Honoured},
+    {"rms_norm_eps", All, Role::Honoured},
+    {"rope_theta", All, Role::Honoured},
+    {"rope_scaling", All, Role::Honoured},
+    {"tie_word_embeddings", All, Role::Honoured},
+    {"attention_bias", Llama | Qwen3, Role::Honoured},
     {"mlp_bias", Llama, Role::Honoured},
     {"pretraining_tp", Llama, Role::Honoured},
-    {"sliding_window", Mistral, Role::Honoured},
-    {"_name_or_path", Both, Role::Irrelevant},
-    {"architectures", Both, Role::Irrelevant},
-    {"torch_dtype", Both, Role::Irrelevant},
-    {"dtype", Both, Role::Irrelevant},
-    {"transformers_version", Both, Role::Irrelevant},
-    {"initializer_range", Both, Role::Irrelevant},
-    {"use_cache", Both, Role::Irrelevant},
-    {"attention_dropout", Both, Role::Irrelevant},
-    {"bos_token_id", Both, Role::Irrelevant},
-    {"eos_token_id", Both, Role::Irrelevant},
-    {"pad_token_id", Both, Role::Irrelevant},
+    {"sliding_window", Mistral | Qwen, Role::Honoured},
+    {"use_sliding_window", Qwen, Role::Honoured},
+    {"max_window_layers", Qwen, Role::Honoured},
+    {"layer_types", Qwen, Role::Honoured},
+    {"use_mrope", Qwen2, Role::Honoured},
+    {"_name_or_path", All, Role::Irrelevant},
+    {"architectures", All, Role::Irrelevant},
+    {"torch_dtype", All, Role::Irrelevant},
+    {"dtype", All, Role::Irrelevant},
+    {"transformers_version", All, Role::Irrelevant},
+    {"initializer_range", All, Role::Irrelevant},
+    {"use_cache", All, Role::Irrelevant},
+    {"attention_dropout", All, Role::Irrelevant},
+    {"bos_token_id", All, Role::Irrelevant},
+    {"eos_token_id", All, Role::Irrelevant},
+    {"pad_token_id", All, Role::Irrelevant},
+};
+
+/// The families by `model_type`, as the error for another one lists them.
+constexpr std::pair<const char *, Family> kFamilies[] = {
+    {"llama", Llama},
+    {"mistral", Mistral},
+    {"qwen2", Qwen2},
+    {"qwen3", Qwen3},
 };
 
 /// Sizes fit in int32, as for afm's own config.json.
@@ -207,6 +230,79 @@ Error checkIrrelevantKeys(const HFReader &reader) {
   return Error::success();
 }
 
+/// Which layers attend over a sliding window, and how wide it is: every
+/// layer (all_layers_local) or none, since a mix of full and sliding layers
+/// in another pattern than afm's local/global groups is not implemented.
+Error readAttentionLayout(const HFReader &reader, Family family,
+                          ModelConfig &config) {
+  config.localPerGlobal = 0;
+  config.ropeInGlobalLayers = true;
+  config.allLayersLocal = false;
+  int64_t layers = config.numHiddenLayers;
+  // Mistral: every layer attends over the last `sliding_window` positions;
+  // null, or absent from a llama config, means all global.
+  int64_t window = family == Mistral ? 4096 : 0;
+  if (family & Qwen)
+    window = 4096; // Qwen2Config's default, used only with the flag below.
+  if (reader.isNull("sliding_window"))
+    window = 0;
+  else if (Error err = reader.readInt("sliding_window", window, false))
+    return err;
+  std::vector<bool> sliding(layers, family == Mistral && window > 0);
+  if (family & Qwen) {
+    // Qwen2Config / Qwen3Config: the window applies only with
+    // use_sliding_window, to the layers from max_window_layers on, unless
+    // layer_types lists each layer's kind.
+    bool useSliding = false;
+    int64_t maxWindowLayers = 28;
+    if (Error err = reader.readBool("use_sliding_window", useSliding))
+      return err;
+    if (Error err = reader.readInt("max_window_layers", maxWindowLayers,
+                                   false, /*min=*/0))
+      return err;
+    if (!useSliding)
+      window = 0;
+    for (int64_t i = 0; i < layers; ++i)
+      sliding[i] = window > 0 && i >= maxWindowLayers;
+    if (const json::Value *types = reader.get("layer_types");
+        types && types->kind() != json::Value::Null) {
+      const json::Array *list = types->getAsArray();
+      if (!list || int64_t(list->size()) != layers)
+        return reader.keyError(
+            "layer_types",
+            llvm::formatv("expected a list of num_hidden_layers ({0}) "
+                          "strings, got {1}",
+                          layers, HFReader::describe(*types)));
+      for (int64_t i = 0; i < layers; ++i) {
+        std::optional<StringRef> kind = (*list)[i].getAsString();
+        if (kind != StringRef("full_attention") &&
+            kind != StringRef("sliding_attention"))
+          return reader.keyError(
+              "layer_types",
+              "expected \"full_attention\" or \"sliding_attention\", got " +
+                  HFReader::describe((*list)[i]));
+        // Without use_sliding_window the model has no window, and a
+        // "sliding" layer attends to everything.
+        sliding[i] = window > 0 && *kind == "sliding_attention";
+      }
+    }
+  }
+  int64_t slidingLayers = llvm::count(sliding, true);
+  if (slidingLayers != 0 && slidingLayers != layers)
+    return reader.keyError(
+        family == Mistral ? "sliding_window"
+        : reader.get("layer_types") ? "layer_types"
+                                    : "max_window_layers",
+        llvm::formatv("{0} of the {1} layers attend over a sliding window "
+                      "and the others over the whole context; only all or "
+                      "none is supported",
+                      slidingLayers, layers));
+  config.allLayersLocal = slidingLayers > 0;
+  if (config.allLayersLocal)
+    config.slidingWindow = window;
+  return Error::success();
+}
+
 Error readHonouredKeys(const HFReader &reader, Family family,
                        ModelConfig &config) {
   // transformers' defaults for the keys a config may leave out; the sizes
@@ -214,7 +310,8 @@ Error readHonouredKeys(const HFReader &reader, Family family,
   // a 7B model's would only produce confusing shape errors).
   config.rmsNormEps = 1e-6;
   config.ropeTheta = 10000.0;
-  config.maxPositionEmbeddings = family == Llama ? 2048 : 4096 * 32;
+  config.maxPositionEmbeddings =
+      family == Llama ? 2048 : family == Mistral ? 4096 * 32 : 32768;
   config.tieWordEmbeddings = false;
   struct IntKey {
     const char *key;
@@ -227,17 +324,17 @@ Error readHonouredKeys(const HFReader &reader, Family family,
                    IntKey{"num_attention_heads", &config.numAttentionHeads}})
     if (Error err = reader.readInt(k.key, *k.field, /*required=*/true))
       return err;
-  // num_key_value_heads: null means H; absent means H for llama and 8 for
-  // mistral (MistralConfig's default argument).
-  config.numKeyValueHeads =
-      family == Mistral && !reader.get("num_key_value_heads")
-          ? 8
-          : config.numAttentionHeads;
+  // num_key_value_heads: null means H; absent means H for llama, and the
+  // default argument of MistralConfig (8) or Qwen2Config / Qwen3Config (32).
+  config.numKeyValueHeads = config.numAttentionHeads;
+  if (!reader.get("num_key_value_heads") && family != Llama)
+    config.numKeyValueHeads = family == Mistral ? 8 : 32;
   if (Error err = reader.readInt("num_key_value_heads",
                                  config.numKeyValueHeads, false, 1,
                                  /*nullable=*/true))
     return err;
-  config.headDim = 0;
+  // Qwen3Config's head_dim defaults to 128; the others' to d / H.
+  config.headDim = family == Qwen3 && !reader.get("head_dim") ? 128 : 0;
   if (Error err = reader.readInt("head_dim", config.headDim, false, 1,
                                  /*nullable=*/true))
     return err;
@@ -267,9 +364,20 @@ Error readHonouredKeys(const HFReader &reader, Family family,
   if (Error err = reader.requireValue(
           "hidden_act", "silu", "the MLP is SwiGLU, silu(gate) * up"))
     return err;
+  // Qwen 2's q/k/v projections always have biases; llama's and Qwen 3's
+  // q/k/v/o projections have them when `attention_bias` says so.
+  if (family == Qwen2) {
+    config.attentionBias = true;
+  } else {
+    bool bias = false;
+    if (Error err = reader.readBool("attention_bias", bias))
+      return err;
+    config.attentionBias = config.attentionOutputBias = bias;
+  }
+  config.qkNorm = family == Qwen3;
   if (Error err = reader.requireValue(
-          "attention_bias", false,
-          "the q/k/v/o projections have no bias tensors"))
+          "use_mrope", false,
+          "multimodal RoPE is for Qwen2-VL's image positions"))
     return err;
   if (Error err = reader.requireValue("mlp_bias", false,
                                       "the MLP projections have no bias "
@@ -280,19 +388,7 @@ Error readHonouredKeys(const HFReader &reader, Family family,
           "slices the projections as transformers does for tensor "
           "parallelism"))
     return err;
-  // Mistral: every layer attends over the last `sliding_window` positions;
-  // null, or absent from a config of another family, means all global.
-  int64_t window = family == Mistral ? 4096 : 0;
-  if (reader.isNull("sliding_window"))
-    window = 0;
-  else if (Error err = reader.readInt("sliding_window", window, false))
-    return err;
-  config.localPerGlobal = 0;
-  config.ropeInGlobalLayers = true;
-  config.allLayersLocal = window > 0;
-  if (window > 0)
-    config.slidingWindow = window;
-  return Error::success();
+  return readAttentionLayout(reader, family, config);
 }
 
 Expected<std::string> readText(StringRef path) {
@@ -318,16 +414,15 @@ Expected<HFConfig> mlir::afm::parseHFConfig(StringRef json,
         fileName + ": missing required key 'model_type' (a Hugging Face "
                    "config.json; afm's own configs are read with --config)");
   std::optional<StringRef> type = typeValue->getAsString();
-  Family family;
-  if (type == StringRef("llama"))
-    family = Llama;
-  else if (type == StringRef("mistral"))
-    family = Mistral;
-  else
+  const auto *known = llvm::find_if(kFamilies, [&](const auto &entry) {
+    return type == StringRef(entry.first);
+  });
+  if (known == std::end(kFamilies))
     return reader.keyError("model_type",
                            "model type " + HFReader::describe(*typeValue) +
                                " is not supported (supported: llama, "
-                               "mistral)");
+                               "mistral, qwen2, qwen3)");
+  Family family = known->second;
 
   // Every key must be classified for this family.
   llvm::SmallVector<StringRef> keys;

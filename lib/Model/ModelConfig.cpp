@@ -62,6 +62,9 @@ constexpr const char *kKnownKeys[] = {
     "rope_in_global_layers",
     "all_layers_local",
     "rope_scaling",
+    "attention_bias",
+    "attention_output_bias",
+    "qk_norm",
     "block1_fraction",
     "num_tracks",
     "track_block_depth",
@@ -333,6 +336,10 @@ Error readKeys(const ConfigReader &reader, ModelConfig &config) {
       (err = reader.readBool("rope_in_global_layers",
                              config.ropeInGlobalLayers)) ||
       (err = reader.readBool("all_layers_local", config.allLayersLocal)) ||
+      (err = reader.readBool("attention_bias", config.attentionBias)) ||
+      (err = reader.readBool("attention_output_bias",
+                             config.attentionOutputBias)) ||
+      (err = reader.readBool("qk_norm", config.qkNorm)) ||
       (err = reader.readFloat("lora_alpha", config.loraAlpha)))
     return err;
   if (const json::Value *scaling = reader.get("rope_scaling"))
@@ -684,6 +691,12 @@ std::string mlir::afm::toJSON(const ModelConfig &config) {
         out.attribute("original_max_position_embeddings",
                       scaling.originalMaxPositionEmbeddings);
       });
+    if (config.attentionBias)
+      out.attribute("attention_bias", true);
+    if (config.attentionOutputBias)
+      out.attribute("attention_output_bias", true);
+    if (config.qkNorm)
+      out.attribute("qk_norm", true);
     switch (config.architecture) {
     case Architecture::Dense:
       break;

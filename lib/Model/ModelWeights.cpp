@@ -18,6 +18,12 @@ static LayerTensorNames namesWithPrefix(const std::string &prefix) {
       prefix + "self_attn.k_proj.weight",
       prefix + "self_attn.v_proj.weight",
       prefix + "self_attn.o_proj.weight",
+      prefix + "self_attn.q_proj.bias",
+      prefix + "self_attn.k_proj.bias",
+      prefix + "self_attn.v_proj.bias",
+      prefix + "self_attn.o_proj.bias",
+      prefix + "self_attn.q_norm.weight",
+      prefix + "self_attn.k_norm.weight",
       prefix + "post_attention_layernorm.weight",
       prefix + "mlp.gate_proj.weight",
       prefix + "mlp.up_proj.weight",
@@ -72,6 +78,7 @@ static void appendLayer(std::vector<ExpectedTensor> &tensors,
   int64_t d = config.hiddenSize, f = config.intermediateSize;
   int64_t qWidth = layer.heads * config.headDim;
   int64_t kvWidth = layer.kvHeads * config.headDim;
+  int64_t hd = config.headDim;
   tensors.push_back({names.inputNorm, {d}});
   tensors.push_back({names.qProj, {qWidth, d}});
   if (layer.hasKV) {
@@ -79,6 +86,20 @@ static void appendLayer(std::vector<ExpectedTensor> &tensors,
     tensors.push_back({names.vProj, {kvWidth, d}});
   }
   tensors.push_back({names.oProj, {d, qWidth}});
+  if (config.attentionBias) {
+    tensors.push_back({names.qBias, {qWidth}});
+    if (layer.hasKV) {
+      tensors.push_back({names.kBias, {kvWidth}});
+      tensors.push_back({names.vBias, {kvWidth}});
+    }
+  }
+  if (config.attentionOutputBias)
+    tensors.push_back({names.oBias, {d}});
+  if (config.qkNorm) {
+    tensors.push_back({names.qNorm, {hd}});
+    if (layer.hasKV)
+      tensors.push_back({names.kNorm, {hd}});
+  }
   tensors.push_back({names.postAttentionNorm, {d}});
   if (layer.moe) {
     int64_t e = config.numExperts, fm = config.moeIntermediateSize;

@@ -100,6 +100,21 @@ ReferenceModel::create(const ModelConfig &config, const WeightSource &weights) {
         w.vProj = load(names.vProj);
       }
       w.oProj = load(names.oProj);
+      bool kv = !isBlock2Layer(config, i);
+      if (config.attentionBias) {
+        w.qBias = load(names.qBias);
+        if (kv) {
+          w.kBias = load(names.kBias);
+          w.vBias = load(names.vBias);
+        }
+      }
+      if (config.attentionOutputBias)
+        w.oBias = load(names.oBias);
+      if (config.qkNorm) {
+        w.qNorm = load(names.qNorm);
+        if (kv)
+          w.kNorm = load(names.kNorm);
+      }
       w.postAttentionNorm = load(names.postAttentionNorm);
       if (isMoELayer(config, i)) {
         w.router = load(names.router);
@@ -232,7 +247,8 @@ std::vector<float> ReferenceModel::attentionBlock(int64_t track,
   AttentionShape shape = {cfg.numAttentionHeads / tracks,
                           cfg.numKeyValueHeads / tracks, hd};
   bool rope = usesRope(cfg, layer);
-  std::vector<float> q = project(x, w.qProj);
+  std::vector<float> q = projectWithBias(x, w.qProj, w.qBias);
+  normalizeHeads(q, w.qNorm);
   if (rope)
     for (int64_t h = 0; h < shape.numHeads; ++h)
       applyRope(llvm::MutableArrayRef<float>(q).slice(h * hd, hd), pos,
@@ -246,8 +262,9 @@ std::vector<float> ReferenceModel::attentionBlock(int64_t track,
       llvm::copy(roundToInt8Activations(head), head.begin());
     }
   if (!isBlock2Layer(cfg, layer)) {
-    std::vector<float> k = project(x, w.kProj);
-    std::vector<float> v = project(x, w.vProj);
+    std::vector<float> k = projectWithBias(x, w.kProj, w.kBias);
+    std::vector<float> v = projectWithBias(x, w.vProj, w.vBias);
+    normalizeHeads(k, w.kNorm);
     if (rope)
       for (int64_t g = 0; g < shape.numKVHeads; ++g)
         applyRope(llvm::MutableArrayRef<float>(k).slice(g * hd, hd), pos,
@@ -267,7 +284,28 @@ std::vector<float> ReferenceModel::attentionBlock(int64_t track,
   std::vector<float> attended =
       attention(q, cache.keys.read(), cache.values.read(), shape,
                 firstVisiblePosition(pos, window));
-  return project(attended, w.oProj);
+  return projectWithBias(attended, w.oProj, w.oBias);
+}
+
+std::vector<float> ReferenceModel::projectWithBias(ArrayRef<float> x,
+                                                   ArrayRef<float> weight,
+                                                   ArrayRef<float> bias) const {
+  std::vector<float> y = project(x, weight);
+  if (!bias.empty())
+    addInPlace(y, bias);
+  return y;
+}
+
+void ReferenceModel::normalizeHeads(std::vector<float> &heads,
+                                    ArrayRef<float> norm) const {
+  if (norm.empty())
+    return;
+  int64_t hd = cfg.headDim;
+  for (size_t h = 0; h < heads.size(); h += size_t(hd)) {
+    llvm::MutableArrayRef<float> head =
+        llvm::MutableArrayRef<float>(heads).slice(h, hd);
+    llvm::copy(rmsNorm(head, norm, cfg.rmsNormEps), head.begin());
+  }
 }
 
 std::vector<float> ReferenceModel::project(ArrayRef<float> x,

@@ -12,6 +12,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 using namespace mlir::afm;
 using mlir::afm::test::errorText;
 using ::testing::HasSubstr;
@@ -46,6 +48,34 @@ constexpr const char *kMistral7B = R"({
   "sliding_window": 4096, "tie_word_embeddings": false,
   "torch_dtype": "bfloat16", "transformers_version": "4.34.0.dev0",
   "use_cache": true, "vocab_size": 32000
+})";
+
+/// Qwen/Qwen2.5-0.5B's config.json as published.
+constexpr const char *kQwen25 = R"({
+  "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0,
+  "bos_token_id": 151643, "eos_token_id": 151643, "hidden_act": "silu",
+  "hidden_size": 896, "initializer_range": 0.02, "intermediate_size": 4864,
+  "max_position_embeddings": 32768, "max_window_layers": 24,
+  "model_type": "qwen2", "num_attention_heads": 14, "num_hidden_layers": 24,
+  "num_key_value_heads": 2, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+  "sliding_window": 32768, "tie_word_embeddings": true,
+  "torch_dtype": "bfloat16", "transformers_version": "4.40.1",
+  "use_cache": true, "use_mrope": false, "use_sliding_window": false,
+  "vocab_size": 151936
+})";
+
+/// Qwen/Qwen3-0.6B's config.json as published.
+constexpr const char *kQwen3 = R"({
+  "architectures": ["Qwen3ForCausalLM"], "attention_bias": false,
+  "attention_dropout": 0.0, "bos_token_id": 151643, "eos_token_id": 151645,
+  "head_dim": 128, "hidden_act": "silu", "hidden_size": 1024,
+  "initializer_range": 0.02, "intermediate_size": 3072,
+  "max_position_embeddings": 40960, "max_window_layers": 28,
+  "model_type": "qwen3", "num_attention_heads": 16, "num_hidden_layers": 28,
+  "num_key_value_heads": 8, "rms_norm_eps": 1e-06, "rope_scaling": null,
+  "rope_theta": 1000000, "sliding_window": null, "tie_word_embeddings": true,
+  "torch_dtype": "bfloat16", "transformers_version": "4.51.0",
+  "use_cache": true, "use_sliding_window": false, "vocab_size": 151936
 })";
 
 std::string hfError(llvm::StringRef json) {
@@ -104,6 +134,77 @@ TEST(HFConfig, Mistral7BHasEveryLayerLocal) {
   EXPECT_FALSE(global->config.allLayersLocal) << "null: every layer global";
 }
 
+TEST(HFConfig, Qwen25HasQKVBiasesAndNoWindow) {
+  llvm::Expected<HFConfig> hf = parseHFConfig(kQwen25, "config.json");
+  ASSERT_TRUE(bool(hf)) << errorText(hf);
+  const ModelConfig &c = hf->config;
+  EXPECT_EQ(hf->family, "qwen2");
+  EXPECT_EQ(c.headDim, 64) << "hidden_size / num_attention_heads";
+  EXPECT_EQ(c.numKeyValueHeads, 2);
+  EXPECT_TRUE(c.attentionBias);
+  EXPECT_FALSE(c.attentionOutputBias) << "o_proj has no bias in Qwen 2";
+  EXPECT_FALSE(c.qkNorm);
+  EXPECT_FALSE(c.allLayersLocal) << "use_sliding_window is false";
+  EXPECT_TRUE(c.tieWordEmbeddings);
+  EXPECT_EQ(c.ropeTheta, 1e6);
+  EXPECT_EQ(c.rmsNormEps, 1e-6);
+
+  // With the window on from layer 0, every layer slides.
+  std::string sliding = test::withKey(
+      test::withKey(kQwen25, "use_sliding_window", true), "max_window_layers",
+      0);
+  llvm::Expected<HFConfig> local = parseHFConfig(sliding, "config.json");
+  ASSERT_TRUE(bool(local)) << errorText(local);
+  EXPECT_TRUE(local->config.allLayersLocal);
+  EXPECT_EQ(local->config.slidingWindow, 32768);
+  // Qwen2Config's default num_key_value_heads is 32, not H.
+  llvm::Expected<HFConfig> noKV = parseHFConfig(
+      test::withKey(kQwen25, "num_key_value_heads", std::nullopt),
+      "config.json");
+  EXPECT_THAT(errorText(noKV),
+              HasSubstr("num_key_value_heads': 32 does not divide"));
+}
+
+TEST(HFConfig, Qwen3HasQKNormsAndItsOwnHeadDim) {
+  llvm::Expected<HFConfig> hf = parseHFConfig(kQwen3, "config.json");
+  ASSERT_TRUE(bool(hf)) << errorText(hf);
+  const ModelConfig &c = hf->config;
+  EXPECT_EQ(hf->family, "qwen3");
+  EXPECT_EQ(c.headDim, 128) << "not hidden_size / num_attention_heads (64)";
+  EXPECT_TRUE(c.qkNorm);
+  EXPECT_FALSE(c.attentionBias);
+  EXPECT_FALSE(c.attentionOutputBias);
+  EXPECT_FALSE(c.allLayersLocal);
+  EXPECT_EQ(c.maxPositionEmbeddings, 40960);
+
+  llvm::Expected<HFConfig> biased = parseHFConfig(
+      test::withKey(kQwen3, "attention_bias", true), "config.json");
+  ASSERT_TRUE(bool(biased)) << errorText(biased);
+  EXPECT_TRUE(biased->config.attentionBias);
+  EXPECT_TRUE(biased->config.attentionOutputBias);
+  // Qwen3Config's head_dim defaults to 128 when absent.
+  llvm::Expected<HFConfig> noHeadDim = parseHFConfig(
+      test::withKey(kQwen3, "head_dim", std::nullopt), "config.json");
+  ASSERT_TRUE(bool(noHeadDim)) << errorText(noHeadDim);
+  EXPECT_EQ(noHeadDim->config.headDim, 128);
+}
+
+TEST(HFConfig, BiasesAndNormsAreExpectedTensors) {
+  llvm::Expected<HFConfig> qwen3 = parseHFConfig(
+      test::withKey(kQwen3, "attention_bias", true), "config.json");
+  ASSERT_TRUE(bool(qwen3)) << errorText(qwen3);
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const ExpectedTensor &t : expectedTensors(qwen3->config))
+    shapes[t.name] = t.shape;
+  const std::string p = "model.layers.27.self_attn.";
+  EXPECT_EQ(shapes[p + "q_proj.bias"], (std::vector<int64_t>{16 * 128}));
+  EXPECT_EQ(shapes[p + "k_proj.bias"], (std::vector<int64_t>{8 * 128}));
+  EXPECT_EQ(shapes[p + "v_proj.bias"], (std::vector<int64_t>{8 * 128}));
+  EXPECT_EQ(shapes[p + "o_proj.bias"], (std::vector<int64_t>{1024}));
+  EXPECT_EQ(shapes[p + "q_norm.weight"], (std::vector<int64_t>{128}));
+  EXPECT_EQ(shapes[p + "k_norm.weight"], (std::vector<int64_t>{128}));
+}
+
 TEST(HFConfig, NullAndDefaultRopeScalingArePlainRope) {
   for (llvm::json::Value scaling :
        {llvm::json::Value(nullptr),
@@ -126,8 +227,16 @@ TEST(HFConfigErrors, EveryRefusalNamesTheKey) {
   EXPECT_THAT(hfError(llamaWith("hidden_act", "gelu")),
               HasSubstr("key 'hidden_act': value \"gelu\" is not supported "
                         "(only \"silu\")"));
-  EXPECT_THAT(hfError(llamaWith("attention_bias", true)),
-              HasSubstr("key 'attention_bias': value true is not supported"));
+  EXPECT_THAT(hfError(test::withKey(kQwen25, "use_mrope", true)),
+              HasSubstr("key 'use_mrope': value true is not supported"));
+  EXPECT_THAT(hfError(test::withKey(kQwen25, "attention_bias", true)),
+              HasSubstr("key 'attention_bias': unknown key for model type "
+                        "'qwen2'"));
+  EXPECT_THAT(
+      hfError(test::withKey(kQwen3, "layer_types",
+                            llvm::json::Array{"full_attention"})),
+      HasSubstr("key 'layer_types': expected a list of num_hidden_layers "
+                "(28) strings"));
   EXPECT_THAT(hfError(llamaWith("mlp_bias", true)),
               HasSubstr("key 'mlp_bias': value true is not supported"));
   EXPECT_THAT(hfError(llamaWith("pretraining_tp", 2)),
@@ -142,9 +251,9 @@ TEST(HFConfigErrors, EveryRefusalNamesTheKey) {
                                                    {"factor", 8.0}})),
               HasSubstr("key 'rope_scaling': rope type 'llama3' needs "
                         "'low_freq_factor'"));
-  EXPECT_THAT(hfError(llamaWith("model_type", "qwen2")),
-              HasSubstr("key 'model_type': model type \"qwen2\" is not "
-                        "supported (supported: llama, mistral)"));
+  EXPECT_THAT(hfError(llamaWith("model_type", "gemma3_text")),
+              HasSubstr("key 'model_type': model type \"gemma3_text\" is not "
+                        "supported (supported: llama, mistral, qwen2, qwen3)"));
   EXPECT_THAT(hfError(llamaWith("model_type", std::nullopt)),
               HasSubstr("missing required key 'model_type'"));
   EXPECT_THAT(hfError(llamaWith("hidden_size", std::nullopt)),

@@ -170,12 +170,11 @@ int main(int argc, char **argv) {
   ExitOnError exitOnErr("afm-gen-example: error: ");
 
   if (!hfFamily.empty()) {
-    if (!presetName.empty() || !configPath.empty() || configOnly ||
-        !zeroSubstrings.empty())
+    if (!presetName.empty() || !configPath.empty() || configOnly)
       exitOnErr(createStringError("--hf-family goes without --preset, "
-                                  "--config, --config-only and "
-                                  "--zero-tensors"));
-    exitOnErr(writeHFExampleFolder(outDir, hfFamily, hfShards, seed));
+                                  "--config and --config-only"));
+    exitOnErr(writeHFExampleFolder(outDir, hfFamily, hfShards, seed,
+                                   zeroSubstrings));
     return 0;
   }
   if (hfShards.getNumOccurrences())

@@ -2,8 +2,8 @@
 //
 // A model folder as Hugging Face publishes it (config.json, the weights as
 // model.safetensors or shards with model.safetensors.index.json,
-// tokenizer.json, generation_config.json) for the `llama` and `mistral`
-// families, read into the compiler's ModelConfig (docs/hf-models.md). Every
+// tokenizer.json, generation_config.json) for the `llama`, `mistral`,
+// `qwen2` and `qwen3` families, read into the compiler's ModelConfig (docs/hf-models.md). Every
 // key of config.json is either honoured, known not to matter for inference,
 // or refused: nothing that changes the math is ignored.
 //
@@ -31,7 +31,7 @@ inline constexpr int64_t kDefaultHFContext = 4096;
 
 /// A Hugging Face config.json mapped onto a ModelConfig.
 struct HFConfig {
-  /// `model_type`: "llama" or "mistral".
+  /// `model_type`: "llama", "mistral", "qwen2" or "qwen3".
   std::string family;
   /// An afm-dense config; its `maxPositionEmbeddings` is the model's
   /// `max_position_embeddings` and its `slidingWindow` / `allLayersLocal`
@@ -39,12 +39,13 @@ struct HFConfig {
   ModelConfig config;
 };
 
-/// Parses a published config.json of `model_type` "llama" or "mistral".
-/// Errors name `fileName` and the key: an unknown key, a key with a value
-/// that changes the math in an unsupported way (`hidden_act` other than
-/// "silu", `attention_bias` or `mlp_bias` true, `pretraining_tp` other than
-/// 1, `rope_scaling` of another type than default, linear or llama3), a
-/// missing size, a wrong type.
+/// Parses a published config.json of `model_type` "llama", "mistral",
+/// "qwen2" or "qwen3". Errors name `fileName` and the key: an unknown key,
+/// a key with a value that changes the math in an unsupported way
+/// (`hidden_act` other than "silu", `mlp_bias` true, `pretraining_tp` other
+/// than 1, `rope_scaling` of another type than default, linear or llama3,
+/// `use_mrope` true, some layers sliding and others not), a missing size, a
+/// wrong type.
 llvm::Expected<HFConfig> parseHFConfig(llvm::StringRef json,
                                        llvm::StringRef fileName);
 

@@ -118,6 +118,13 @@ struct ModelConfig {
   bool ropeInGlobalLayers = true;
   /// Rescaled RoPE frequencies (`rope_scaling`).
   RopeScaling ropeScaling;
+  /// The q, k and v projections add a bias vector (Qwen 2).
+  bool attentionBias = false;
+  /// The o projection adds a bias vector.
+  bool attentionOutputBias = false;
+  /// Each query and key head vector is RMS-normalized over head_dim (with
+  /// its own gain of hd values) before RoPE (Qwen 3).
+  bool qkNorm = false;
 
   // afm-on-device only.
   /// Block 1 is the first ceil(block1Fraction * L) layers; 0 < f <= 1.

@@ -37,6 +37,15 @@ struct LayerTensorNames {
   std::string kProj;
   std::string vProj;
   std::string oProj;
+  /// `self_attn.{q,k,v,o}_proj.bias` (`attention_bias`,
+  /// `attention_output_bias`).
+  std::string qBias;
+  std::string kBias;
+  std::string vBias;
+  std::string oBias;
+  /// `self_attn.{q,k}_norm.weight`, [hd] (`qk_norm`).
+  std::string qNorm;
+  std::string kNorm;
   std::string postAttentionNorm;
   std::string gateProj;
   std::string upProj;

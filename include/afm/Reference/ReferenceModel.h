@@ -64,6 +64,8 @@ private:
   /// gateProj / upProj / downProj.
   struct LayerWeights {
     std::vector<float> inputNorm, qProj, kProj, vProj, oProj;
+    /// Empty unless the config has the bias or the norm.
+    std::vector<float> qBias, kBias, vBias, oBias, qNorm, kNorm;
     std::vector<float> postAttentionNorm, gateProj, upProj, downProj;
     std::vector<float> router, expertsGateProj, expertsUpProj,
         expertsDownProj;
@@ -117,6 +119,14 @@ private:
   /// as the compiled kernels round it.
   std::vector<float> project(llvm::ArrayRef<float> x,
                              llvm::ArrayRef<float> weight) const;
+  /// A projection of the attention block, plus `bias` when non-empty.
+  std::vector<float> projectWithBias(llvm::ArrayRef<float> x,
+                                     llvm::ArrayRef<float> weight,
+                                     llvm::ArrayRef<float> bias) const;
+  /// Normalizes each head vector of `heads` with `qk_norm`'s gain `norm`
+  /// (nothing when `norm` is empty).
+  void normalizeHeads(std::vector<float> &heads,
+                      llvm::ArrayRef<float> norm) const;
   /// The final norm and the LM head.
   std::vector<float> logits(llvm::ArrayRef<float> hidden) const;
 

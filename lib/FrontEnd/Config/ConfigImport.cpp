@@ -21,6 +21,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -88,6 +89,11 @@ private:
   }
   Value rmsNorm(Value x, StringRef weightName);
   Value linear(Value x, StringRef weightName, int64_t outFeatures);
+  /// `linear`, plus the bias vector `biasName` when `hasBias`.
+  Value projection(Value x, StringRef weightName, int64_t outFeatures,
+                   bool hasBias, StringRef biasName);
+  /// The per-head RMSNorm of `qk_norm` over `heads` ([T, heads, hd]).
+  Value headNorm(Value heads, StringRef weightName);
   Value splitHeads(Value x, int64_t heads);
   Value attentionBlock(Value h, const TrackLayout &track, int64_t layer);
   Value ffnBlock(Value h, const TrackLayout &track, int64_t layer);
@@ -117,6 +123,30 @@ Value DecoderBuilder::linear(Value x, StringRef weightName,
   return LinearOp::create(b, loc, tensor({tokens, outFeatures}), x, w);
 }
 
+Value DecoderBuilder::projection(Value x, StringRef weightName,
+                                 int64_t outFeatures, bool hasBias,
+                                 StringRef biasName) {
+  Value y = linear(x, weightName, outFeatures);
+  if (!hasBias)
+    return y;
+  // The bias is added after the product rather than carried as the
+  // linear's `acc`, which afm-fuse-min-shift owns for the ASTC offsets.
+  Value bias = weight(biasName, {outFeatures});
+  Value init = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{tokens,
+                                                                outFeatures},
+                                       f32);
+  Value rows = linalg::BroadcastOp::create(b, loc, bias, init,
+                                           ArrayRef<int64_t>{0})
+                   .getResult()[0];
+  return arith::AddFOp::create(b, loc, y, rows);
+}
+
+Value DecoderBuilder::headNorm(Value heads, StringRef weightName) {
+  Value g = weight(weightName, {config.headDim});
+  return RMSNormOp::create(b, loc, heads.getType(), heads, g,
+                           b.getF32FloatAttr(float(config.rmsNormEps)));
+}
+
 Value DecoderBuilder::splitHeads(Value x, int64_t heads) {
   return tensor::ExpandShapeOp::create(
       b, loc, tensor({tokens, heads, config.headDim}), x,
@@ -128,11 +158,23 @@ Value DecoderBuilder::attentionBlock(Value h, const TrackLayout &track,
   LayerTensorNames n = names(track, layer);
   int64_t hd = config.headDim;
   Value normed = rmsNorm(h, n.inputNorm);
-  Value q = splitHeads(linear(normed, n.qProj, track.heads * hd), track.heads);
+  bool bias = config.attentionBias;
+  Value q = splitHeads(
+      projection(normed, n.qProj, track.heads * hd, bias, n.qBias),
+      track.heads);
   Value k, v;
   if (ownsCache(layer)) {
-    k = splitHeads(linear(normed, n.kProj, track.kvHeads * hd), track.kvHeads);
-    v = splitHeads(linear(normed, n.vProj, track.kvHeads * hd), track.kvHeads);
+    k = splitHeads(
+        projection(normed, n.kProj, track.kvHeads * hd, bias, n.kBias),
+        track.kvHeads);
+    v = splitHeads(
+        projection(normed, n.vProj, track.kvHeads * hd, bias, n.vBias),
+        track.kvHeads);
+  }
+  if (config.qkNorm) {
+    q = headNorm(q, n.qNorm);
+    if (k)
+      k = headNorm(k, n.kNorm);
   }
   if (usesRope(config, layer)) {
     FloatAttr theta = b.getF32FloatAttr(float(config.ropeTheta));
@@ -165,7 +207,8 @@ Value DecoderBuilder::attentionBlock(Value h, const TrackLayout &track,
   Value merged = tensor::CollapseShapeOp::create(
       b, loc, tensor({tokens, track.heads * hd}), attn,
       SmallVector<ReassociationIndices>{{0}, {1, 2}});
-  Value out = linear(merged, n.oProj, config.hiddenSize);
+  Value out = projection(merged, n.oProj, config.hiddenSize,
+                         config.attentionOutputBias, n.oBias);
   return arith::AddFOp::create(b, loc, h, out);
 }
 
@@ -302,7 +345,7 @@ afm::importModelConfig(MLIRContext *context, const ModelConfig &config,
                        const ConfigImportOptions &options) {
   int64_t chunk = options.prefillChunk.value_or(defaultPrefillChunk(config));
   context->loadDialect<AFMDialect, arith::ArithDialect, func::FuncDialect,
-                       tensor::TensorDialect>();
+                       linalg::LinalgDialect, tensor::TensorDialect>();
   OpBuilder b(context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
   // afm-svd-split reads the LoRA fields (adapters of this rank on every
