@@ -40,7 +40,10 @@ enum Family : unsigned {
   Mistral = 2,
   Qwen2 = 4,
   Qwen3 = 8,
-  Qwen = Qwen2 | Qwen3,
+  Qwen3MoE = 16,
+  /// Qwen 3 attention: per-head q/k norms, attention_bias on all four.
+  Qwen3Attention = Qwen3 | Qwen3MoE,
+  Qwen = Qwen2 | Qwen3Attention,
   All = Llama | Mistral | Qwen,
 };
 
@@ -61,8 +64,8 @@ struct KeyRule {
 };
 
 /// Every key a config.json of each family may hold (docs/hf-models.md),
-/// after transformers' LlamaConfig, MistralConfig, Qwen2Config and
-/// Qwen3Config.
+/// after transformers' LlamaConfig, MistralConfig, Qwen2Config,
+/// Qwen3Config and Qwen3MoeConfig.
 constexpr KeyRule kKeys[] = {
     {"model_type", All, Role::Honoured},
     {"vocab_size", All, Role::Honoured},
@@ -78,7 +81,7 @@ constexpr KeyRule kKeys[] = {
     {"rope_theta", All, Role::Honoured},
     {"rope_scaling", All, Role::Honoured},
     {"tie_word_embeddings", All, Role::Honoured},
-    {"attention_bias", Llama | Qwen3, Role::Honoured},
+    {"attention_bias", Llama | Qwen3Attention, Role::Honoured},
     {"mlp_bias", Llama, Role::Honoured},
     {"pretraining_tp", Llama, Role::Honoured},
     {"sliding_window", Mistral | Qwen, Role::Honoured},
@@ -86,6 +89,14 @@ constexpr KeyRule kKeys[] = {
     {"max_window_layers", Qwen, Role::Honoured},
     {"layer_types", Qwen, Role::Honoured},
     {"use_mrope", Qwen2, Role::Honoured},
+    {"num_experts", Qwen3MoE, Role::Honoured},
+    {"num_experts_per_tok", Qwen3MoE, Role::Honoured},
+    {"moe_intermediate_size", Qwen3MoE, Role::Honoured},
+    {"decoder_sparse_step", Qwen3MoE, Role::Honoured},
+    {"mlp_only_layers", Qwen3MoE, Role::Honoured},
+    {"norm_topk_prob", Qwen3MoE, Role::Honoured},
+    {"output_router_logits", Qwen3MoE, Role::Irrelevant},
+    {"router_aux_loss_coef", Qwen3MoE, Role::Irrelevant},
     {"_name_or_path", All, Role::Irrelevant},
     {"architectures", All, Role::Irrelevant},
     {"torch_dtype", All, Role::Irrelevant},
@@ -105,6 +116,7 @@ constexpr std::pair<const char *, Family> kFamilies[] = {
     {"mistral", Mistral},
     {"qwen2", Qwen2},
     {"qwen3", Qwen3},
+    {"qwen3_moe", Qwen3MoE},
 };
 
 /// Sizes fit in int32, as for afm's own config.json.
@@ -230,6 +242,53 @@ Error checkIrrelevantKeys(const HFReader &reader) {
   return Error::success();
 }
 
+/// Qwen3MoeConfig's experts: every `decoder_sparse_step`-th layer's MLP
+/// is a mixture of `num_experts` experts of which each token takes the
+/// top `num_experts_per_tok`, weighted by the softmax of their router
+/// logits (norm_topk_prob: the top-k probabilities renormalized), which is
+/// afm-dense with `denseMoE`.
+Error readExperts(const HFReader &reader, ModelConfig &config) {
+  config.denseMoE = true;
+  // Qwen3MoeConfig's defaults.
+  config.numExperts = 128;
+  config.numExpertsPerTok = 8;
+  config.moeIntermediateSize = 768;
+  config.moeLayerInterval = 1;
+  if (Error err = reader.readInt("num_experts", config.numExperts, false))
+    return err;
+  if (Error err = reader.readInt("num_experts_per_tok",
+                                 config.numExpertsPerTok, false))
+    return err;
+  if (Error err = reader.readInt("moe_intermediate_size",
+                                 config.moeIntermediateSize, false))
+    return err;
+  if (Error err = reader.readInt("decoder_sparse_step",
+                                 config.moeLayerInterval, false))
+    return err;
+  bool normalized = false;
+  if (Error err = reader.readBool("norm_topk_prob", normalized))
+    return err;
+  if (!normalized)
+    return reader.keyError(
+        "norm_topk_prob",
+        "false (also its default when absent) weights the chosen experts by "
+        "their probabilities over all experts, not renormalized; only true "
+        "is supported (the weights are the softmax over the chosen logits)");
+  if (const json::Value *dense = reader.get("mlp_only_layers");
+      dense && dense->kind() != json::Value::Null) {
+    const json::Array *list = dense->getAsArray();
+    if (!list || !list->empty())
+      return reader.keyError(
+          "mlp_only_layers",
+          "only [] or null is supported, got " +
+              (list ? "a list of " + std::to_string(list->size()) + " layers"
+                    : HFReader::describe(*dense)) +
+              ": dense layers at listed indices do not follow afm's "
+              "every-n-th-layer rule");
+  }
+  return Error::success();
+}
+
 /// Which layers attend over a sliding window, and how wide it is: every
 /// layer (all_layers_local) or none, since a mix of full and sliding layers
 /// in another pattern than afm's local/global groups is not implemented.
@@ -325,10 +384,12 @@ Error readHonouredKeys(const HFReader &reader, Family family,
     if (Error err = reader.readInt(k.key, *k.field, /*required=*/true))
       return err;
   // num_key_value_heads: null means H; absent means H for llama, and the
-  // default argument of MistralConfig (8) or Qwen2Config / Qwen3Config (32).
+  // default argument of MistralConfig (8), Qwen2Config / Qwen3Config (32)
+  // or Qwen3MoeConfig (4).
   config.numKeyValueHeads = config.numAttentionHeads;
   if (!reader.get("num_key_value_heads") && family != Llama)
-    config.numKeyValueHeads = family == Mistral ? 8 : 32;
+    config.numKeyValueHeads =
+        family == Mistral ? 8 : family == Qwen3MoE ? 4 : 32;
   if (Error err = reader.readInt("num_key_value_heads",
                                  config.numKeyValueHeads, false, 1,
                                  /*nullable=*/true))
@@ -374,7 +435,10 @@ Error readHonouredKeys(const HFReader &reader, Family family,
       return err;
     config.attentionBias = config.attentionOutputBias = bias;
   }
-  config.qkNorm = family == Qwen3;
+  config.qkNorm = (family & Qwen3Attention) != 0;
+  if (family == Qwen3MoE)
+    if (Error err = readExperts(reader, config))
+      return err;
   if (Error err = reader.requireValue(
           "use_mrope", false,
           "multimodal RoPE is for Qwen2-VL's image positions"))
@@ -421,7 +485,7 @@ Expected<HFConfig> mlir::afm::parseHFConfig(StringRef json,
     return reader.keyError("model_type",
                            "model type " + HFReader::describe(*typeValue) +
                                " is not supported (supported: llama, "
-                               "mistral, qwen2, qwen3)");
+                               "mistral, qwen2, qwen3, qwen3_moe)");
   Family family = known->second;
 
   // Every key must be classified for this family.

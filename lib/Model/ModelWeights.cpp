@@ -10,8 +10,10 @@
 
 using namespace mlir::afm;
 
-/// The names of a layer whose tensors all start with `prefix`.
-static LayerTensorNames namesWithPrefix(const std::string &prefix) {
+/// The names of a layer whose tensors all start with `prefix`; an MoE
+/// layer's router is `router` after it.
+static LayerTensorNames namesWithPrefix(const std::string &prefix,
+                                        const char *router) {
   return {
       prefix + "input_layernorm.weight",
       prefix + "self_attn.q_proj.weight",
@@ -28,7 +30,7 @@ static LayerTensorNames namesWithPrefix(const std::string &prefix) {
       prefix + "mlp.gate_proj.weight",
       prefix + "mlp.up_proj.weight",
       prefix + "mlp.down_proj.weight",
-      prefix + "mlp.router.weight",
+      prefix + router,
       prefix + "mlp.experts.",
   };
 }
@@ -49,13 +51,16 @@ std::string LayerTensorNames::expertDownProj(int64_t e) const {
 }
 
 LayerTensorNames mlir::afm::layerTensorNames(int64_t layer) {
-  return namesWithPrefix("model.layers." + std::to_string(layer) + ".");
+  // Qwen-MoE's router name; PT-MoE tracks call theirs `router`.
+  return namesWithPrefix("model.layers." + std::to_string(layer) + ".",
+                         "mlp.gate.weight");
 }
 
 LayerTensorNames mlir::afm::trackLayerTensorNames(int64_t track,
                                                   int64_t layer) {
   return namesWithPrefix("model.tracks." + std::to_string(track) +
-                         ".layers." + std::to_string(layer) + ".");
+                             ".layers." + std::to_string(layer) + ".",
+                         "mlp.router.weight");
 }
 
 namespace {
@@ -133,7 +138,7 @@ mlir::afm::expectedTensors(const ModelConfig &config) {
     for (int64_t i = 0; i < layers; ++i)
       appendLayer(tensors, config, layerTensorNames(i),
                   {config.numAttentionHeads, config.numKeyValueHeads,
-                   !isBlock2Layer(config, i), /*moe=*/false});
+                   !isBlock2Layer(config, i), isMoELayer(config, i)});
   }
   tensors.push_back({kFinalNormName, {d}});
   if (!config.tieWordEmbeddings)

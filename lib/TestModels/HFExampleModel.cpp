@@ -154,6 +154,48 @@ static constexpr const char kQwen3Config[] = R"({
 }
 )";
 
+// Four experts of which each token takes two, in every layer; untied, as
+// the published Qwen 3 MoE models are.
+static constexpr const char kQwen3MoEConfig[] = R"({
+  "architectures": [
+    "Qwen3MoeForCausalLM"
+  ],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 1,
+  "decoder_sparse_step": 1,
+  "eos_token_id": 2,
+  "head_dim": 16,
+  "hidden_act": "silu",
+  "hidden_size": 64,
+  "initializer_range": 0.02,
+  "intermediate_size": 128,
+  "max_position_embeddings": 40960,
+  "max_window_layers": 2,
+  "mlp_only_layers": [],
+  "model_type": "qwen3_moe",
+  "moe_intermediate_size": 32,
+  "norm_topk_prob": true,
+  "num_attention_heads": 4,
+  "num_experts": 4,
+  "num_experts_per_tok": 2,
+  "num_hidden_layers": 2,
+  "num_key_value_heads": 2,
+  "output_router_logits": false,
+  "rms_norm_eps": 1e-06,
+  "rope_scaling": null,
+  "rope_theta": 1000000.0,
+  "router_aux_loss_coef": 0.001,
+  "sliding_window": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.51.0",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 256
+}
+)";
+
 static constexpr const char kQwenGeneration[] = R"({
   "bos_token_id": 1,
   "do_sample": true,
@@ -206,6 +248,7 @@ static constexpr ExampleFamily kExampleFamilies[] = {
     {"mistral", kMistralConfig, kMistralGeneration},
     {"qwen2", kQwen2Config, kQwenGeneration},
     {"qwen3", kQwen3Config, kQwenGeneration},
+    {"qwen3_moe", kQwen3MoEConfig, kQwenGeneration},
 };
 
 static const ExampleFamily *findExampleFamily(StringRef family) {

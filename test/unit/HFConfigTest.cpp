@@ -78,6 +78,24 @@ constexpr const char *kQwen3 = R"({
   "use_cache": true, "use_sliding_window": false, "vocab_size": 151936
 })";
 
+/// Qwen/Qwen3-30B-A3B's config.json as published.
+constexpr const char *kQwen3MoE = R"({
+  "architectures": ["Qwen3MoeForCausalLM"], "attention_bias": false,
+  "attention_dropout": 0.0, "bos_token_id": 151643, "decoder_sparse_step": 1,
+  "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu",
+  "hidden_size": 2048, "initializer_range": 0.02, "intermediate_size": 6144,
+  "max_position_embeddings": 40960, "max_window_layers": 48,
+  "mlp_only_layers": [], "model_type": "qwen3_moe",
+  "moe_intermediate_size": 768, "norm_topk_prob": true,
+  "num_attention_heads": 32, "num_experts": 128, "num_experts_per_tok": 8,
+  "num_hidden_layers": 48, "num_key_value_heads": 4,
+  "output_router_logits": false, "rms_norm_eps": 1e-06, "rope_scaling": null,
+  "rope_theta": 1000000.0, "router_aux_loss_coef": 0.001,
+  "sliding_window": null, "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16", "transformers_version": "4.51.0",
+  "use_cache": true, "use_sliding_window": false, "vocab_size": 151936
+})";
+
 std::string hfError(llvm::StringRef json) {
   llvm::Expected<HFConfig> config = parseHFConfig(json, "config.json");
   return config ? std::string() : llvm::toString(config.takeError());
@@ -189,6 +207,39 @@ TEST(HFConfig, Qwen3HasQKNormsAndItsOwnHeadDim) {
   EXPECT_EQ(noHeadDim->config.headDim, 128);
 }
 
+TEST(HFConfig, Qwen3MoEHasExpertsInEveryLayer) {
+  llvm::Expected<HFConfig> hf = parseHFConfig(kQwen3MoE, "config.json");
+  ASSERT_TRUE(bool(hf)) << errorText(hf);
+  const ModelConfig &c = hf->config;
+  EXPECT_EQ(hf->family, "qwen3_moe");
+  EXPECT_EQ(c.architecture, Architecture::Dense);
+  EXPECT_TRUE(c.denseMoE);
+  EXPECT_TRUE(c.qkNorm);
+  EXPECT_EQ(c.numExperts, 128);
+  EXPECT_EQ(c.numExpertsPerTok, 8);
+  EXPECT_EQ(c.moeIntermediateSize, 768);
+  EXPECT_EQ(c.moeLayerInterval, 1);
+  for (int64_t layer : {0, 1, 47})
+    EXPECT_TRUE(isMoELayer(c, layer)) << layer;
+  // Every second layer with decoder_sparse_step 2: (i + 1) % 2 == 0.
+  llvm::Expected<HFConfig> sparse = parseHFConfig(
+      test::withKey(kQwen3MoE, "decoder_sparse_step", 2), "config.json");
+  ASSERT_TRUE(bool(sparse)) << errorText(sparse);
+  EXPECT_FALSE(isMoELayer(sparse->config, 0));
+  EXPECT_TRUE(isMoELayer(sparse->config, 1));
+
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const ExpectedTensor &t : expectedTensors(c))
+    shapes[t.name] = t.shape;
+  EXPECT_EQ(shapes["model.layers.3.mlp.gate.weight"],
+            (std::vector<int64_t>{128, 2048}));
+  EXPECT_EQ(shapes["model.layers.3.mlp.experts.127.down_proj.weight"],
+            (std::vector<int64_t>{2048, 768}));
+  EXPECT_EQ(shapes.count("model.layers.3.mlp.gate_proj.weight"), 0u);
+  // About 30.5B parameters, as the model's name says.
+  EXPECT_NEAR(double(parameterCount(c)), 30.5e9, 0.2e9);
+}
+
 TEST(HFConfig, BiasesAndNormsAreExpectedTensors) {
   llvm::Expected<HFConfig> qwen3 = parseHFConfig(
       test::withKey(kQwen3, "attention_bias", true), "config.json");
@@ -227,6 +278,17 @@ TEST(HFConfigErrors, EveryRefusalNamesTheKey) {
   EXPECT_THAT(hfError(llamaWith("hidden_act", "gelu")),
               HasSubstr("key 'hidden_act': value \"gelu\" is not supported "
                         "(only \"silu\")"));
+  EXPECT_THAT(hfError(test::withKey(kQwen3MoE, "norm_topk_prob",
+                                    std::nullopt)),
+              HasSubstr("key 'norm_topk_prob': false (also its default when "
+                        "absent)"));
+  EXPECT_THAT(hfError(test::withKey(kQwen3MoE, "num_experts_per_tok", 129)),
+              HasSubstr("key 'num_experts_per_tok': must be between 1 and "
+                        "num_experts (128), got 129"));
+  EXPECT_THAT(hfError(test::withKey(kQwen3MoE, "mlp_only_layers",
+                                    llvm::json::Array{3, 7})),
+              HasSubstr("key 'mlp_only_layers': only [] or null is "
+                        "supported, got a list of 2 layers"));
   EXPECT_THAT(hfError(test::withKey(kQwen25, "use_mrope", true)),
               HasSubstr("key 'use_mrope': value true is not supported"));
   EXPECT_THAT(hfError(test::withKey(kQwen25, "attention_bias", true)),
@@ -253,7 +315,7 @@ TEST(HFConfigErrors, EveryRefusalNamesTheKey) {
                         "'low_freq_factor'"));
   EXPECT_THAT(hfError(llamaWith("model_type", "gemma3_text")),
               HasSubstr("key 'model_type': model type \"gemma3_text\" is not "
-                        "supported (supported: llama, mistral, qwen2, qwen3)"));
+                        "supported (supported: llama, mistral, qwen2, qwen3, qwen3_moe)"));
   EXPECT_THAT(hfError(llamaWith("model_type", std::nullopt)),
               HasSubstr("missing required key 'model_type'"));
   EXPECT_THAT(hfError(llamaWith("hidden_size", std::nullopt)),

@@ -118,18 +118,51 @@ TEST(ModelConfigFamilies, ToJSONWritesTheKeysOfItsArchitecture) {
 
 TEST(ModelConfigFamiliesErrors, KeysOfAnotherFamilyNameKeyAndArchitecture) {
   EXPECT_EQ(parseError(withKey(kOnDevice, "num_experts", 4)),
-            "config.json: key 'num_experts': only afm-pt-moe configs have "
+            "config.json: key 'num_experts': only afm-dense and afm-pt-moe "
+            "configs have it, not afm-on-device");
+  EXPECT_EQ(parseError(withKey(kOnDevice, "num_tracks", 2)),
+            "config.json: key 'num_tracks': only afm-pt-moe configs have "
             "it, not afm-on-device");
   EXPECT_EQ(parseError(withKey(kPTMoE, "block1_fraction", 0.5)),
             "config.json: key 'block1_fraction': only afm-on-device configs "
             "have it, not afm-pt-moe");
   std::string dense = withKey(kOnDevice, "architecture", "afm-dense");
   EXPECT_EQ(parseError(withKey(dense, "moe_intermediate_size", 64)),
-            "config.json: key 'moe_intermediate_size': only afm-pt-moe "
-            "configs have it, not afm-dense");
+            "config.json: key 'moe_intermediate_size': an afm-dense config "
+            "has MoE layers only when it gives num_experts");
+  EXPECT_EQ(parseError(withKey(dense, "track_block_depth", 2)),
+            "config.json: key 'track_block_depth': only afm-pt-moe configs "
+            "have it, not afm-dense");
   EXPECT_EQ(parseError(withKey(dense, "block1_fraction", 1)),
             "config.json: key 'block1_fraction': only afm-on-device configs "
             "have it, not afm-dense");
+}
+
+TEST(ModelConfigFamilies, DenseWithNumExpertsHasMoELayers) {
+  std::string dense = withKey(
+      withKey(withKey(kOnDevice, "architecture", "afm-dense"),
+              "block1_fraction", std::nullopt),
+      "num_experts", 4);
+  llvm::Expected<ModelConfig> config = parseModelConfig(dense, "config.json");
+  ASSERT_TRUE(bool(config)) << errorText(config);
+  EXPECT_TRUE(config->denseMoE);
+  EXPECT_TRUE(hasMoELayers(*config));
+  EXPECT_EQ(config->moeIntermediateSize, config->intermediateSize)
+      << "moe_intermediate_size defaults to intermediate_size";
+  EXPECT_FALSE(isMoELayer(*config, 0)) << "interval 2: layers 1, 3, ...";
+  EXPECT_TRUE(isMoELayer(*config, 1));
+  // The router keeps Qwen-MoE's name in a dense model.
+  EXPECT_EQ(layerTensorNames(1).router, "model.layers.1.mlp.gate.weight");
+  // toJSON prints the MoE keys, and they read back.
+  std::string printed = toJSON(*config);
+  EXPECT_THAT(printed, HasSubstr("\"num_experts\": 4"));
+  EXPECT_THAT(printed, Not(HasSubstr("num_tracks")));
+  llvm::Expected<ModelConfig> reread = parseModelConfig(printed, "x");
+  ASSERT_TRUE(bool(reread)) << errorText(reread);
+  EXPECT_EQ(toJSON(*reread), printed);
+  EXPECT_THAT(parseError(withKey(dense, "num_experts_per_tok", 5)),
+              HasSubstr("key 'num_experts_per_tok': must be between 1 and "
+                        "num_experts (4), got 5"));
 }
 
 TEST(ModelConfigFamiliesErrors, Block1FractionMustBeInZeroToOne) {

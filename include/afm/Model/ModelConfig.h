@@ -130,7 +130,13 @@ struct ModelConfig {
   /// Block 1 is the first ceil(block1Fraction * L) layers; 0 < f <= 1.
   double block1Fraction = 0.625;
 
-  // afm-pt-moe only; `numHiddenLayers` counts the layers of one track.
+  /// afm-dense: the FFNs of the layers `isMoELayer` picks are
+  /// mixtures of experts, as in every afm-pt-moe track (the JSON config has
+  /// them when it gives `num_experts`; Qwen 3 MoE).
+  bool denseMoE = false;
+
+  // afm-pt-moe only (and afm-dense with `denseMoE`, from `numExperts` on);
+  // `numHiddenLayers` counts the layers of one track.
   /// n, the number of tracks; divides H and G.
   int64_t numTracks = 2;
   /// D, the layers of a track block; divides L.
@@ -236,9 +242,13 @@ bool isBlock2Layer(const ModelConfig &config, int64_t layer);
 /// `validateModelConfig` rejects).
 int64_t kvSourceLayer(const ModelConfig &config, int64_t layer);
 
-/// Whether layer `layerOfTrack` of each track of an afm-pt-moe config has
-/// an MoE FFN: layerOfTrack % interval == interval - 1. Always false for
-/// the other architectures.
+/// Whether the config has MoE layers: afm-pt-moe, and afm-dense with
+/// `denseMoE`.
+bool hasMoELayers(const ModelConfig &config);
+
+/// Whether layer `layerOfTrack` of each track of a config with MoE layers
+/// has an MoE FFN: layerOfTrack % interval == interval - 1. Always false
+/// for the other configs.
 bool isMoELayer(const ModelConfig &config, int64_t layerOfTrack);
 
 /// The number of tracks: `numTracks` for afm-pt-moe, 1 otherwise.

@@ -50,7 +50,8 @@ struct LayerTensorNames {
   std::string gateProj;
   std::string upProj;
   std::string downProj;
-  /// `mlp.router.weight`, [E, d].
+  /// The router of an MoE layer, [E, d]: `mlp.router.weight` in PT-MoE
+  /// tracks, `mlp.gate.weight` (Qwen-MoE's name) in afm-dense.
   std::string router;
   /// `mlp.experts.`: the prefix of every expert's tensors.
   std::string experts;

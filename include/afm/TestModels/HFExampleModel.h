@@ -21,7 +21,7 @@
 namespace mlir::afm {
 
 /// The families `hfExampleConfigJSON` knows: "llama", "mistral", "qwen2",
-/// "qwen3".
+/// "qwen3", "qwen3_moe".
 std::vector<llvm::StringRef> hfExampleFamilies();
 
 /// The config.json text of a tiny model of `family` (tiny-dense's sizes),
@@ -30,7 +30,8 @@ std::vector<llvm::StringRef> hfExampleFamilies();
 /// tied embeddings and max_position_embeddings 131072; a mistral with a
 /// `sliding_window` of 8 and an untied LM head; a qwen2 (q/k/v biases) and
 /// a qwen3 (q/k norms, head_dim 32 apart from d / H), both tied, as the
-/// small published ones are. An error for another family.
+/// small published ones are; a qwen3_moe (4 experts, top 2, in every
+/// layer; untied). An error for another family.
 llvm::Expected<std::string> hfExampleConfigJSON(llvm::StringRef family);
 
 /// Writes the folder `dir` (created if missing): config.json,

@@ -218,7 +218,7 @@ Value DecoderBuilder::ffnBlock(Value h, const TrackLayout &track,
   int64_t d = config.hiddenSize;
   Value m = rmsNorm(h, n.postAttentionNorm);
   Value y;
-  if (config.architecture == Architecture::PTMoE && isMoELayer(config, layer)) {
+  if (isMoELayer(config, layer)) {
     int64_t e = config.numExperts, f = config.moeIntermediateSize;
     // Experts take the linear format of the config, like any projection;
     // the router stays f32.
