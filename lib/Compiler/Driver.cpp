@@ -68,9 +68,9 @@ struct Options {
   cl::opt<std::string> model{
       "model",
       cl::desc("Hugging Face model folder instead of --config: config.json "
-               "(model_type llama, mistral, qwen2, qwen3, qwen3_moe; every "
-               "key honoured, known to be irrelevant, or refused), "
-               "model.safetensors or the shards "
+               "(model_type llama, mistral, qwen2, qwen3, qwen3_moe, "
+               "gemma3_text; every key honoured, known to be irrelevant, or "
+               "refused), model.safetensors or the shards "
                "of model.safetensors.index.json (BF16, F16 or F32); "
                "docs/hf-models.md"),
       cl::value_desc("dir"), cl::cat(category)};

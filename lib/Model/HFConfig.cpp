@@ -44,7 +44,8 @@ enum Family : unsigned {
   /// Qwen 3 attention: per-head q/k norms, attention_bias on all four.
   Qwen3Attention = Qwen3 | Qwen3MoE,
   Qwen = Qwen2 | Qwen3Attention,
-  All = Llama | Mistral | Qwen,
+  Gemma3 = 32,
+  All = Llama | Mistral | Qwen | Gemma3,
 };
 
 /// What a key is to the compiler.
@@ -75,19 +76,27 @@ constexpr KeyRule kKeys[] = {
     {"num_attention_heads", All, Role::Honoured},
     {"num_key_value_heads", All, Role::Honoured},
     {"head_dim", All, Role::Honoured},
-    {"hidden_act", All, Role::Honoured},
+    {"hidden_act", All & ~Gemma3, Role::Honoured},
     {"max_position_embeddings", All, Role::Honoured},
     {"rms_norm_eps", All, Role::Honoured},
     {"rope_theta", All, Role::Honoured},
     {"rope_scaling", All, Role::Honoured},
     {"tie_word_embeddings", All, Role::Honoured},
-    {"attention_bias", Llama | Qwen3Attention, Role::Honoured},
+    {"attention_bias", Llama | Qwen3Attention | Gemma3, Role::Honoured},
     {"mlp_bias", Llama, Role::Honoured},
     {"pretraining_tp", Llama, Role::Honoured},
-    {"sliding_window", Mistral | Qwen, Role::Honoured},
+    {"sliding_window", Mistral | Qwen | Gemma3, Role::Honoured},
     {"use_sliding_window", Qwen, Role::Honoured},
     {"max_window_layers", Qwen, Role::Honoured},
-    {"layer_types", Qwen, Role::Honoured},
+    {"layer_types", Qwen | Gemma3, Role::Honoured},
+    {"sliding_window_pattern", Gemma3, Role::Honoured},
+    {"hidden_activation", Gemma3, Role::Honoured},
+    {"query_pre_attn_scalar", Gemma3, Role::Honoured},
+    {"rope_local_base_freq", Gemma3, Role::Honoured},
+    {"attn_logit_softcapping", Gemma3, Role::Honoured},
+    {"final_logit_softcapping", Gemma3, Role::Honoured},
+    {"use_bidirectional_attention", Gemma3, Role::Honoured},
+    {"cache_implementation", Gemma3, Role::Irrelevant},
     {"use_mrope", Qwen2, Role::Honoured},
     {"num_experts", Qwen3MoE, Role::Honoured},
     {"num_experts_per_tok", Qwen3MoE, Role::Honoured},
@@ -117,6 +126,7 @@ constexpr std::pair<const char *, Family> kFamilies[] = {
     {"qwen2", Qwen2},
     {"qwen3", Qwen3},
     {"qwen3_moe", Qwen3MoE},
+    {"gemma3_text", Gemma3},
 };
 
 /// Sizes fit in int32, as for afm's own config.json.
@@ -289,24 +299,84 @@ Error readExperts(const HFReader &reader, ModelConfig &config) {
   return Error::success();
 }
 
-/// Which layers attend over a sliding window, and how wide it is: every
-/// layer (all_layers_local) or none, since a mix of full and sliding layers
-/// in another pattern than afm's local/global groups is not implemented.
+/// Maps which layers slide onto afm's layouts: none (every layer global),
+/// all (`all_layers_local`), or groups of n sliding layers then one full
+/// layer (`local_per_global` n, Gemma's pattern). Anything else is refused,
+/// naming `key`.
+Error mapSlidingLayers(const HFReader &reader, StringRef key,
+                       const std::vector<bool> &sliding, int64_t window,
+                       ModelConfig &config) {
+  int64_t layers = int64_t(sliding.size());
+  int64_t slidingLayers = llvm::count(sliding, true);
+  if (slidingLayers == 0)
+    return Error::success();
+  config.slidingWindow = window;
+  if (slidingLayers == layers) {
+    config.allLayersLocal = true;
+    return Error::success();
+  }
+  // The first full layer closes the first group.
+  int64_t group = std::find(sliding.begin(), sliding.end(), false) -
+                  sliding.begin();
+  bool grouped = group > 0;
+  for (int64_t i = 0; i < layers && grouped; ++i)
+    grouped = sliding[i] == ((i + 1) % (group + 1) != 0);
+  if (!grouped)
+    return reader.keyError(
+        key, llvm::formatv("{0} of the {1} layers attend over a sliding "
+                           "window and the others over the whole context, "
+                           "in no pattern of n sliding layers then one full "
+                           "layer; only that pattern, all or none is "
+                           "supported",
+                           slidingLayers, layers));
+  config.localPerGlobal = group;
+  return Error::success();
+}
+
+/// Reads `layer_types` into `sliding` when the config has it: a list of
+/// num_hidden_layers "full_attention" or "sliding_attention". A layer
+/// called sliding in a model without a window attends to everything.
+Error readLayerTypes(const HFReader &reader, int64_t window,
+                     std::vector<bool> &sliding) {
+  const json::Value *types = reader.get("layer_types");
+  if (!types || types->kind() == json::Value::Null)
+    return Error::success();
+  int64_t layers = int64_t(sliding.size());
+  const json::Array *list = types->getAsArray();
+  if (!list || int64_t(list->size()) != layers)
+    return reader.keyError(
+        "layer_types",
+        llvm::formatv("expected a list of num_hidden_layers ({0}) "
+                      "strings, got {1}",
+                      layers, HFReader::describe(*types)));
+  for (int64_t i = 0; i < layers; ++i) {
+    std::optional<StringRef> kind = (*list)[i].getAsString();
+    if (kind != StringRef("full_attention") &&
+        kind != StringRef("sliding_attention"))
+      return reader.keyError(
+          "layer_types",
+          "expected \"full_attention\" or \"sliding_attention\", got " +
+              HFReader::describe((*list)[i]));
+    sliding[i] = window > 0 && *kind == "sliding_attention";
+  }
+  return Error::success();
+}
+
+/// Which layers attend over a sliding window, and how wide it is.
 Error readAttentionLayout(const HFReader &reader, Family family,
                           ModelConfig &config) {
   config.localPerGlobal = 0;
   config.ropeInGlobalLayers = true;
   config.allLayersLocal = false;
   int64_t layers = config.numHiddenLayers;
-  // Mistral: every layer attends over the last `sliding_window` positions;
-  // null, or absent from a llama config, means all global.
-  int64_t window = family == Mistral ? 4096 : 0;
-  if (family & Qwen)
-    window = 4096; // Qwen2Config's default, used only with the flag below.
+  // The default window: Mistral's and Gemma 3's, and Qwen2Config's (used
+  // only with use_sliding_window); a llama config has no such key.
+  int64_t window = family == Llama ? 0 : 4096;
   if (reader.isNull("sliding_window"))
     window = 0;
   else if (Error err = reader.readInt("sliding_window", window, false))
     return err;
+  // Mistral: every layer attends over the last `sliding_window` positions.
   std::vector<bool> sliding(layers, family == Mistral && window > 0);
   if (family & Qwen) {
     // Qwen2Config / Qwen3Config: the window applies only with
@@ -323,43 +393,55 @@ Error readAttentionLayout(const HFReader &reader, Family family,
       window = 0;
     for (int64_t i = 0; i < layers; ++i)
       sliding[i] = window > 0 && i >= maxWindowLayers;
-    if (const json::Value *types = reader.get("layer_types");
-        types && types->kind() != json::Value::Null) {
-      const json::Array *list = types->getAsArray();
-      if (!list || int64_t(list->size()) != layers)
-        return reader.keyError(
-            "layer_types",
-            llvm::formatv("expected a list of num_hidden_layers ({0}) "
-                          "strings, got {1}",
-                          layers, HFReader::describe(*types)));
-      for (int64_t i = 0; i < layers; ++i) {
-        std::optional<StringRef> kind = (*list)[i].getAsString();
-        if (kind != StringRef("full_attention") &&
-            kind != StringRef("sliding_attention"))
-          return reader.keyError(
-              "layer_types",
-              "expected \"full_attention\" or \"sliding_attention\", got " +
-                  HFReader::describe((*list)[i]));
-        // Without use_sliding_window the model has no window, and a
-        // "sliding" layer attends to everything.
-        sliding[i] = window > 0 && *kind == "sliding_attention";
-      }
-    }
   }
-  int64_t slidingLayers = llvm::count(sliding, true);
-  if (slidingLayers != 0 && slidingLayers != layers)
-    return reader.keyError(
-        family == Mistral ? "sliding_window"
-        : reader.get("layer_types") ? "layer_types"
-                                    : "max_window_layers",
-        llvm::formatv("{0} of the {1} layers attend over a sliding window "
-                      "and the others over the whole context; only all or "
-                      "none is supported",
-                      slidingLayers, layers));
-  config.allLayersLocal = slidingLayers > 0;
-  if (config.allLayersLocal)
-    config.slidingWindow = window;
-  return Error::success();
+  if (family == Gemma3) {
+    // Gemma3TextConfig: every sliding_window_pattern-th layer is full,
+    // the others slide, unless layer_types lists each layer's kind.
+    int64_t pattern = 6;
+    if (Error err = reader.readInt("sliding_window_pattern", pattern, false))
+      return err;
+    for (int64_t i = 0; i < layers; ++i)
+      sliding[i] = window > 0 && (i + 1) % pattern != 0;
+  }
+  if (Error err = readLayerTypes(reader, window, sliding))
+    return err;
+  StringRef key = reader.get("layer_types")     ? "layer_types"
+                  : family & Qwen               ? "max_window_layers"
+                  : family == Gemma3            ? "sliding_window_pattern"
+                                                : "sliding_window";
+  return mapSlidingLayers(reader, key, sliding, window, config);
+}
+
+/// Gemma 3's departures from the llama layout (modeling_gemma3.py):
+/// (1 + w) RMSNorms, sandwich norms, a GeGLU MLP with the tanh GELU,
+/// embeddings times sqrt(d), scores times query_pre_attn_scalar^-0.5,
+/// per-head q/k norms, and local layers with a RoPE base of their own.
+Error readGemma3Keys(const HFReader &reader, ModelConfig &config) {
+  config.rmsNormWeightOffset = 1.0;
+  config.sandwichNorms = true;
+  config.qkNorm = true;
+  config.mlpActivation = MLPActivation::GELUTanh;
+  config.embeddingMultiplier = std::sqrt(double(config.hiddenSize));
+  double queryScalar = 256.0;
+  if (Error err = reader.readPositive("query_pre_attn_scalar", queryScalar))
+    return err;
+  config.attentionScale = 1.0 / std::sqrt(queryScalar);
+  config.ropeLocalTheta = 10000.0;
+  if (Error err =
+          reader.readPositive("rope_local_base_freq", config.ropeLocalTheta))
+    return err;
+  if (Error err = reader.requireValue(
+          "hidden_activation", "gelu_pytorch_tanh",
+          "the MLP is GeGLU with the tanh GELU, gelu(gate) * up"))
+    return err;
+  for (const char *key : {"attn_logit_softcapping", "final_logit_softcapping"})
+    if (Error err = reader.requireValue(key, nullptr,
+                                        "soft-capping (Gemma 2's tanh cap on "
+                                        "the logits) is not implemented"))
+      return err;
+  return reader.requireValue("use_bidirectional_attention", false,
+                             "attention is causal (EmbeddingGemma's "
+                             "bidirectional attention is not a decoder)");
 }
 
 Error readHonouredKeys(const HFReader &reader, Family family,
@@ -368,10 +450,13 @@ Error readHonouredKeys(const HFReader &reader, Family family,
   // are required (a published config always has them, and defaulting to
   // a 7B model's would only produce confusing shape errors).
   config.rmsNormEps = 1e-6;
-  config.ropeTheta = 10000.0;
-  config.maxPositionEmbeddings =
-      family == Llama ? 2048 : family == Mistral ? 4096 * 32 : 32768;
-  config.tieWordEmbeddings = false;
+  bool gemma = family == Gemma3;
+  config.ropeTheta = gemma ? 1e6 : 10000.0;
+  config.maxPositionEmbeddings = family == Llama     ? 2048
+                                 : family == Mistral ? 4096 * 32
+                                 : gemma             ? 131072
+                                                     : 32768;
+  config.tieWordEmbeddings = gemma;
   struct IntKey {
     const char *key;
     int64_t *field;
@@ -385,17 +470,20 @@ Error readHonouredKeys(const HFReader &reader, Family family,
       return err;
   // num_key_value_heads: null means H; absent means H for llama, and the
   // default argument of MistralConfig (8), Qwen2Config / Qwen3Config (32)
-  // or Qwen3MoeConfig (4).
+  // or Qwen3MoeConfig / Gemma3TextConfig (4).
   config.numKeyValueHeads = config.numAttentionHeads;
   if (!reader.get("num_key_value_heads") && family != Llama)
     config.numKeyValueHeads =
-        family == Mistral ? 8 : family == Qwen3MoE ? 4 : 32;
+        family == Mistral ? 8 : (family & (Qwen3MoE | Gemma3)) ? 4 : 32;
   if (Error err = reader.readInt("num_key_value_heads",
                                  config.numKeyValueHeads, false, 1,
                                  /*nullable=*/true))
     return err;
-  // Qwen3Config's head_dim defaults to 128; the others' to d / H.
-  config.headDim = family == Qwen3 && !reader.get("head_dim") ? 128 : 0;
+  // Qwen3Config's head_dim defaults to 128, Gemma3TextConfig's to 256; the
+  // others' to d / H.
+  config.headDim = 0;
+  if (!reader.get("head_dim") && (family & (Qwen3 | Gemma3)))
+    config.headDim = family == Qwen3 ? 128 : 256;
   if (Error err = reader.readInt("head_dim", config.headDim, false, 1,
                                  /*nullable=*/true))
     return err;
@@ -425,6 +513,9 @@ Error readHonouredKeys(const HFReader &reader, Family family,
   if (Error err = reader.requireValue(
           "hidden_act", "silu", "the MLP is SwiGLU, silu(gate) * up"))
     return err;
+  if (gemma)
+    if (Error err = readGemma3Keys(reader, config))
+      return err;
   // Qwen 2's q/k/v projections always have biases; llama's and Qwen 3's
   // q/k/v/o projections have them when `attention_bias` says so.
   if (family == Qwen2) {
@@ -435,7 +526,7 @@ Error readHonouredKeys(const HFReader &reader, Family family,
       return err;
     config.attentionBias = config.attentionOutputBias = bias;
   }
-  config.qkNorm = (family & Qwen3Attention) != 0;
+  config.qkNorm = (family & (Qwen3Attention | Gemma3)) != 0;
   if (family == Qwen3MoE)
     if (Error err = readExperts(reader, config))
       return err;
@@ -485,7 +576,8 @@ Expected<HFConfig> mlir::afm::parseHFConfig(StringRef json,
     return reader.keyError("model_type",
                            "model type " + HFReader::describe(*typeValue) +
                                " is not supported (supported: llama, "
-                               "mistral, qwen2, qwen3, qwen3_moe)");
+                               "mistral, qwen2, qwen3, qwen3_moe, "
+                               "gemma3_text)");
   Family family = known->second;
 
   // Every key must be classified for this family.
@@ -589,7 +681,9 @@ mlir::afm::loadHFModelFolder(StringRef dir, const HFLoadOptions &options) {
   config.maxPositionEmbeddings = context;
   // A window that covers the whole context is no window: every layer is
   // then global, the same math with a plain cache.
-  if (config.allLayersLocal && config.slidingWindow >= context)
+  // (Not with a RoPE base of the local layers' own: they stay local.)
+  if (config.allLayersLocal && config.slidingWindow >= context &&
+      config.ropeLocalTheta == 0.0)
     config.allLayersLocal = false;
 
   Expected<WeightSource> weights = WeightSource::open(dir);

@@ -65,6 +65,12 @@ constexpr const char *kKnownKeys[] = {
     "attention_bias",
     "attention_output_bias",
     "qk_norm",
+    "rms_norm_weight_offset",
+    "sandwich_norms",
+    "mlp_activation",
+    "embedding_multiplier",
+    "attention_scale",
+    "rope_local_theta",
     "block1_fraction",
     "num_tracks",
     "track_block_depth",
@@ -298,6 +304,11 @@ Error readCompressionChoices(const ConfigReader &reader, ModelConfig &config) {
         config.embeddingFormat = EmbeddingFormat(i);
       }))
     return err;
+  if (Error err = choose("mlp_activation", {"silu", "gelu_tanh"},
+                         [&](size_t i) {
+                           config.mlpActivation = MLPActivation(i);
+                         }))
+    return err;
   if (Error err = choose("kv_cache_dtype", {"f32", "int8"}, [&](size_t i) {
         config.kvCacheDType = KVCacheDType(i);
       }))
@@ -362,6 +373,13 @@ Error readKeys(const ConfigReader &reader, ModelConfig &config) {
       (err = reader.readBool("attention_output_bias",
                              config.attentionOutputBias)) ||
       (err = reader.readBool("qk_norm", config.qkNorm)) ||
+      (err = reader.readFloat("rms_norm_weight_offset",
+                              config.rmsNormWeightOffset)) ||
+      (err = reader.readBool("sandwich_norms", config.sandwichNorms)) ||
+      (err = reader.readFloat("embedding_multiplier",
+                              config.embeddingMultiplier)) ||
+      (err = reader.readFloat("attention_scale", config.attentionScale)) ||
+      (err = reader.readFloat("rope_local_theta", config.ropeLocalTheta)) ||
       (err = reader.readFloat("lora_alpha", config.loraAlpha)))
     return err;
   if (const json::Value *scaling = reader.get("rope_scaling"))
@@ -549,6 +567,23 @@ Error mlir::afm::validateModelConfig(const ModelConfig &config,
       return keyError(origin, key,
                       "must be a positive finite number, got " +
                           formatDouble(value));
+  // 0 means "not set" for these.
+  const std::pair<const char *, double> optionalPositives[] = {
+      {"attention_scale", config.attentionScale},
+      {"rope_local_theta", config.ropeLocalTheta}};
+  for (const auto &[key, value] : optionalPositives)
+    if (value != 0.0 && (!(value > 0.0) || !std::isfinite(value)))
+      return keyError(origin, key,
+                      "must be a positive finite number (or 0 for the "
+                      "default), got " +
+                          formatDouble(value));
+  const std::pair<const char *, double> finites[] = {
+      {"rms_norm_weight_offset", config.rmsNormWeightOffset},
+      {"embedding_multiplier", config.embeddingMultiplier}};
+  for (const auto &[key, value] : finites)
+    if (!std::isfinite(value))
+      return keyError(origin, key,
+                      "must be a finite number, got " + formatDouble(value));
   if (config.allLayersLocal && config.localPerGlobal != 0)
     return keyError(origin, "all_layers_local",
                     llvm::formatv("every layer local leaves no room for "
@@ -730,6 +765,18 @@ std::string mlir::afm::toJSON(const ModelConfig &config) {
       out.attribute("attention_output_bias", true);
     if (config.qkNorm)
       out.attribute("qk_norm", true);
+    if (config.rmsNormWeightOffset != 0.0)
+      writeFloat("rms_norm_weight_offset", config.rmsNormWeightOffset);
+    if (config.sandwichNorms)
+      out.attribute("sandwich_norms", true);
+    if (config.mlpActivation != MLPActivation::SiLU)
+      out.attribute("mlp_activation", "gelu_tanh");
+    if (config.embeddingMultiplier != 1.0)
+      writeFloat("embedding_multiplier", config.embeddingMultiplier);
+    if (config.attentionScale != 0.0)
+      writeFloat("attention_scale", config.attentionScale);
+    if (config.ropeLocalTheta != 0.0)
+      writeFloat("rope_local_theta", config.ropeLocalTheta);
     switch (config.architecture) {
     case Architecture::Dense:
       if (!config.denseMoE)
@@ -833,6 +880,16 @@ Error mlir::afm::parseRopeScaling(const json::Value &value, StringRef origin,
     return fail("'original_max_position_embeddings' must be an integer");
   out.originalMaxPositionEmbeddings = static_cast<int64_t>(original);
   return Error::success();
+}
+
+ModelConfig mlir::afm::ropeConfigOfLayer(const ModelConfig &config,
+                                         int64_t layer) {
+  ModelConfig rope = config;
+  if (config.ropeLocalTheta != 0.0 && isLocalLayer(config, layer)) {
+    rope.ropeTheta = config.ropeLocalTheta;
+    rope.ropeScaling = RopeScaling();
+  }
+  return rope;
 }
 
 std::vector<double> mlir::afm::ropeInverseFrequencies(const ModelConfig &config) {

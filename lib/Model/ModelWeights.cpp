@@ -27,6 +27,8 @@ static LayerTensorNames namesWithPrefix(const std::string &prefix,
       prefix + "self_attn.q_norm.weight",
       prefix + "self_attn.k_norm.weight",
       prefix + "post_attention_layernorm.weight",
+      prefix + "pre_feedforward_layernorm.weight",
+      prefix + "post_feedforward_layernorm.weight",
       prefix + "mlp.gate_proj.weight",
       prefix + "mlp.up_proj.weight",
       prefix + "mlp.down_proj.weight",
@@ -106,6 +108,10 @@ static void appendLayer(std::vector<ExpectedTensor> &tensors,
       tensors.push_back({names.kNorm, {hd}});
   }
   tensors.push_back({names.postAttentionNorm, {d}});
+  if (config.sandwichNorms) {
+    tensors.push_back({names.preFeedforwardNorm, {d}});
+    tensors.push_back({names.postFeedforwardNorm, {d}});
+  }
   if (layer.moe) {
     int64_t e = config.numExperts, fm = config.moeIntermediateSize;
     tensors.push_back({names.router, {e, d}});

@@ -196,6 +196,67 @@ static constexpr const char kQwen3MoEConfig[] = R"({
 }
 )";
 
+// Six layers: five sliding over a window of 8, then one full layer with
+// linearly scaled RoPE of another base (as gemma-3-4b's text model);
+// head_dim 32 and query_pre_attn_scalar 24, neither d / H; one KV head;
+// tied embeddings by default (no tie_word_embeddings key).
+static constexpr const char kGemma3Config[] = R"({
+  "architectures": [
+    "Gemma3ForCausalLM"
+  ],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "attn_logit_softcapping": null,
+  "bos_token_id": 2,
+  "cache_implementation": "hybrid",
+  "eos_token_id": [
+    1,
+    106
+  ],
+  "final_logit_softcapping": null,
+  "head_dim": 32,
+  "hidden_activation": "gelu_pytorch_tanh",
+  "hidden_size": 64,
+  "initializer_range": 0.02,
+  "intermediate_size": 128,
+  "max_position_embeddings": 32768,
+  "model_type": "gemma3_text",
+  "num_attention_heads": 4,
+  "num_hidden_layers": 6,
+  "num_key_value_heads": 1,
+  "pad_token_id": 0,
+  "query_pre_attn_scalar": 24,
+  "rms_norm_eps": 1e-06,
+  "rope_local_base_freq": 10000.0,
+  "rope_scaling": {
+    "factor": 8.0,
+    "rope_type": "linear"
+  },
+  "rope_theta": 1000000.0,
+  "sliding_window": 8,
+  "sliding_window_pattern": 6,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.50.0.dev0",
+  "use_cache": true,
+  "vocab_size": 256
+}
+)";
+
+static constexpr const char kGemmaGeneration[] = R"({
+  "bos_token_id": 2,
+  "cache_implementation": "hybrid",
+  "do_sample": true,
+  "eos_token_id": [
+    1,
+    106
+  ],
+  "pad_token_id": 0,
+  "top_k": 64,
+  "top_p": 0.95,
+  "transformers_version": "4.50.0.dev0"
+}
+)";
+
 static constexpr const char kQwenGeneration[] = R"({
   "bos_token_id": 1,
   "do_sample": true,
@@ -249,6 +310,7 @@ static constexpr ExampleFamily kExampleFamilies[] = {
     {"qwen2", kQwen2Config, kQwenGeneration},
     {"qwen3", kQwen3Config, kQwenGeneration},
     {"qwen3_moe", kQwen3MoEConfig, kQwenGeneration},
+    {"gemma3_text", kGemma3Config, kGemmaGeneration},
 };
 
 static const ExampleFamily *findExampleFamily(StringRef family) {

@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 using namespace mlir::afm;
@@ -94,6 +95,24 @@ constexpr const char *kQwen3MoE = R"({
   "sliding_window": null, "tie_word_embeddings": false,
   "torch_dtype": "bfloat16", "transformers_version": "4.51.0",
   "use_cache": true, "use_sliding_window": false, "vocab_size": 151936
+})";
+
+/// google/gemma-3-1b-it's config.json as published.
+constexpr const char *kGemma31B = R"({
+  "architectures": ["Gemma3ForCausalLM"], "attention_bias": false,
+  "attention_dropout": 0.0, "attn_logit_softcapping": null,
+  "bos_token_id": 2, "cache_implementation": "hybrid",
+  "eos_token_id": [1, 106], "final_logit_softcapping": null,
+  "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+  "hidden_size": 1152, "initializer_range": 0.02, "intermediate_size": 6912,
+  "max_position_embeddings": 32768, "model_type": "gemma3_text",
+  "num_attention_heads": 4, "num_hidden_layers": 26,
+  "num_key_value_heads": 1, "pad_token_id": 0, "query_pre_attn_scalar": 256,
+  "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000,
+  "rope_scaling": null, "rope_theta": 1000000, "sliding_window": 512,
+  "sliding_window_pattern": 6, "torch_dtype": "bfloat16",
+  "transformers_version": "4.50.0.dev0", "use_cache": true,
+  "vocab_size": 262144
 })";
 
 std::string hfError(llvm::StringRef json) {
@@ -240,6 +259,41 @@ TEST(HFConfig, Qwen3MoEHasExpertsInEveryLayer) {
   EXPECT_NEAR(double(parameterCount(c)), 30.5e9, 0.2e9);
 }
 
+TEST(HFConfig, Gemma31BHasFiveLocalLayersPerGlobalOne) {
+  llvm::Expected<HFConfig> hf = parseHFConfig(kGemma31B, "config.json");
+  ASSERT_TRUE(bool(hf)) << errorText(hf);
+  const ModelConfig &c = hf->config;
+  EXPECT_EQ(hf->family, "gemma3_text");
+  EXPECT_EQ(c.localPerGlobal, 5);
+  EXPECT_TRUE(c.ropeInGlobalLayers);
+  EXPECT_EQ(c.slidingWindow, 512);
+  for (int64_t layer = 0; layer < 26; ++layer)
+    EXPECT_EQ(isLocalLayer(c, layer), (layer + 1) % 6 != 0) << layer;
+  EXPECT_EQ(c.ropeLocalTheta, 10000.0);
+  EXPECT_EQ(c.ropeTheta, 1e6);
+  EXPECT_EQ(ropeConfigOfLayer(c, 0).ropeTheta, 10000.0);
+  EXPECT_EQ(ropeConfigOfLayer(c, 5).ropeTheta, 1e6);
+  EXPECT_EQ(c.rmsNormWeightOffset, 1.0);
+  EXPECT_TRUE(c.sandwichNorms);
+  EXPECT_TRUE(c.qkNorm);
+  EXPECT_EQ(c.mlpActivation, MLPActivation::GELUTanh);
+  EXPECT_DOUBLE_EQ(c.embeddingMultiplier, std::sqrt(1152.0));
+  EXPECT_DOUBLE_EQ(c.attentionScale, 1.0 / 16.0);
+  EXPECT_TRUE(c.tieWordEmbeddings) << "Gemma3TextConfig's default";
+  EXPECT_EQ(c.headDim, 256);
+  // About 1B parameters, as the model's name says.
+  EXPECT_NEAR(double(parameterCount(c)), 1.0e9, 0.05e9);
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const ExpectedTensor &t : expectedTensors(c))
+    shapes[t.name] = t.shape;
+  EXPECT_EQ(shapes["model.layers.25.pre_feedforward_layernorm.weight"],
+            (std::vector<int64_t>{1152}));
+  EXPECT_EQ(shapes["model.layers.25.post_feedforward_layernorm.weight"],
+            (std::vector<int64_t>{1152}));
+  EXPECT_EQ(shapes["model.layers.25.self_attn.q_norm.weight"],
+            (std::vector<int64_t>{256}));
+}
+
 TEST(HFConfig, BiasesAndNormsAreExpectedTensors) {
   llvm::Expected<HFConfig> qwen3 = parseHFConfig(
       test::withKey(kQwen3, "attention_bias", true), "config.json");
@@ -289,6 +343,36 @@ TEST(HFConfigErrors, EveryRefusalNamesTheKey) {
                                     llvm::json::Array{3, 7})),
               HasSubstr("key 'mlp_only_layers': only [] or null is "
                         "supported, got a list of 2 layers"));
+  EXPECT_THAT(hfError(test::withKey(kGemma31B, "final_logit_softcapping",
+                                    30.0)),
+              HasSubstr("key 'final_logit_softcapping': value 30 is not "
+                        "supported (only null)"));
+  EXPECT_THAT(hfError(test::withKey(kGemma31B, "attn_logit_softcapping",
+                                    50.0)),
+              HasSubstr("key 'attn_logit_softcapping'"));
+  EXPECT_THAT(hfError(test::withKey(kGemma31B,
+                                    "use_bidirectional_attention", true)),
+              HasSubstr("key 'use_bidirectional_attention': value true is "
+                        "not supported"));
+  EXPECT_THAT(hfError(test::withKey(kGemma31B, "hidden_activation",
+                                    "gelu")),
+              HasSubstr("key 'hidden_activation': value \"gelu\" is not "
+                        "supported (only \"gelu_pytorch_tanh\")"));
+  EXPECT_THAT(hfError(test::withKey(kGemma31B, "hidden_act", "silu")),
+              HasSubstr("key 'hidden_act': unknown key for model type "
+                        "'gemma3_text'"));
+  {
+    // Full layers at 0 and 2 of 4: no n-sliding-then-one-full pattern.
+    llvm::json::Array types{"full_attention", "sliding_attention",
+                            "full_attention", "sliding_attention"};
+    std::string irregular = test::withKey(
+        test::withKey(kGemma31B, "num_hidden_layers", 4), "layer_types",
+        std::move(types));
+    EXPECT_THAT(hfError(irregular),
+                HasSubstr("key 'layer_types': 2 of the 4 layers attend over "
+                          "a sliding window and the others over the whole "
+                          "context, in no pattern"));
+  }
   EXPECT_THAT(hfError(test::withKey(kQwen25, "use_mrope", true)),
               HasSubstr("key 'use_mrope': value true is not supported"));
   EXPECT_THAT(hfError(test::withKey(kQwen25, "attention_bias", true)),
@@ -313,9 +397,9 @@ TEST(HFConfigErrors, EveryRefusalNamesTheKey) {
                                                    {"factor", 8.0}})),
               HasSubstr("key 'rope_scaling': rope type 'llama3' needs "
                         "'low_freq_factor'"));
-  EXPECT_THAT(hfError(llamaWith("model_type", "gemma3_text")),
-              HasSubstr("key 'model_type': model type \"gemma3_text\" is not "
-                        "supported (supported: llama, mistral, qwen2, qwen3, qwen3_moe)"));
+  EXPECT_THAT(hfError(llamaWith("model_type", "gemma3")),
+              HasSubstr("key 'model_type': model type \"gemma3\" is not "
+                        "supported (supported: llama, mistral, qwen2, qwen3, qwen3_moe, gemma3_text)"));
   EXPECT_THAT(hfError(llamaWith("model_type", std::nullopt)),
               HasSubstr("missing required key 'model_type'"));
   EXPECT_THAT(hfError(llamaWith("hidden_size", std::nullopt)),

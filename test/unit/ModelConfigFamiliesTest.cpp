@@ -165,6 +165,49 @@ TEST(ModelConfigFamilies, DenseWithNumExpertsHasMoELayers) {
                         "num_experts (4), got 5"));
 }
 
+TEST(ModelConfigFamilies, GemmaKeysRoundTripAndAreChecked) {
+  std::string dense = withKey(withKey(kOnDevice, "architecture", "afm-dense"),
+                              "block1_fraction", std::nullopt);
+  std::string gemma = dense;
+  for (auto [key, value] :
+       std::initializer_list<std::pair<const char *, llvm::json::Value>>{
+           {"rms_norm_weight_offset", 1.0},
+           {"sandwich_norms", true},
+           {"mlp_activation", "gelu_tanh"},
+           {"embedding_multiplier", 8.0},
+           {"attention_scale", 0.25},
+           {"rope_local_theta", 10000.0},
+           {"qk_norm", true}})
+    gemma = withKey(gemma, key, value);
+  llvm::Expected<ModelConfig> config = parseModelConfig(gemma, "config.json");
+  ASSERT_TRUE(bool(config)) << errorText(config);
+  EXPECT_EQ(config->rmsNormWeightOffset, 1.0);
+  EXPECT_TRUE(config->sandwichNorms);
+  EXPECT_EQ(config->mlpActivation, MLPActivation::GELUTanh);
+  EXPECT_EQ(config->embeddingMultiplier, 8.0);
+  EXPECT_EQ(config->attentionScale, 0.25);
+  EXPECT_EQ(config->ropeLocalTheta, 10000.0);
+  std::string printed = toJSON(*config);
+  llvm::Expected<ModelConfig> reread = parseModelConfig(printed, "x");
+  ASSERT_TRUE(bool(reread)) << errorText(reread);
+  EXPECT_EQ(toJSON(*reread), printed);
+  // Printed only when set: a plain dense config has none of them.
+  std::string plain = toJSON(parsed(dense));
+  for (const char *key : {"rms_norm_weight_offset", "sandwich_norms",
+                          "mlp_activation", "embedding_multiplier",
+                          "attention_scale", "rope_local_theta"})
+    EXPECT_THAT(plain, Not(HasSubstr(key)));
+
+  EXPECT_THAT(parseError(withKey(dense, "attention_scale", -1.0)),
+              HasSubstr("key 'attention_scale': must be a positive finite "
+                        "number (or 0 for the default), got -1"));
+  EXPECT_THAT(parseError(withKey(dense, "mlp_activation", "relu")),
+              HasSubstr("key 'mlp_activation': unknown value 'relu' "
+                        "(supported: silu, gelu_tanh)"));
+  EXPECT_THAT(parseError(withKey(dense, "rope_local_theta", -5.0)),
+              HasSubstr("key 'rope_local_theta'"));
+}
+
 TEST(ModelConfigFamiliesErrors, Block1FractionMustBeInZeroToOne) {
   const std::pair<double, const char *> bad[] = {
       {0.0, "0"}, {-0.25, "-0.25"}, {1.5, "1.5"}};

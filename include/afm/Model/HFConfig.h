@@ -3,9 +3,10 @@
 // A model folder as Hugging Face publishes it (config.json, the weights as
 // model.safetensors or shards with model.safetensors.index.json,
 // tokenizer.json, generation_config.json) for the `llama`, `mistral`,
-// `qwen2`, `qwen3` and `qwen3_moe` families, read into the compiler's ModelConfig (docs/hf-models.md). Every
-// key of config.json is either honoured, known not to matter for inference,
-// or refused: nothing that changes the math is ignored.
+// `qwen2`, `qwen3`, `qwen3_moe` and `gemma3_text` families, read into the
+// compiler's ModelConfig (docs/hf-models.md). Every key of config.json is
+// either honoured, known not to matter for inference, or refused: nothing
+// that changes the math is ignored.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,7 +32,8 @@ inline constexpr int64_t kDefaultHFContext = 4096;
 
 /// A Hugging Face config.json mapped onto a ModelConfig.
 struct HFConfig {
-  /// `model_type`: "llama", "mistral", "qwen2", "qwen3" or "qwen3_moe".
+  /// `model_type`: "llama", "mistral", "qwen2", "qwen3", "qwen3_moe" or
+  /// "gemma3_text".
   std::string family;
   /// An afm-dense config; its `maxPositionEmbeddings` is the model's
   /// `max_position_embeddings` and its `slidingWindow` / `allLayersLocal`
@@ -40,12 +42,13 @@ struct HFConfig {
 };
 
 /// Parses a published config.json of `model_type` "llama", "mistral",
-/// "qwen2", "qwen3" or "qwen3_moe". Errors name `fileName` and the key: an unknown key,
-/// a key with a value that changes the math in an unsupported way
-/// (`hidden_act` other than "silu", `mlp_bias` true, `pretraining_tp` other
-/// than 1, `rope_scaling` of another type than default, linear or llama3,
-/// `use_mrope` true, some layers sliding and others not, `norm_topk_prob`
-/// false, `mlp_only_layers` not empty), a missing size, a wrong type.
+/// "qwen2", "qwen3", "qwen3_moe" or "gemma3_text". Errors name `fileName`
+/// and the key: an unknown key, a key with a value that changes the math in
+/// an unsupported way (`hidden_act` other than "silu", `mlp_bias` true,
+/// `pretraining_tp` other than 1, `rope_scaling` of another type than
+/// default, linear or llama3, `use_mrope` true, sliding layers in no
+/// pattern afm has, `norm_topk_prob` false, `mlp_only_layers` not empty,
+/// Gemma's soft-capping), a missing size, a wrong type.
 llvm::Expected<HFConfig> parseHFConfig(llvm::StringRef json,
                                        llvm::StringRef fileName);
 

@@ -46,7 +46,12 @@ struct LayerTensorNames {
   /// `self_attn.{q,k}_norm.weight`, [hd] (`qk_norm`).
   std::string qNorm;
   std::string kNorm;
+  /// The FFN's input norm, or with `sandwich_norms` (Gemma) the norm of the
+  /// attention's output.
   std::string postAttentionNorm;
+  /// `sandwich_norms` only: the FFN's input and output norms.
+  std::string preFeedforwardNorm;
+  std::string postFeedforwardNorm;
   std::string gateProj;
   std::string upProj;
   std::string downProj;

@@ -67,6 +67,8 @@ private:
     /// Empty unless the config has the bias or the norm.
     std::vector<float> qBias, kBias, vBias, oBias, qNorm, kNorm;
     std::vector<float> postAttentionNorm, gateProj, upProj, downProj;
+    /// `sandwich_norms` only.
+    std::vector<float> preFeedforwardNorm, postFeedforwardNorm;
     std::vector<float> router, expertsGateProj, expertsUpProj,
         expertsDownProj;
   };
@@ -135,6 +137,9 @@ private:
   /// `rope_scaling` applied: computed here in double, apart from the
   /// compiler's `ropeInverseFrequencies`.
   std::vector<double> ropeInvFreq;
+  /// The same for local layers when the config gives them a base of their
+  /// own (`rope_local_theta`, unscaled); otherwise equal to `ropeInvFreq`.
+  std::vector<double> ropeInvFreqLocal;
   std::vector<float> embedTokens, finalNorm, lmHead;
   /// Indexed by KV-cache index (`kvCacheIndex`), like `caches`.
   std::vector<LayerWeights> layers;

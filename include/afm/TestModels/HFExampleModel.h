@@ -21,7 +21,7 @@
 namespace mlir::afm {
 
 /// The families `hfExampleConfigJSON` knows: "llama", "mistral", "qwen2",
-/// "qwen3", "qwen3_moe".
+/// "qwen3", "qwen3_moe", "gemma3_text".
 std::vector<llvm::StringRef> hfExampleFamilies();
 
 /// The config.json text of a tiny model of `family` (tiny-dense's sizes),
@@ -31,7 +31,8 @@ std::vector<llvm::StringRef> hfExampleFamilies();
 /// `sliding_window` of 8 and an untied LM head; a qwen2 (q/k/v biases) and
 /// a qwen3 (q/k norms, head_dim 32 apart from d / H), both tied, as the
 /// small published ones are; a qwen3_moe (4 experts, top 2, in every
-/// layer; untied). An error for another family.
+/// layer; untied); a gemma3_text (6 layers, 5 sliding then 1 full with
+/// its own scaled RoPE). An error for another family.
 llvm::Expected<std::string> hfExampleConfigJSON(llvm::StringRef family);
 
 /// Writes the folder `dir` (created if missing): config.json,

@@ -87,13 +87,14 @@ private:
     return config.architecture != Architecture::OnDevice ||
            !isBlock2Layer(config, layer);
   }
+  /// RMSNorm over the last dimension of `x` (the hidden size, or head_dim
+  /// for `qk_norm`'s per-head norms).
   Value rmsNorm(Value x, StringRef weightName);
   Value linear(Value x, StringRef weightName, int64_t outFeatures);
   /// `linear`, plus the bias vector `biasName` when `hasBias`.
   Value projection(Value x, StringRef weightName, int64_t outFeatures,
                    bool hasBias, StringRef biasName);
-  /// The per-head RMSNorm of `qk_norm` over `heads` ([T, heads, hd]).
-  Value headNorm(Value heads, StringRef weightName);
+
   Value splitHeads(Value x, int64_t heads);
   Value attentionBlock(Value h, const TrackLayout &track, int64_t layer);
   Value ffnBlock(Value h, const TrackLayout &track, int64_t layer);
@@ -111,9 +112,12 @@ private:
 } // namespace
 
 Value DecoderBuilder::rmsNorm(Value x, StringRef weightName) {
-  Value g = weight(weightName, {config.hiddenSize});
-  return RMSNormOp::create(b, loc, x.getType(), x, g,
-                           b.getF32FloatAttr(float(config.rmsNormEps)));
+  Value g = weight(weightName, {cast<ShapedType>(x.getType()).getShape().back()});
+  return RMSNormOp::create(
+      b, loc, x.getType(), x, g, b.getF32FloatAttr(float(config.rmsNormEps)),
+      config.rmsNormWeightOffset != 0.0
+          ? b.getF32FloatAttr(float(config.rmsNormWeightOffset))
+          : FloatAttr());
 }
 
 Value DecoderBuilder::linear(Value x, StringRef weightName,
@@ -141,12 +145,6 @@ Value DecoderBuilder::projection(Value x, StringRef weightName,
   return arith::AddFOp::create(b, loc, y, rows);
 }
 
-Value DecoderBuilder::headNorm(Value heads, StringRef weightName) {
-  Value g = weight(weightName, {config.headDim});
-  return RMSNormOp::create(b, loc, heads.getType(), heads, g,
-                           b.getF32FloatAttr(float(config.rmsNormEps)));
-}
-
 Value DecoderBuilder::splitHeads(Value x, int64_t heads) {
   return tensor::ExpandShapeOp::create(
       b, loc, tensor({tokens, heads, config.headDim}), x,
@@ -172,16 +170,17 @@ Value DecoderBuilder::attentionBlock(Value h, const TrackLayout &track,
         track.kvHeads);
   }
   if (config.qkNorm) {
-    q = headNorm(q, n.qNorm);
+    q = rmsNorm(q, n.qNorm);
     if (k)
-      k = headNorm(k, n.kNorm);
+      k = rmsNorm(k, n.kNorm);
   }
   if (usesRope(config, layer)) {
-    FloatAttr theta = b.getF32FloatAttr(float(config.ropeTheta));
+    ModelConfig rope = ropeConfigOfLayer(config, layer);
+    FloatAttr theta = b.getF32FloatAttr(float(rope.ropeTheta));
     // Scaled RoPE carries its frequencies; plain RoPE only theta.
     DenseF64ArrayAttr invFreq;
-    if (config.ropeScaling.type != RopeScalingType::None)
-      invFreq = b.getDenseF64ArrayAttr(ropeInverseFrequencies(config));
+    if (rope.ropeScaling.type != RopeScalingType::None)
+      invFreq = b.getDenseF64ArrayAttr(ropeInverseFrequencies(rope));
     q = RoPEOp::create(b, loc, q.getType(), q, position, theta, invFreq);
     if (k)
       k = RoPEOp::create(b, loc, k.getType(), k, position, theta, invFreq);
@@ -190,18 +189,21 @@ Value DecoderBuilder::attentionBlock(Value h, const TrackLayout &track,
   AttentionKind kind = local ? AttentionKind::Local : AttentionKind::Global;
   IntegerAttr window =
       local ? b.getI64IntegerAttr(config.slidingWindow) : IntegerAttr();
+  FloatAttr scale = config.attentionScale != 0.0
+                        ? b.getF32FloatAttr(float(config.attentionScale))
+                        : FloatAttr();
   Value attn;
   if (k) {
     Value cache = caches.lookup(kvCacheIndex(config, track.track, layer));
     attn = AttentionOp::create(b, loc, q.getType(), kind, q, k, v, cache,
                                /*scales=*/Value(), position, count, window,
-                               FloatAttr(), roundsQueryToInt8(config));
+                               scale, roundsQueryToInt8(config));
   } else {
     // Block 2: read the cache of the source layer, which Block 1 filled.
     Value cache = caches.lookup(kvSourceLayer(config, layer));
     attn = SharedKVAttentionOp::create(b, loc, q.getType(), kind, q, cache,
                                        /*scales=*/Value(), position, count,
-                                       window, FloatAttr(),
+                                       window, scale,
                                        roundsQueryToInt8(config));
   }
   Value merged = tensor::CollapseShapeOp::create(
@@ -209,6 +211,8 @@ Value DecoderBuilder::attentionBlock(Value h, const TrackLayout &track,
       SmallVector<ReassociationIndices>{{0}, {1, 2}});
   Value out = projection(merged, n.oProj, config.hiddenSize,
                          config.attentionOutputBias, n.oBias);
+  if (config.sandwichNorms)
+    out = rmsNorm(out, n.postAttentionNorm);
   return arith::AddFOp::create(b, loc, h, out);
 }
 
@@ -216,7 +220,8 @@ Value DecoderBuilder::ffnBlock(Value h, const TrackLayout &track,
                                int64_t layer) {
   LayerTensorNames n = names(track, layer);
   int64_t d = config.hiddenSize;
-  Value m = rmsNorm(h, n.postAttentionNorm);
+  Value m = rmsNorm(h, config.sandwichNorms ? n.preFeedforwardNorm
+                                            : n.postAttentionNorm);
   Value y;
   if (isMoELayer(config, layer)) {
     int64_t e = config.numExperts, f = config.moeIntermediateSize;
@@ -233,11 +238,18 @@ Value DecoderBuilder::ffnBlock(Value h, const TrackLayout &track,
                       b.getI64IntegerAttr(config.numExpertsPerTok));
   } else {
     int64_t f = config.intermediateSize;
+    // SiLU, the default, is left implicit.
+    GateActivationAttr activation;
+    if (config.mlpActivation == MLPActivation::GELUTanh)
+      activation = GateActivationAttr::get(b.getContext(),
+                                           GateActivation::GELUTanh);
     y = SwiGLUOp::create(b, loc, m.getType(), m,
                          linearWeight(n.gateProj, f, d),
                          linearWeight(n.upProj, f, d),
-                         linearWeight(n.downProj, d, f));
+                         linearWeight(n.downProj, d, f), activation);
   }
+  if (config.sandwichNorms)
+    y = rmsNorm(y, n.postFeedforwardNorm);
   return arith::AddFOp::create(b, loc, h, y);
 }
 
@@ -298,6 +310,14 @@ void DecoderBuilder::buildEntry(StringRef kind, int64_t numTokens) {
           : weight(kEmbedTokensName, {vocab, d});
   Value h = EmbeddingOp::create(b, loc, tensor({tokens, d}), table,
                                 func.getArgument(0));
+  if (config.embeddingMultiplier != 1.0) {
+    // Gemma scales the embeddings by sqrt(d); the tied LM head reads the
+    // table unscaled.
+    auto splat = DenseElementsAttr::get(
+        tensor({tokens, d}), b.getF32FloatAttr(float(config.embeddingMultiplier)));
+    Value factor = arith::ConstantOp::create(b, loc, splat);
+    h = arith::MulFOp::create(b, loc, h, factor);
+  }
 
   TrackLayout single{0, config.numAttentionHeads, config.numKeyValueHeads};
   if (config.architecture != Architecture::PTMoE) {
