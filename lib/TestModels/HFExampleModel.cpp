@@ -21,6 +21,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cassert>
 #include <map>
 
 using namespace mlir::afm;
@@ -367,10 +368,19 @@ static SafeTensor bf16Tensor(const ExampleTensorPlan &plan, uint64_t seed) {
 
 Error mlir::afm::writeHFExampleFolder(StringRef dir, StringRef family,
                                       int64_t shards, uint64_t seed,
-                                      llvm::ArrayRef<std::string> zeroSubstrings) {
+                                      llvm::ArrayRef<std::string> zeroSubstrings,
+                                      std::optional<int64_t> vocabSize) {
   llvm::Expected<std::string> configText = hfExampleConfigJSON(family);
   if (!configText)
     return configText.takeError();
+  if (vocabSize) {
+    // Every example config spells the key this way, once.
+    std::string key = "\"vocab_size\": 256";
+    size_t at = configText->find(key);
+    assert(at != std::string::npos && "the example configs have vocab 256");
+    configText->replace(at, key.size(),
+                        "\"vocab_size\": " + std::to_string(*vocabSize));
+  }
   llvm::Expected<HFConfig> hf = parseHFConfig(*configText, "config.json");
   if (!hf)
     return hf.takeError();

@@ -15,6 +15,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,11 +42,14 @@ llvm::Expected<std::string> hfExampleConfigJSON(llvm::StringRef family);
 /// `model.safetensors` when `shards` is 1, otherwise in `shards` files
 /// `model-0000k-of-0000n.safetensors` of about equal size with
 /// `model.safetensors.index.json`. Every tensor whose name contains one of
-/// `zeroSubstrings` is written as zeros (the others unchanged).
+/// `zeroSubstrings` is written as zeros (the others unchanged). A
+/// `vocabSize` replaces the config's 256 (so that a real tokenizer.json
+/// fits the model).
 llvm::Error
 writeHFExampleFolder(llvm::StringRef dir, llvm::StringRef family,
                      int64_t shards, uint64_t seed,
-                     llvm::ArrayRef<std::string> zeroSubstrings = {});
+                     llvm::ArrayRef<std::string> zeroSubstrings = {},
+                     std::optional<int64_t> vocabSize = std::nullopt);
 
 } // namespace mlir::afm
 
