@@ -272,6 +272,60 @@ readPackageText(llvm::StringRef tokenizerPath, llvm::ArrayRef<uint32_t> eos) {
   return text;
 }
 
+/// The id of the token `content` in `description` (an added token, or
+/// one of the vocabulary).
+static std::optional<uint32_t>
+tokenId(const tokenizer::TokenizerDescription &description,
+        llvm::StringRef content) {
+  for (const tokenizer::AddedToken &added : description.addedTokens)
+    if (added.content == content)
+      return added.id;
+  for (const auto &[token, id] : description.model.vocab)
+    if (token == content)
+      return id;
+  return std::nullopt;
+}
+
+/// tokenizer_config.json's add_bos_token / add_eos_token, for the classes
+/// whose fast tokenizer rebuilds its template from them (transformers'
+/// LlamaTokenizerFast.update_post_processor): a sequence gets
+/// [bos_token] when add_bos_token (default true) and [eos_token] after it
+/// when add_eos_token (default false). For other classes tokenizer.json's
+/// template stands, as transformers leaves it.
+static llvm::Error
+applyTokenizerConfig(const HFTokenizerConfig &config, llvm::StringRef path,
+                     tokenizer::TokenizerDescription &description) {
+  if (!config.rebuildsTemplate() ||
+      (!config.addBosToken && !config.addEosToken))
+    return llvm::Error::success();
+  auto idOf = [&](llvm::StringRef key, llvm::StringRef content)
+      -> llvm::Expected<uint32_t> {
+    if (content.empty())
+      return llvm::createStringError(
+          path + ": " + key + " is needed (add_" + key +
+          " is true) but not given");
+    if (std::optional<uint32_t> id = tokenId(description, content))
+      return *id;
+    return llvm::createStringError(path + ": " + key + " '" + content +
+                                   "' is not a token of tokenizer.json");
+  };
+  description.prefixIds.clear();
+  description.suffixIds.clear();
+  if (config.addBosToken.value_or(true)) {
+    auto id = idOf("bos_token", config.bosToken);
+    if (!id)
+      return id.takeError();
+    description.prefixIds.push_back(*id);
+  }
+  if (config.addEosToken.value_or(false)) {
+    auto id = idOf("eos_token", config.eosToken);
+    if (!id)
+      return id.takeError();
+    description.suffixIds.push_back(*id);
+  }
+  return llvm::Error::success();
+}
+
 /// The options only a Hugging Face folder takes (its config.json says
 /// nothing about compression or the compiled context).
 static bool usesFolderOnlyOptions(const Options &opts) {
@@ -305,11 +359,17 @@ importFolder(MLIRContext &context, const Options &opts,
     return std::move(err);
   weightsPath = folder->weightsPath;
   if (opts.tokenizer.empty() && folder->tokenizerJson) {
-    auto folderText = readPackageText(*folder->tokenizerJson, {});
-    if (!folderText)
-      return folderText.takeError();
-    text.tokenizer = std::move(folderText->tokenizer);
-    text.tokenizerIdLimit = folderText->tokenizerIdLimit;
+    auto description =
+        tokenizer::importTokenizerJsonFile(*folder->tokenizerJson);
+    if (!description)
+      return description.takeError();
+    if (folder->tokenizerConfig)
+      if (llvm::Error err = applyTokenizerConfig(
+              *folder->tokenizerConfig, *folder->tokenizerConfigJson,
+              *description))
+        return std::move(err);
+    text.tokenizer = tokenizer::serializeTokenizer(*description);
+    text.tokenizerIdLimit = tokenizer::tokenizerIdLimit(*description);
   }
   if (opts.eosTokenIds.empty() && folder->generation)
     for (int64_t id : folder->generation->eosTokenIds) {

@@ -648,6 +648,56 @@ mlir::afm::parseHFGenerationConfig(StringRef json, StringRef fileName) {
   return result;
 }
 
+bool HFTokenizerConfig::rebuildsTemplate() const {
+  return llvm::is_contained({"LlamaTokenizer", "LlamaTokenizerFast",
+                             "CodeLlamaTokenizer", "CodeLlamaTokenizerFast",
+                             "GemmaTokenizer", "GemmaTokenizerFast"},
+                            tokenizerClass);
+}
+
+Expected<HFTokenizerConfig>
+mlir::afm::parseHFTokenizerConfig(StringRef json, StringRef fileName) {
+  Expected<json::Object> object = parseTopLevelObject(json, fileName);
+  if (!object)
+    return object.takeError();
+  HFReader reader(*object, fileName);
+  HFTokenizerConfig result;
+  if (const json::Value *cls = reader.get("tokenizer_class");
+      cls && cls->kind() != json::Value::Null) {
+    std::optional<StringRef> name = cls->getAsString();
+    if (!name)
+      return reader.keyError("tokenizer_class",
+                             "expected a string, got " +
+                                 HFReader::describe(*cls));
+    result.tokenizerClass = name->str();
+  }
+  for (auto [key, out] : {std::pair{"add_bos_token", &result.addBosToken},
+                          std::pair{"add_eos_token", &result.addEosToken}}) {
+    bool value = false;
+    if (!reader.get(key))
+      continue;
+    if (Error err = reader.readBool(key, value))
+      return std::move(err);
+    *out = value;
+  }
+  for (auto [key, out] : {std::pair{"bos_token", &result.bosToken},
+                          std::pair{"eos_token", &result.eosToken}}) {
+    const json::Value *token = reader.get(key);
+    if (!token || token->kind() == json::Value::Null)
+      continue;
+    std::optional<StringRef> text = token->getAsString();
+    if (const json::Object *added = token->getAsObject())
+      if (const json::Value *content = added->get("content"))
+        text = content->getAsString();
+    if (!text)
+      return reader.keyError(key, "expected a token string or an object "
+                                  "with its \"content\", got " +
+                                      HFReader::describe(*token));
+    *out = text->str();
+  }
+  return result;
+}
+
 Expected<HFModelFolder>
 mlir::afm::loadHFModelFolder(StringRef dir, const HFLoadOptions &options) {
   if (!llvm::sys::fs::is_directory(dir))
@@ -709,6 +759,18 @@ mlir::afm::loadHFModelFolder(StringRef dir, const HFLoadOptions &options) {
       return parsed.takeError();
     folder.generationConfigJson = generation;
     folder.generation = std::move(*parsed);
+  }
+  std::string tokenizerConfig = inFolder("tokenizer_config.json");
+  if (llvm::sys::fs::exists(tokenizerConfig)) {
+    Expected<std::string> configText = readText(tokenizerConfig);
+    if (!configText)
+      return configText.takeError();
+    Expected<HFTokenizerConfig> parsed =
+        parseHFTokenizerConfig(*configText, tokenizerConfig);
+    if (!parsed)
+      return parsed.takeError();
+    folder.tokenizerConfigJson = tokenizerConfig;
+    folder.tokenizerConfig = std::move(*parsed);
   }
   return folder;
 }

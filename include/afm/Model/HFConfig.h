@@ -66,6 +66,29 @@ struct HFGenerationConfig {
 llvm::Expected<HFGenerationConfig>
 parseHFGenerationConfig(llvm::StringRef json, llvm::StringRef fileName);
 
+/// What tokenizer_config.json says about the special tokens a sequence gets
+/// (its chat template and other keys are not read).
+struct HFTokenizerConfig {
+  /// `tokenizer_class`, e.g. "LlamaTokenizerFast"; empty when absent.
+  std::string tokenizerClass;
+  std::optional<bool> addBosToken, addEosToken;
+  /// `bos_token` / `eos_token`: a string, or an AddedToken object's
+  /// `content`; empty when absent or null.
+  std::string bosToken, eosToken;
+
+  /// Whether transformers rebuilds this class's post-processor from
+  /// add_bos_token / add_eos_token (LlamaTokenizerFast's and
+  /// GemmaTokenizerFast's update_post_processor), overriding
+  /// tokenizer.json's template.
+  bool rebuildsTemplate() const;
+};
+
+/// Parses the text of a tokenizer_config.json; errors name `fileName` and
+/// the key (add_bos_token / add_eos_token must be booleans, the tokens
+/// strings, AddedToken objects or null).
+llvm::Expected<HFTokenizerConfig>
+parseHFTokenizerConfig(llvm::StringRef json, llvm::StringRef fileName);
+
 /// What the compiler chooses that a Hugging Face folder does not say.
 struct HFLoadOptions {
   /// The compiled context (the KV caches' length); default
@@ -93,6 +116,9 @@ struct HFModelFolder {
   std::optional<std::string> generationConfigJson;
   /// generation_config.json's token ids, when the folder has one.
   std::optional<HFGenerationConfig> generation;
+  /// tokenizer_config.json, parsed, when the folder has one.
+  std::optional<std::string> tokenizerConfigJson;
+  std::optional<HFTokenizerConfig> tokenizerConfig;
 };
 
 /// Reads the folder `dir`: config.json (parseHFConfig), the weights (see
