@@ -127,6 +127,12 @@ struct Options {
                "runs the graph over the S-token window (no KV cache), on "
                "the calling thread"),
       cl::value_desc("file"), cl::cat(category)};
+  cl::list<std::string> bindDims{
+      "bind-dim",
+      cl::desc("With --onnx: give the graph's symbolic dimension NAME (a "
+               "dim_param of its inputs and outputs, such as "
+               "sequence_length) the size N; repeatable"),
+      cl::value_desc("NAME=N"), cl::cat(category)};
   cl::opt<bool> onnxRaise{
       "onnx-raise-to-afm",
       cl::desc("With --onnx: raise RMS normalizations to afm.rms_norm and "
@@ -410,6 +416,9 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
       3)
     return error("give exactly one of --model DIR, --config FILE, --onnx FILE "
                  "or an input .mlir file");
+  if (!opts.bindDims.empty() && opts.onnx.empty())
+    return error("--bind-dim goes with --onnx (the graph's symbolic "
+                 "dimensions)");
   if (opts.model.empty() && usesFolderOnlyOptions(opts))
     return error("--context, --linear-weights, --embedding, --kv-cache and "
                  "--linear-activations go with --model (a --config file sets "
@@ -456,6 +465,15 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
                    "': " + bytes.getError().message());
     ONNXImportOptions importOptions;
     importOptions.raiseToAFM = opts.onnxRaise;
+    for (llvm::StringRef binding : opts.bindDims) {
+      auto [name, size] = binding.split('=');
+      int64_t value = 0;
+      if (name.empty() || size.getAsInteger(10, value) || value < 1)
+        return error("--bind-dim '" + binding +
+                     "': expected NAME=N with N a positive size");
+      if (!importOptions.boundDims.try_emplace(name, value).second)
+        return error("--bind-dim " + name + " is given twice");
+    }
     module = importONNXModel(&context, (*bytes)->getBuffer(), opts.onnx,
                              importOptions);
     if (!module ||

@@ -26,8 +26,10 @@ namespace {
 class HFGraphBuilder {
 public:
   HFGraphBuilder(const ModelConfig &config, const WeightSource &weights,
-                 int64_t seqLen, onnx::GraphProto &graph)
-      : cfg(config), weights(weights), seq(seqLen), w(graph) {}
+                 int64_t seqLen, std::string seqDimParam,
+                 onnx::GraphProto &graph)
+      : cfg(config), weights(weights), seq(seqLen),
+        seqDimParam(std::move(seqDimParam)), w(graph) {}
 
   void build();
 
@@ -87,6 +89,7 @@ private:
   const ModelConfig &cfg;
   const WeightSource &weights;
   int64_t seq;
+  std::string seqDimParam;
   ONNXGraphWriter w;
   int64_t counter = 0;
 };
@@ -315,8 +318,10 @@ std::string HFGraphBuilder::moe(const std::string &x,
 
 void HFGraphBuilder::build() {
   int64_t d = cfg.hiddenSize, vocab = cfg.vocabSize;
-  w.addInput("input_ids", onnx::TensorProto::INT64, {1, seq});
-  w.addOutput("logits", onnx::TensorProto::FLOAT, {1, seq, vocab});
+  w.addInput("input_ids", onnx::TensorProto::INT64, {1, seq},
+             {"", seqDimParam});
+  w.addOutput("logits", onnx::TensorProto::FLOAT, {1, seq, vocab},
+              {"", seqDimParam});
   // The tables and masks of the layer kinds the model has (an unused
   // initializer is a warning in ONNX Runtime).
   bool anyLocal = false, anyGlobal = false;
@@ -363,7 +368,8 @@ void HFGraphBuilder::build() {
 
 llvm::Expected<std::string>
 mlir::afm::buildHFDecoderONNX(const ModelConfig &config,
-                              const WeightSource &weights, int64_t seqLen) {
+                              const WeightSource &weights, int64_t seqLen,
+                              const std::string &seqDimParam) {
   if (config.architecture != Architecture::Dense)
     return llvm::createStringError(
         "only afm-dense models are written as ONNX, not " +
@@ -388,6 +394,6 @@ mlir::afm::buildHFDecoderONNX(const ModelConfig &config,
   model.add_opset_import()->set_version(17);
   onnx::GraphProto &graph = *model.mutable_graph();
   graph.set_name("decoder");
-  HFGraphBuilder(config, weights, seqLen, graph).build();
+  HFGraphBuilder(config, weights, seqLen, seqDimParam, graph).build();
   return model.SerializeAsString();
 }

@@ -93,20 +93,28 @@ void ONNXGraphWriter::setFloat(onnx::NodeProto &node, const std::string &name,
 }
 
 static void describe(onnx::ValueInfoProto *info, const std::string &name,
-                     int32_t elementType, const std::vector<int64_t> &dims) {
+                     int32_t elementType, const std::vector<int64_t> &dims,
+                     const std::vector<std::string> &params) {
   info->set_name(name);
   auto *tensorType = info->mutable_type()->mutable_tensor_type();
   tensorType->set_elem_type(elementType);
-  for (int64_t dim : dims)
-    tensorType->mutable_shape()->add_dim()->set_dim_value(dim);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    auto *dim = tensorType->mutable_shape()->add_dim();
+    if (i < params.size() && !params[i].empty())
+      dim->set_dim_param(params[i]);
+    else
+      dim->set_dim_value(dims[i]);
+  }
 }
 
 void ONNXGraphWriter::addInput(const std::string &name, int32_t elementType,
-                               const std::vector<int64_t> &dims) {
-  describe(graph.add_input(), name, elementType, dims);
+                               const std::vector<int64_t> &dims,
+                               const std::vector<std::string> &params) {
+  describe(graph.add_input(), name, elementType, dims, params);
 }
 
 void ONNXGraphWriter::addOutput(const std::string &name, int32_t elementType,
-                                const std::vector<int64_t> &dims) {
-  describe(graph.add_output(), name, elementType, dims);
+                                const std::vector<int64_t> &dims,
+                                const std::vector<std::string> &params) {
+  describe(graph.add_output(), name, elementType, dims, params);
 }

@@ -48,11 +48,15 @@ public:
   static void setFloat(onnx::NodeProto &node, const std::string &name,
                        float value);
 
-  /// A graph input or output of a tensor type with static dims.
+  /// A graph input or output of a tensor type with static dims; a
+  /// non-empty `params[i]` writes dimension i as that symbolic dim_param
+  /// instead.
   void addInput(const std::string &name, int32_t elementType,
-                const std::vector<int64_t> &dims);
+                const std::vector<int64_t> &dims,
+                const std::vector<std::string> &params = {});
   void addOutput(const std::string &name, int32_t elementType,
-                 const std::vector<int64_t> &dims);
+                 const std::vector<int64_t> &dims,
+                 const std::vector<std::string> &params = {});
 
 private:
   onnx::GraphProto &graph;

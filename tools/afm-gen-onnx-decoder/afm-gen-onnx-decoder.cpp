@@ -43,6 +43,12 @@ static cl::opt<int64_t> seqLen(
     cl::desc("With --model: the static sequence length S (default 64)"),
     cl::init(64), cl::cat(category));
 
+static cl::opt<std::string> seqDimParam(
+    "seq-dim-param",
+    cl::desc("With --model: declare the sequence dimension of input_ids and "
+             "logits as this symbolic dim_param, as exporters do"),
+    cl::value_desc("name"), cl::cat(category));
+
 /// The --model form: the folder's config and weights.
 static Expected<std::string> folderAsONNX() {
   if (matmulBits.getNumOccurrences() || numLayers.getNumOccurrences() ||
@@ -55,7 +61,8 @@ static Expected<std::string> folderAsONNX() {
   auto weights = mlir::afm::WeightSource::open(folder->weightsPath);
   if (!weights)
     return weights.takeError();
-  return mlir::afm::buildHFDecoderONNX(folder->config, *weights, seqLen);
+  return mlir::afm::buildHFDecoderONNX(folder->config, *weights, seqLen,
+                                       seqDimParam);
 }
 
 int main(int argc, char **argv) {
@@ -75,6 +82,10 @@ int main(int argc, char **argv) {
     }
     serialized = std::move(*graph);
   } else {
+    if (seqDimParam.getNumOccurrences()) {
+      WithColor::error() << "--seq-dim-param goes with --model\n";
+      return 1;
+    }
     mlir::afm::ONNXDecoderConfig config;
     config.seed = seed;
     config.matmulBits = matmulBits;

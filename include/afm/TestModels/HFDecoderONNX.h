@@ -26,12 +26,15 @@ namespace mlir::afm {
 /// with `weights` (checked with `checkWeights`): input_ids int64
 /// [1, seqLen] to logits float [1, seqLen, V], the whole sequence at once
 /// with causal (and windowed) masks and no cache, as scripts/ort-greedy.js
-/// runs it. Errors for what it does not write: another architecture than
+/// runs it; with `seqDimParam`, the sequence dimension of input_ids and
+/// logits is declared as that symbolic dim_param (the graph inside stays
+/// sized for seqLen, as exporters' graphs are specialized when bound).
+/// Errors for what it does not write: another architecture than
 /// afm-dense, compressed formats, LoRA; and seqLen outside
 /// [1, max_position_embeddings].
-llvm::Expected<std::string> buildHFDecoderONNX(const ModelConfig &config,
-                                               const WeightSource &weights,
-                                               int64_t seqLen);
+llvm::Expected<std::string>
+buildHFDecoderONNX(const ModelConfig &config, const WeightSource &weights,
+                   int64_t seqLen, const std::string &seqDimParam = "");
 
 } // namespace mlir::afm
 
