@@ -277,6 +277,7 @@ void registerControlFlowLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerElementwiseMathLowerings(
     llvm::StringMap<NodeLowering> &lowerings);
 void registerActivationLowerings(llvm::StringMap<NodeLowering> &lowerings);
+void registerIndexLowerings(llvm::StringMap<NodeLowering> &lowerings);
 
 //===- ONNXMicrosoftOps.cpp -----------------------------------------------===//
 

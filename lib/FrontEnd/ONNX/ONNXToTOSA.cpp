@@ -408,6 +408,7 @@ mlir::afm::onnx_import::getONNXToTOSALowerings() {
     registerControlFlowLowerings(lowerings);
     registerElementwiseMathLowerings(lowerings);
     registerActivationLowerings(lowerings);
+    registerIndexLowerings(lowerings);
     return true;
   }();
   (void)registered;
