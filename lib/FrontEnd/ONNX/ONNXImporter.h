@@ -278,6 +278,7 @@ void registerElementwiseMathLowerings(
     llvm::StringMap<NodeLowering> &lowerings);
 void registerActivationLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerIndexLowerings(llvm::StringMap<NodeLowering> &lowerings);
+void registerPoolingLowerings(llvm::StringMap<NodeLowering> &lowerings);
 
 //===- ONNXMicrosoftOps.cpp -----------------------------------------------===//
 

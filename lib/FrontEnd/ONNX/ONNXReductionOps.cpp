@@ -1,9 +1,9 @@
 //===- ONNXReductionOps.cpp - ONNX reductions and normalizations ----------===//
 //
 // Reduce{Sum,Mean,Max,Min,SumSquare,L1,L2,LogSum,LogSumExp,Prod}, Softmax,
-// LogSoftmax and
-// LayerNormalization, each as a chain of TOSA reductions (one axis at a
-// time, keeping dimensions so results broadcast back over the input).
+// LogSoftmax, LayerNormalization and GlobalMaxPool / GlobalAveragePool,
+// each as a chain of TOSA reductions (one axis at a time, keeping
+// dimensions so results broadcast back over the input).
 //
 //===----------------------------------------------------------------------===//
 
@@ -270,6 +270,23 @@ static Results lowerLayerNormalization(ONNXNode &node) {
   return llvm::SmallVector<Value>{normalized, mean, invStdDev};
 }
 
+/// GlobalMaxPool and GlobalAveragePool: the maximum or mean over every
+/// spatial dimension (all from 2 on), kept as size 1.
+template <bool isMax> static Results lowerGlobalPool(ONNXNode &node) {
+  auto input = node.getFloatInput(0);
+  if (failed(input))
+    return failure();
+  int64_t rank = input->getType().getRank();
+  if (rank < 3)
+    return node.emitError() << "the input must have rank >= 3 (N, C and "
+                               "spatial dimensions), not "
+                            << rank;
+  llvm::SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(2, rank));
+  return llvm::SmallVector<Value>{
+      isMax ? reduceKeepDims<tosa::ReduceMaxOp>(node, *input, dims)
+            : meanKeepDims(node, *input, dims)};
+}
+
 void mlir::afm::onnx_import::registerReductionLowerings(
     llvm::StringMap<NodeLowering> &lowerings) {
   lowerings["ReduceSum"] = lowerReduce<Reduction::Sum>;
@@ -285,4 +302,6 @@ void mlir::afm::onnx_import::registerReductionLowerings(
   lowerings["Softmax"] = lowerSoftmax<false>;
   lowerings["LogSoftmax"] = lowerSoftmax<true>;
   lowerings["LayerNormalization"] = lowerLayerNormalization;
+  lowerings["GlobalMaxPool"] = lowerGlobalPool<true>;
+  lowerings["GlobalAveragePool"] = lowerGlobalPool<false>;
 }

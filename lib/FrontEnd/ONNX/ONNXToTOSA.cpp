@@ -409,6 +409,7 @@ mlir::afm::onnx_import::getONNXToTOSALowerings() {
     registerElementwiseMathLowerings(lowerings);
     registerActivationLowerings(lowerings);
     registerIndexLowerings(lowerings);
+    registerPoolingLowerings(lowerings);
     return true;
   }();
   (void)registered;
