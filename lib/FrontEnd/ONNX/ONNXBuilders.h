@@ -121,6 +121,11 @@ struct GatherOperands {
 /// integers or the axis is out of range.
 FailureOr<GatherOperands> getGatherOperands(ONNXNode &node);
 
+/// Softmax (or with `isLog` log-softmax) of `input` over `dims`, shifted
+/// by the maximum so exp cannot overflow (ONNXReductionOps.cpp).
+Value buildSoftmax(ONNXNode &node, Value input, llvm::ArrayRef<int64_t> dims,
+                   bool isLog);
+
 /// `axis` in [-rank, rank) as a dimension, or failure with an error.
 FailureOr<int64_t> normalizeAxis(ONNXNode &node, int64_t axis, int64_t rank);
 

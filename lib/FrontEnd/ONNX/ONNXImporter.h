@@ -279,6 +279,7 @@ void registerElementwiseMathLowerings(
 void registerActivationLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerIndexLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerPoolingLowerings(llvm::StringMap<NodeLowering> &lowerings);
+void registerLossLowerings(llvm::StringMap<NodeLowering> &lowerings);
 
 //===- ONNXMicrosoftOps.cpp -----------------------------------------------===//
 

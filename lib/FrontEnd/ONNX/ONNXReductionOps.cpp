@@ -185,26 +185,31 @@ getSoftmaxDims(ONNXNode &node, int64_t rank) {
 
 /// softmax = exp(x - max) / sum(exp(x - max)); log-softmax =
 /// (x - max) - log(sum(exp(x - max))). The max keeps exp from overflowing.
+Value mlir::afm::onnx_import::buildSoftmax(ONNXNode &node, Value input,
+                                           llvm::ArrayRef<int64_t> dims,
+                                           bool isLog) {
+  auto type = cast<RankedTensorType>(input.getType());
+  OpBuilder &b = node.builder;
+  Value max = reduceKeepDims<tosa::ReduceMaxOp>(node, input, dims);
+  Value shifted = tosa::SubOp::create(b, node.loc, type, input, max);
+  Value exp = tosa::ExpOp::create(b, node.loc, type, shifted);
+  Value sum = reduceKeepDims<tosa::ReduceSumOp>(node, exp, dims);
+  if (isLog) {
+    Value log = tosa::LogOp::create(b, node.loc, sum.getType(), sum);
+    return tosa::SubOp::create(b, node.loc, type, shifted, log);
+  }
+  Value inverse = tosa::ReciprocalOp::create(b, node.loc, sum.getType(), sum);
+  return multiply(node, type, exp, inverse);
+}
+
 template <bool isLog> static Results lowerSoftmax(ONNXNode &node) {
   auto input = node.getFloatInput(0);
   if (failed(input))
     return failure();
-  RankedTensorType type = input->getType();
-  auto dims = getSoftmaxDims(node, type.getRank());
+  auto dims = getSoftmaxDims(node, input->getType().getRank());
   if (failed(dims))
     return failure();
-  OpBuilder &b = node.builder;
-  Value max = reduceKeepDims<tosa::ReduceMaxOp>(node, *input, *dims);
-  Value shifted = tosa::SubOp::create(b, node.loc, type, *input, max);
-  Value exp = tosa::ExpOp::create(b, node.loc, type, shifted);
-  Value sum = reduceKeepDims<tosa::ReduceSumOp>(node, exp, *dims);
-  if (isLog) {
-    Value log = tosa::LogOp::create(b, node.loc, sum.getType(), sum);
-    return llvm::SmallVector<Value>{
-        tosa::SubOp::create(b, node.loc, type, shifted, log)};
-  }
-  Value inverse = tosa::ReciprocalOp::create(b, node.loc, sum.getType(), sum);
-  return llvm::SmallVector<Value>{multiply(node, type, exp, inverse)};
+  return llvm::SmallVector<Value>{buildSoftmax(node, *input, *dims, isLog)};
 }
 
 /// LayerNormalization over the dimensions from `axis` on:

@@ -410,6 +410,7 @@ mlir::afm::onnx_import::getONNXToTOSALowerings() {
     registerActivationLowerings(lowerings);
     registerIndexLowerings(lowerings);
     registerPoolingLowerings(lowerings);
+    registerLossLowerings(lowerings);
     return true;
   }();
   (void)registered;
