@@ -280,6 +280,7 @@ void registerActivationLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerIndexLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerPoolingLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerLossLowerings(llvm::StringMap<NodeLowering> &lowerings);
+void registerResizeLowerings(llvm::StringMap<NodeLowering> &lowerings);
 
 //===- ONNXMicrosoftOps.cpp -----------------------------------------------===//
 

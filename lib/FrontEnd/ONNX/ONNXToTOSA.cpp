@@ -411,6 +411,7 @@ mlir::afm::onnx_import::getONNXToTOSALowerings() {
     registerIndexLowerings(lowerings);
     registerPoolingLowerings(lowerings);
     registerLossLowerings(lowerings);
+    registerResizeLowerings(lowerings);
     return true;
   }();
   (void)registered;
