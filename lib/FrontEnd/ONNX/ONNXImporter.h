@@ -281,6 +281,7 @@ void registerIndexLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerPoolingLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerLossLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerResizeLowerings(llvm::StringMap<NodeLowering> &lowerings);
+void registerLayoutLowerings(llvm::StringMap<NodeLowering> &lowerings);
 
 //===- ONNXMicrosoftOps.cpp -----------------------------------------------===//
 

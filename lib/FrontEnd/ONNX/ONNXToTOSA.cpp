@@ -412,6 +412,7 @@ mlir::afm::onnx_import::getONNXToTOSALowerings() {
     registerPoolingLowerings(lowerings);
     registerLossLowerings(lowerings);
     registerResizeLowerings(lowerings);
+    registerLayoutLowerings(lowerings);
     return true;
   }();
   (void)registered;
