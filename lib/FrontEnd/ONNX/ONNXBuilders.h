@@ -126,6 +126,10 @@ FailureOr<GatherOperands> getGatherOperands(ONNXNode &node);
 Value buildSoftmax(ONNXNode &node, Value input, llvm::ArrayRef<int64_t> dims,
                    bool isLog);
 
+/// The mean of `input` over `axes` (sorted, distinct), dimensions kept
+/// (ONNXReductionOps.cpp).
+Value meanKeepDims(ONNXNode &node, Value input, llvm::ArrayRef<int64_t> axes);
+
 /// `axis` in [-rank, rank) as a dimension, or failure with an error.
 FailureOr<int64_t> normalizeAxis(ONNXNode &node, int64_t axis, int64_t rank);
 

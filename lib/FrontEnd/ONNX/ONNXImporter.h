@@ -282,6 +282,7 @@ void registerPoolingLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerLossLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerResizeLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerLayoutLowerings(llvm::StringMap<NodeLowering> &lowerings);
+void registerNormalizationLowerings(llvm::StringMap<NodeLowering> &lowerings);
 
 //===- ONNXMicrosoftOps.cpp -----------------------------------------------===//
 

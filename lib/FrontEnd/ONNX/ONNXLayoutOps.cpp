@@ -1,9 +1,9 @@
 //===- ONNXLayoutOps.cpp - ONNX ops that rearrange elements ---------------===//
 //
-// DepthToSpace, SpaceToDepth and Tile: each output element is one input
-// element at a position computed from the output's (divisions and
-// remainders by the block size or the input extent), so each is one
-// index-computing linalg.generic.
+// DepthToSpace, SpaceToDepth, Tile and Pad: each output element is one
+// input element (or Pad's constant) at a position computed from the
+// output's (divisions and remainders by the block size or the input
+// extent, reflections), so each is one index-computing linalg.generic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -148,9 +148,137 @@ static Results lowerTile(ONNXNode &node) {
   return llvm::SmallVector<Value>{result};
 }
 
+/// Pad: each output position minus the leading pad is an input
+/// position; outside the input, `constant` mode gives the constant value
+/// (input 2, 0 by default), `edge` the nearest edge element, `reflect` the
+/// element mirrored about the edge, `wrap` the one a period away. Negative
+/// pads crop.
+static Results lowerPad(ONNXNode &node) {
+  auto input = node.getInput(0);
+  if (failed(input))
+    return failure();
+  RankedTensorType type = input->getType();
+  int64_t rank = type.getRank();
+  llvm::SmallVector<int64_t> pads;
+  if (node.opset < 11) {
+    pads = node.getIntsAttribute("pads").value_or(llvm::SmallVector<int64_t>());
+  } else {
+    auto values = node.getConstantInts(1, "pads");
+    if (failed(values))
+      return failure();
+    pads = *values;
+  }
+  if (node.opset >= 18 && node.hasInput(3))
+    return node.emitError() << "the axes input is not supported";
+  if (static_cast<int64_t>(pads.size()) != 2 * rank)
+    return node.emitError() << "pads has " << pads.size()
+                            << " values, expected " << 2 * rank;
+  const onnx::AttributeProto *modeAttr = node.getAttribute("mode");
+  std::string mode = modeAttr ? modeAttr->s() : "constant";
+  if (mode != "constant" && mode != "edge" && mode != "reflect" &&
+      mode != "wrap")
+    return node.emitError() << "mode '" << mode
+                            << "' is not one of constant, edge, reflect, wrap";
+  llvm::SmallVector<int64_t> shape;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    int64_t in = type.getDimSize(dim);
+    int64_t out = in + pads[dim] + pads[dim + rank];
+    if (out < 0)
+      return node.emitError() << "pads crop dimension " << dim
+                              << " below zero";
+    if (mode != "constant" && in == 0 && out > 0)
+      return node.emitError() << "mode '" << mode
+                              << "' cannot pad the empty dimension " << dim;
+    if (mode == "reflect" &&
+        (pads[dim] >= in || pads[dim + rank] >= in))
+      return node.emitError() << "reflect pads of dimension " << dim
+                              << " must be smaller than its size " << in;
+    shape.push_back(out);
+  }
+  Value data = *input;
+  Value padValue;
+  if (mode == "constant" && node.hasInput(2)) {
+    auto value = node.getInput(2);
+    if (failed(value))
+      return failure();
+    if (value->getType().getElementType() != type.getElementType() ||
+        value->getType().getNumElements() != 1)
+      return node.emitError() << "the constant value must be one "
+                              << type.getElementType();
+    padValue = *value;
+  }
+  Type elementType = type.getElementType();
+  Value result = generateTensor(
+      node, type.clone(shape),
+      [&](OpBuilder &b, Location loc, ValueRange at) -> Value {
+        auto constant = [&](int64_t value) -> Value {
+          return arith::ConstantIndexOp::create(b, loc, value);
+        };
+        using P = arith::CmpIPredicate;
+        Value inside = arith::ConstantIntOp::create(b, loc, 1, 1);
+        llvm::SmallVector<Value> position;
+        for (int64_t dim = 0; dim < rank; ++dim) {
+          int64_t in = type.getDimSize(dim);
+          Value p = arith::SubIOp::create(b, loc, at[dim], constant(pads[dim]));
+          Value below = arith::CmpIOp::create(b, loc, P::slt, p, constant(0));
+          Value above =
+              arith::CmpIOp::create(b, loc, P::sge, p, constant(in));
+          if (mode == "constant") {
+            inside = arith::AndIOp::create(
+                b, loc, inside,
+                arith::XOrIOp::create(
+                    b, loc, arith::OrIOp::create(b, loc, below, above),
+                    arith::ConstantIntOp::create(b, loc, 1, 1)));
+            p = arith::SelectOp::create(
+                b, loc, arith::OrIOp::create(b, loc, below, above),
+                constant(0), p);
+          } else if (mode == "edge") {
+            p = arith::MaxSIOp::create(
+                b, loc, arith::MinSIOp::create(b, loc, p, constant(in - 1)),
+                constant(0));
+          } else if (mode == "reflect") {
+            Value mirroredLow = arith::SubIOp::create(b, loc, constant(0), p);
+            Value mirroredHigh =
+                arith::SubIOp::create(b, loc, constant(2 * (in - 1)), p);
+            p = arith::SelectOp::create(b, loc, below, mirroredLow, p);
+            p = arith::SelectOp::create(b, loc, above, mirroredHigh, p);
+          } else {
+            // wrap: ((p mod in) + in) mod in.
+            Value rem = arith::RemSIOp::create(b, loc, p, constant(in));
+            p = arith::RemSIOp::create(
+                b, loc, arith::AddIOp::create(b, loc, rem, constant(in)),
+                constant(in));
+          }
+          position.push_back(p);
+        }
+        Value fill =
+            padValue
+                ? tensor::ExtractOp::create(
+                      b, loc, padValue,
+                      llvm::SmallVector<Value>(
+                          cast<RankedTensorType>(padValue.getType()).getRank(),
+                          constant(0)))
+                      .getResult()
+                : arith::ConstantOp::create(b, loc,
+                                            scalarAttr(b, elementType, 0.0))
+                      .getResult();
+        // An empty input has nothing to read: all is padding.
+        if (type.getNumElements() == 0)
+          return fill;
+        Value x = tensor::ExtractOp::create(b, loc, data, position);
+        if (mode != "constant")
+          return x;
+        return arith::SelectOp::create(b, loc, inside, x, fill).getResult();
+      });
+  if (node.isUnsignedInput(0) && node.hasOutput(0))
+    node.table.define(node.proto.output(0), result, /*isUnsigned=*/true);
+  return llvm::SmallVector<Value>{result};
+}
+
 void mlir::afm::onnx_import::registerLayoutLowerings(
     llvm::StringMap<NodeLowering> &lowerings) {
   lowerings["DepthToSpace"] = lowerDepthToSpace;
   lowerings["SpaceToDepth"] = lowerSpaceToDepth;
   lowerings["Tile"] = lowerTile;
+  lowerings["Pad"] = lowerPad;
 }

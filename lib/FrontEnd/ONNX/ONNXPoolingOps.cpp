@@ -1,4 +1,4 @@
-//===- ONNXPoolingOps.cpp - ONNX MaxPool and AveragePool ------------------===//
+//===- ONNXPoolingOps.cpp - ONNX MaxPool, AveragePool and Conv ------------===//
 //
 // MaxPool and AveragePool over any number of spatial dimensions (N, C,
 // D1, ...): one reduction linalg.generic whose reduction loops walk the
@@ -8,7 +8,8 @@
 // one form, which TOSA's 2-D NHWC pools cannot. AveragePool multiplies by
 // a constant of inverse per-position window counts (with or without the padding,
 // count_include_pad); MaxPool's optional Indices output is a second
-// reduction finding the first maximum's flattened position.
+// reduction finding the first maximum's flattened position. Conv is the
+// same window reduction, also over the group's input channels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,18 +57,27 @@ getPerDimension(ONNXNode &node, llvm::StringRef name, size_t count,
 
 /// The kernel, strides, dilations and pads of a pool over `type` (the
 /// attributes' defaults and auto_pad resolved) and its result shape.
-static FailureOr<PoolGeometry> getPoolGeometry(ONNXNode &node,
-                                               RankedTensorType type) {
+/// `weightKernel` (a Conv's weight's spatial shape) stands for a missing
+/// kernel_shape.
+static FailureOr<PoolGeometry>
+getPoolGeometry(ONNXNode &node, RankedTensorType type,
+                std::optional<llvm::ArrayRef<int64_t>> weightKernel = {}) {
   int64_t rank = type.getRank();
   if (rank < 3)
     return node.emitError() << "the input must have rank >= 3 (N, C and "
                                "spatial dimensions), not "
                             << rank;
   size_t spatial = rank - 2;
-  if (!node.getAttribute("kernel_shape"))
+  if (!node.getAttribute("kernel_shape") && !weightKernel)
     return node.emitError() << "missing attribute 'kernel_shape'";
   PoolGeometry geometry;
   auto kernel = getPerDimension(node, "kernel_shape", spatial, 1, 1);
+  if (succeeded(kernel) && weightKernel) {
+    if (node.getAttribute("kernel_shape") &&
+        llvm::ArrayRef(*kernel) != *weightKernel)
+      return node.emitError() << "kernel_shape does not match the weight";
+    kernel = llvm::SmallVector<int64_t>(*weightKernel);
+  }
   auto strides = getPerDimension(node, "strides", spatial, 1, 1);
   auto dilations = getPerDimension(node, "dilations", spatial, 1, 1);
   auto pads = getPerDimension(node, "pads", 2 * spatial, 0, 0);
@@ -365,8 +375,86 @@ static Results lowerAveragePool(ONNXNode &node) {
   return llvm::SmallVector<Value>{multiply(node, resultType, sum, inverse)};
 }
 
+/// Conv: out[n, m, o...] = sum over the group's channels c and the window
+/// k... of x[n, g * C/group + c, o * stride + k * dilation - pad] *
+/// w[m, c, k...] (+ bias[m]), g = m / (M/group): one reduction
+/// linalg.generic over [C/group, kernel...] sharing the pools' geometry.
+static Results lowerConv(ONNXNode &node) {
+  auto input = node.getFloatInput(0);
+  auto weight = node.getFloatInput(1);
+  if (failed(input) || failed(weight))
+    return failure();
+  RankedTensorType type = input->getType(), weightType = weight->getType();
+  if (weightType.getElementType() != type.getElementType())
+    return node.emitError() << "operand element types differ";
+  if (weightType.getRank() != type.getRank() || type.getRank() < 3)
+    return node.emitError() << "the input " << type << " and weight "
+                            << weightType
+                            << " must have one rank >= 3 (N, C, spatial...)";
+  int64_t group = node.getIntAttribute("group", 1);
+  int64_t channels = type.getDimSize(1), features = weightType.getDimSize(0);
+  int64_t groupChannels = weightType.getDimSize(1);
+  if (group < 1 || channels != group * groupChannels ||
+      features % group != 0)
+    return node.emitError() << "group " << group << " does not split "
+                            << channels << " input and " << features
+                            << " output channels (" << groupChannels
+                            << " per group in the weight)";
+  auto geometry =
+      getPoolGeometry(node, type, weightType.getShape().drop_front(2));
+  if (failed(geometry))
+    return failure();
+  geometry->resultShape[1] = features;
+  int64_t groupFeatures = features / group;
+  llvm::SmallVector<int64_t> reduced{groupChannels};
+  llvm::append_range(reduced, geometry->kernel);
+  Type elementType = type.getElementType();
+  Value data = *input, weights = *weight;
+  Value result = reduceIndexed(
+      node, type.clone(geometry->resultShape), reduced,
+      node.builder.getFloatAttr(elementType, 0.0),
+      [&](OpBuilder &b, Location loc, ValueRange at, ValueRange over,
+          Value acc) -> Value {
+        auto constant = [&](int64_t value) -> Value {
+          return arith::ConstantIndexOp::create(b, loc, value);
+        };
+        Value groupIndex = arith::DivUIOp::create(b, loc, at[1],
+                                                  constant(groupFeatures));
+        Value channel = arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, groupIndex, constant(groupChannels)),
+            over[0]);
+        llvm::SmallVector<Value> inputAt{at[0], channel};
+        llvm::append_range(inputAt, at.drop_front(2));
+        WindowPosition window = locate(b, loc, *geometry, type.getShape(),
+                                       inputAt, over.drop_front(1));
+        Value x = tensor::ExtractOp::create(b, loc, data, window.position);
+        llvm::SmallVector<Value> weightAt{at[1]};
+        llvm::append_range(weightAt, over);
+        Value w = tensor::ExtractOp::create(b, loc, weights, weightAt);
+        Value sum = arith::AddFOp::create(
+            b, loc, acc, arith::MulFOp::create(b, loc, x, w));
+        return arith::SelectOp::create(b, loc, window.inside, sum, acc);
+      });
+  if (!node.hasInput(2))
+    return llvm::SmallVector<Value>{result};
+  auto bias = node.getFloatInput(2);
+  if (failed(bias))
+    return failure();
+  if (bias->getType() != RankedTensorType::get({features}, elementType))
+    return node.emitError() << "the bias " << bias->getType()
+                            << " is not one " << elementType
+                            << " per output channel (" << features << ")";
+  llvm::SmallVector<int64_t> biasShape(type.getRank(), 1);
+  biasShape[1] = features;
+  return llvm::SmallVector<Value>{tosa::AddOp::create(
+      node.builder, node.loc, result.getType(), result,
+      reshape(node, *bias, biasShape))};
+}
+
 void mlir::afm::onnx_import::registerPoolingLowerings(
     llvm::StringMap<NodeLowering> &lowerings) {
   lowerings["MaxPool"] = lowerMaxPool;
   lowerings["AveragePool"] = lowerAveragePool;
+  lowerings["Conv"] = lowerConv;
 }

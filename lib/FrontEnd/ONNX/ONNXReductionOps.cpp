@@ -3,12 +3,15 @@
 // Reduce{Sum,Mean,Max,Min,SumSquare,L1,L2,LogSum,LogSumExp,Prod}, Softmax,
 // LogSoftmax, LayerNormalization and GlobalMaxPool / GlobalAveragePool,
 // each as a chain of TOSA reductions (one axis at a time, keeping
-// dimensions so results broadcast back over the input).
+// dimensions so results broadcast back over the input); CumSum as a
+// reduction linalg.generic.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ONNXBuilders.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 
 using namespace mlir;
@@ -50,9 +53,8 @@ static int64_t countOf(RankedTensorType type, llvm::ArrayRef<int64_t> axes) {
   return count;
 }
 
-/// The mean over `axes`, kept dimensions.
-static Value meanKeepDims(ONNXNode &node, Value input,
-                          llvm::ArrayRef<int64_t> axes) {
+Value mlir::afm::onnx_import::meanKeepDims(ONNXNode &node, Value input,
+                                           llvm::ArrayRef<int64_t> axes) {
   auto type = cast<RankedTensorType>(input.getType());
   Value sum = reduceKeepDims<tosa::ReduceSumOp>(node, input, axes);
   Value scale = splat(node, type.getElementType(),
@@ -292,6 +294,51 @@ template <bool isMax> static Results lowerGlobalPool(ONNXNode &node) {
             : meanKeepDims(node, *input, dims)};
 }
 
+/// CumSum along the constant `axis`: out[i] sums x[j] over j <= i (j < i
+/// when exclusive; j >= i or j > i when reverse). A reduction over the
+/// whole axis per element: quadratic in the axis length, which keeps it
+/// one linalg.generic.
+static Results lowerCumSum(ONNXNode &node) {
+  auto input = node.getInput(0);
+  if (failed(input))
+    return failure();
+  RankedTensorType type = input->getType();
+  auto axisValues = node.getConstantInts(1, "axis");
+  if (failed(axisValues))
+    return failure();
+  if (axisValues->size() != 1)
+    return node.emitError() << "axis must hold one value, not "
+                            << axisValues->size();
+  auto axis = normalizeAxis(node, axisValues->front(), type.getRank());
+  if (failed(axis))
+    return failure();
+  bool exclusive = node.getIntAttribute("exclusive", 0) != 0;
+  bool reverse = node.getIntAttribute("reverse", 0) != 0;
+  using P = arith::CmpIPredicate;
+  P predicate = reverse ? (exclusive ? P::ugt : P::uge)
+                        : (exclusive ? P::ult : P::ule);
+  Type elementType = type.getElementType();
+  Value data = *input;
+  Value result = reduceIndexed(
+      node, type, {type.getDimSize(*axis)},
+      scalarAttr(node.builder, elementType, 0.0),
+      [&](OpBuilder &b, Location loc, ValueRange at, ValueRange over,
+          Value acc) -> Value {
+        llvm::SmallVector<Value> position(at);
+        position[*axis] = over[0];
+        Value x = tensor::ExtractOp::create(b, loc, data, position);
+        Value sum = isa<FloatType>(elementType)
+                        ? arith::AddFOp::create(b, loc, acc, x).getResult()
+                        : arith::AddIOp::create(b, loc, acc, x).getResult();
+        Value counted =
+            arith::CmpIOp::create(b, loc, predicate, over[0], at[*axis]);
+        return arith::SelectOp::create(b, loc, counted, sum, acc);
+      });
+  if (node.isUnsignedInput(0) && node.hasOutput(0))
+    node.table.define(node.proto.output(0), result, /*isUnsigned=*/true);
+  return llvm::SmallVector<Value>{result};
+}
+
 void mlir::afm::onnx_import::registerReductionLowerings(
     llvm::StringMap<NodeLowering> &lowerings) {
   lowerings["ReduceSum"] = lowerReduce<Reduction::Sum>;
@@ -309,4 +356,5 @@ void mlir::afm::onnx_import::registerReductionLowerings(
   lowerings["LayerNormalization"] = lowerLayerNormalization;
   lowerings["GlobalMaxPool"] = lowerGlobalPool<true>;
   lowerings["GlobalAveragePool"] = lowerGlobalPool<false>;
+  lowerings["CumSum"] = lowerCumSum;
 }

@@ -413,6 +413,7 @@ mlir::afm::onnx_import::getONNXToTOSALowerings() {
     registerLossLowerings(lowerings);
     registerResizeLowerings(lowerings);
     registerLayoutLowerings(lowerings);
+    registerNormalizationLowerings(lowerings);
     return true;
   }();
   (void)registered;
