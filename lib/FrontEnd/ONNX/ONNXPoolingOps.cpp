@@ -379,14 +379,26 @@ static Results lowerAveragePool(ONNXNode &node) {
 /// k... of x[n, g * C/group + c, o * stride + k * dilation - pad] *
 /// w[m, c, k...] (+ bias[m]), g = m / (M/group): one reduction
 /// linalg.generic over [C/group, kernel...] sharing the pools' geometry.
+///
+/// ConvInteger is the same over 8-bit integers minus their zero points
+/// (inputs 2 and 3: a scalar, or for the weight one per output channel),
+/// accumulated in INT32; the padding contributes 0, as the zero point
+/// would.
 static Results lowerConv(ONNXNode &node) {
-  auto input = node.getFloatInput(0);
-  auto weight = node.getFloatInput(1);
+  bool isInteger = node.proto.op_type() == "ConvInteger";
+  auto input = isInteger ? node.getInput(0) : node.getFloatInput(0);
+  auto weight = isInteger ? node.getInput(1) : node.getFloatInput(1);
   if (failed(input) || failed(weight))
     return failure();
   RankedTensorType type = input->getType(), weightType = weight->getType();
-  if (weightType.getElementType() != type.getElementType())
+  if (isInteger) {
+    if (!type.getElementType().isInteger(8) ||
+        !weightType.getElementType().isInteger(8))
+      return node.emitError() << "the input and weight must be 8-bit "
+                                 "integer tensors";
+  } else if (weightType.getElementType() != type.getElementType()) {
     return node.emitError() << "operand element types differ";
+  }
   if (weightType.getRank() != type.getRank() || type.getRank() < 3)
     return node.emitError() << "the input " << type << " and weight "
                             << weightType
@@ -408,11 +420,33 @@ static Results lowerConv(ONNXNode &node) {
   int64_t groupFeatures = features / group;
   llvm::SmallVector<int64_t> reduced{groupChannels};
   llvm::append_range(reduced, geometry->kernel);
-  Type elementType = type.getElementType();
+  // Zero points of ConvInteger: null when absent (0).
+  Value zeroPoints[2];
+  for (unsigned index : {2u, 3u}) {
+    if (!isInteger || !node.hasInput(index))
+      continue;
+    auto zeroPoint = node.getInput(index);
+    if (failed(zeroPoint))
+      return failure();
+    int64_t count = zeroPoint->getType().getNumElements();
+    if (zeroPoint->getType().getElementType() !=
+            (index == 2 ? type : weightType).getElementType() ||
+        (count != 1 && (index == 2 || count != features)))
+      return node.emitError() << "zero point " << zeroPoint->getType()
+                              << " is not one value"
+                              << (index == 3 ? " or one per output channel"
+                                             : "")
+                              << " of its operand's type";
+    zeroPoints[index - 2] = *zeroPoint;
+  }
+  bool unsignedInput = node.isUnsignedInput(0),
+       unsignedWeight = node.isUnsignedInput(1);
+  Type elementType =
+      isInteger ? node.builder.getI32Type() : type.getElementType();
   Value data = *input, weights = *weight;
   Value result = reduceIndexed(
-      node, type.clone(geometry->resultShape), reduced,
-      node.builder.getFloatAttr(elementType, 0.0),
+      node, RankedTensorType::get(geometry->resultShape, elementType), reduced,
+      scalarAttr(node.builder, elementType, 0.0),
       [&](OpBuilder &b, Location loc, ValueRange at, ValueRange over,
           Value acc) -> Value {
         auto constant = [&](int64_t value) -> Value {
@@ -432,11 +466,35 @@ static Results lowerConv(ONNXNode &node) {
         llvm::SmallVector<Value> weightAt{at[1]};
         llvm::append_range(weightAt, over);
         Value w = tensor::ExtractOp::create(b, loc, weights, weightAt);
-        Value sum = arith::AddFOp::create(
-            b, loc, acc, arith::MulFOp::create(b, loc, x, w));
+        Value sum;
+        if (isInteger) {
+          // An operand widened to INT32 minus its zero point.
+          auto centered = [&](Value value, Value zeroPoint, bool isUnsigned,
+                              Value channel) {
+            Value wide = castScalar(b, loc, value, elementType, isUnsigned);
+            if (!zeroPoint)
+              return wide;
+            auto zeroType = cast<RankedTensorType>(zeroPoint.getType());
+            llvm::SmallVector<Value> zeroAt(zeroType.getRank(), constant(0));
+            if (zeroType.getNumElements() != 1)
+              zeroAt.back() = channel;
+            Value zero = tensor::ExtractOp::create(b, loc, zeroPoint, zeroAt);
+            return arith::SubIOp::create(
+                       b, loc, wide,
+                       castScalar(b, loc, zero, elementType, isUnsigned))
+                .getResult();
+          };
+          Value product = arith::MulIOp::create(
+              b, loc, centered(x, zeroPoints[0], unsignedInput, Value()),
+              centered(w, zeroPoints[1], unsignedWeight, at[1]));
+          sum = arith::AddIOp::create(b, loc, acc, product);
+        } else {
+          sum = arith::AddFOp::create(b, loc, acc,
+                                      arith::MulFOp::create(b, loc, x, w));
+        }
         return arith::SelectOp::create(b, loc, window.inside, sum, acc);
       });
-  if (!node.hasInput(2))
+  if (isInteger || !node.hasInput(2))
     return llvm::SmallVector<Value>{result};
   auto bias = node.getFloatInput(2);
   if (failed(bias))
@@ -457,4 +515,5 @@ void mlir::afm::onnx_import::registerPoolingLowerings(
   lowerings["MaxPool"] = lowerMaxPool;
   lowerings["AveragePool"] = lowerAveragePool;
   lowerings["Conv"] = lowerConv;
+  lowerings["ConvInteger"] = lowerConv;
 }
