@@ -9,7 +9,9 @@
 // a constant of inverse per-position window counts (with or without the padding,
 // count_include_pad); MaxPool's optional Indices output is a second
 // reduction finding the first maximum's flattened position. Conv is the
-// same window reduction, also over the group's input channels.
+// same window reduction, also over the group's input channels, and
+// ConvTranspose its transpose (each output position gathers the input
+// positions whose strided window reaches it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +57,36 @@ getPerDimension(ONNXNode &node, llvm::StringRef name, size_t count,
   return *values;
 }
 
+/// The auto_pad attribute: NOTSET (the default), VALID, SAME_UPPER or
+/// SAME_LOWER.
+static FailureOr<std::string> getAutoPad(ONNXNode &node) {
+  const onnx::AttributeProto *attr = node.getAttribute("auto_pad");
+  std::string autoPad = attr ? attr->s() : "NOTSET";
+  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER")
+    return node.emitError() << "auto_pad '" << autoPad << "' is not one of "
+                            << "NOTSET, VALID, SAME_UPPER, SAME_LOWER";
+  return autoPad;
+}
+
+/// `total` padding split between the start and the end of a dimension:
+/// SAME_UPPER puts the odd one at the end, SAME_LOWER at the start.
+static std::pair<int64_t, int64_t> splitPadding(const std::string &autoPad,
+                                                int64_t total) {
+  int64_t begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+  return {begin, total - begin};
+}
+
+/// The pads attribute's start and end for spatial dimension `dim` under
+/// NOTSET; none under VALID.
+static std::pair<int64_t, int64_t>
+explicitPads(const std::string &autoPad, llvm::ArrayRef<int64_t> pads,
+             size_t dim) {
+  if (autoPad != "NOTSET")
+    return {0, 0};
+  return {pads[dim], pads[dim + pads.size() / 2]};
+}
+
 /// The kernel, strides, dilations and pads of a pool over `type` (the
 /// attributes' defaults and auto_pad resolved) and its result shape.
 /// `weightKernel` (a Conv's weight's spatial shape) stands for a missing
@@ -86,12 +118,10 @@ getPoolGeometry(ONNXNode &node, RankedTensorType type,
   geometry.kernel = *kernel;
   geometry.strides = *strides;
   geometry.dilations = *dilations;
-  const onnx::AttributeProto *autoPadAttr = node.getAttribute("auto_pad");
-  std::string autoPad = autoPadAttr ? autoPadAttr->s() : "NOTSET";
-  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
-      autoPad != "SAME_LOWER")
-    return node.emitError() << "auto_pad '" << autoPad << "' is not one of "
-                            << "NOTSET, VALID, SAME_UPPER, SAME_LOWER";
+  auto autoPadValue = getAutoPad(node);
+  if (failed(autoPadValue))
+    return failure();
+  const std::string &autoPad = *autoPadValue;
   bool ceilMode = node.getIntAttribute("ceil_mode", 0) != 0;
   geometry.resultShape.assign(type.getShape().take_front(2));
   for (size_t dim = 0; dim < spatial; ++dim) {
@@ -100,14 +130,10 @@ getPoolGeometry(ONNXNode &node, RankedTensorType type,
     int64_t begin = 0, end = 0, out;
     if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
       out = ceilDiv(in, stride);
-      int64_t total = std::max<int64_t>(0, (out - 1) * stride + extent - in);
-      begin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      end = total - begin;
+      std::tie(begin, end) = splitPadding(
+          autoPad, std::max<int64_t>(0, (out - 1) * stride + extent - in));
     } else {
-      if (autoPad == "NOTSET") {
-        begin = (*pads)[dim];
-        end = (*pads)[dim + spatial];
-      }
+      std::tie(begin, end) = explicitPads(autoPad, *pads, dim);
       int64_t room = in + begin + end - extent;
       if (room < 0)
         return node.emitError()
@@ -375,17 +401,46 @@ static Results lowerAveragePool(ONNXNode &node) {
   return llvm::SmallVector<Value>{multiply(node, resultType, sum, inverse)};
 }
 
-/// Conv: out[n, m, o...] = sum over the group's channels c and the window
-/// k... of x[n, g * C/group + c, o * stride + k * dilation - pad] *
-/// w[m, c, k...] (+ bias[m]), g = m / (M/group): one reduction
-/// linalg.generic over [C/group, kernel...] sharing the pools' geometry.
-///
-/// ConvInteger is the same over 8-bit integers minus their zero points
-/// (inputs 2 and 3: a scalar, or for the weight one per output channel),
-/// accumulated in INT32; the padding contributes 0, as the zero point
-/// would.
-static Results lowerConv(ONNXNode &node) {
-  bool isInteger = node.proto.op_type() == "ConvInteger";
+/// `result` [N, M, ...] plus the optional [M] bias input `index`.
+static Results addChannelBias(ONNXNode &node, Value result, unsigned index) {
+  if (!node.hasInput(index))
+    return llvm::SmallVector<Value>{result};
+  auto type = cast<RankedTensorType>(result.getType());
+  int64_t features = type.getDimSize(1);
+  auto bias = node.getFloatInput(index);
+  if (failed(bias))
+    return failure();
+  if (bias->getType() !=
+      RankedTensorType::get({features}, type.getElementType()))
+    return node.emitError() << "the bias " << bias->getType()
+                            << " is not one " << type.getElementType()
+                            << " per output channel (" << features << ")";
+  llvm::SmallVector<int64_t> biasShape(type.getRank(), 1);
+  biasShape[1] = features;
+  return llvm::SmallVector<Value>{tosa::AddOp::create(
+      node.builder, node.loc, type, result,
+      reshape(node, *bias, biasShape))};
+}
+
+/// The input channel a convolution reads for output channel `feature`
+/// and channel `c` within the group: (feature / groupFeatures) *
+/// groupChannels + c.
+static Value inputChannel(OpBuilder &b, Location loc, Value feature, Value c,
+                          int64_t groupFeatures, int64_t groupChannels) {
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  Value group =
+      arith::DivUIOp::create(b, loc, feature, constant(groupFeatures));
+  return arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, group, constant(groupChannels)), c);
+}
+
+/// The input and weight of Conv, ConvTranspose (floats of one type) or
+/// ConvInteger (8-bit integers), of one rank >= 3.
+static FailureOr<std::pair<TypedValue<RankedTensorType>,
+                           TypedValue<RankedTensorType>>>
+getConvOperands(ONNXNode &node, bool isInteger) {
   auto input = isInteger ? node.getInput(0) : node.getFloatInput(0);
   auto weight = isInteger ? node.getInput(1) : node.getFloatInput(1);
   if (failed(input) || failed(weight))
@@ -403,6 +458,25 @@ static Results lowerConv(ONNXNode &node) {
     return node.emitError() << "the input " << type << " and weight "
                             << weightType
                             << " must have one rank >= 3 (N, C, spatial...)";
+  return std::make_pair(*input, *weight);
+}
+
+/// Conv: out[n, m, o...] = sum over the group's channels c and the window
+/// k... of x[n, g * C/group + c, o * stride + k * dilation - pad] *
+/// w[m, c, k...] (+ bias[m]), g = m / (M/group): one reduction
+/// linalg.generic over [C/group, kernel...] sharing the pools' geometry.
+///
+/// ConvInteger is the same over 8-bit integers minus their zero points
+/// (inputs 2 and 3: a scalar, or for the weight one per output channel),
+/// accumulated in INT32; the padding contributes 0, as the zero point
+/// would.
+static Results lowerConv(ONNXNode &node) {
+  bool isInteger = node.proto.op_type() == "ConvInteger";
+  auto operands = getConvOperands(node, isInteger);
+  if (failed(operands))
+    return failure();
+  auto [input, weight] = *operands;
+  RankedTensorType type = input.getType(), weightType = weight.getType();
   int64_t group = node.getIntAttribute("group", 1);
   int64_t channels = type.getDimSize(1), features = weightType.getDimSize(0);
   int64_t groupChannels = weightType.getDimSize(1);
@@ -443,7 +517,7 @@ static Results lowerConv(ONNXNode &node) {
        unsignedWeight = node.isUnsignedInput(1);
   Type elementType =
       isInteger ? node.builder.getI32Type() : type.getElementType();
-  Value data = *input, weights = *weight;
+  Value data = input, weights = weight;
   Value result = reduceIndexed(
       node, RankedTensorType::get(geometry->resultShape, elementType), reduced,
       scalarAttr(node.builder, elementType, 0.0),
@@ -452,12 +526,8 @@ static Results lowerConv(ONNXNode &node) {
         auto constant = [&](int64_t value) -> Value {
           return arith::ConstantIndexOp::create(b, loc, value);
         };
-        Value groupIndex = arith::DivUIOp::create(b, loc, at[1],
-                                                  constant(groupFeatures));
-        Value channel = arith::AddIOp::create(
-            b, loc,
-            arith::MulIOp::create(b, loc, groupIndex, constant(groupChannels)),
-            over[0]);
+        Value channel =
+            inputChannel(b, loc, at[1], over[0], groupFeatures, groupChannels);
         llvm::SmallVector<Value> inputAt{at[0], channel};
         llvm::append_range(inputAt, at.drop_front(2));
         WindowPosition window = locate(b, loc, *geometry, type.getShape(),
@@ -494,20 +564,136 @@ static Results lowerConv(ONNXNode &node) {
         }
         return arith::SelectOp::create(b, loc, window.inside, sum, acc);
       });
-  if (isInteger || !node.hasInput(2))
+  if (isInteger)
     return llvm::SmallVector<Value>{result};
-  auto bias = node.getFloatInput(2);
-  if (failed(bias))
+  return addChannelBias(node, result, 2);
+}
+
+
+/// ConvTranspose: out[n, m, o...] = bias[m] + the sum over the group's
+/// input channels c and the window k... of x[n, c, i...] * w[c, m', k...]
+/// wherever o = i * stride + k * dilation - pad_begin for an input
+/// position i (m' is m within its group). The output size comes from
+/// output_shape, or from the pads (auto_pad SAME_*: in * stride) and
+/// output_padding.
+static Results lowerConvTranspose(ONNXNode &node) {
+  auto operands = getConvOperands(node, /*isInteger=*/false);
+  if (failed(operands))
     return failure();
-  if (bias->getType() != RankedTensorType::get({features}, elementType))
-    return node.emitError() << "the bias " << bias->getType()
-                            << " is not one " << elementType
-                            << " per output channel (" << features << ")";
-  llvm::SmallVector<int64_t> biasShape(type.getRank(), 1);
-  biasShape[1] = features;
-  return llvm::SmallVector<Value>{tosa::AddOp::create(
-      node.builder, node.loc, result.getType(), result,
-      reshape(node, *bias, biasShape))};
+  auto [input, weight] = *operands;
+  RankedTensorType type = input.getType(), weightType = weight.getType();
+  int64_t rank = type.getRank();
+  int64_t group = node.getIntAttribute("group", 1);
+  int64_t channels = type.getDimSize(1);
+  if (group < 1 || channels % group != 0 ||
+      weightType.getDimSize(0) != channels)
+    return node.emitError() << "group " << group << " does not split the "
+                            << channels << " input channels of weight "
+                            << weightType;
+  size_t spatial = rank - 2;
+  llvm::ArrayRef<int64_t> weightKernel = weightType.getShape().drop_front(2);
+  auto kernel = getPerDimension(node, "kernel_shape", spatial, 1, 1);
+  auto strides = getPerDimension(node, "strides", spatial, 1, 1);
+  auto dilations = getPerDimension(node, "dilations", spatial, 1, 1);
+  auto pads = getPerDimension(node, "pads", 2 * spatial, 0, 0);
+  auto outputPadding =
+      getPerDimension(node, "output_padding", spatial, 0, 0);
+  if (failed(kernel) || failed(strides) || failed(dilations) ||
+      failed(pads) || failed(outputPadding))
+    return failure();
+  if (node.getAttribute("kernel_shape") &&
+      llvm::ArrayRef(*kernel) != weightKernel)
+    return node.emitError() << "kernel_shape does not match the weight";
+  auto autoPadValue = getAutoPad(node);
+  if (failed(autoPadValue))
+    return failure();
+  const std::string &autoPad = *autoPadValue;
+  auto outputShape = getPerDimension(node, "output_shape", spatial, -1, 1);
+  if (failed(outputShape))
+    return failure();
+  bool givenShape = node.getAttribute("output_shape") != nullptr;
+  PoolGeometry geometry;
+  geometry.kernel.assign(weightKernel.begin(), weightKernel.end());
+  geometry.strides = *strides;
+  geometry.dilations = *dilations;
+  int64_t groupFeatures = weightType.getDimSize(1);
+  geometry.resultShape = {type.getDimSize(0), groupFeatures * group};
+  for (size_t dim = 0; dim < spatial; ++dim) {
+    int64_t in = type.getDimSize(dim + 2), stride = (*strides)[dim];
+    int64_t extent = (weightKernel[dim] - 1) * (*dilations)[dim] + 1;
+    int64_t full = stride * (in - 1) + (*outputPadding)[dim] + extent;
+    int64_t begin = 0, end = 0, out;
+    bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+    if (givenShape || same) {
+      out = givenShape ? (*outputShape)[dim] : in * stride;
+      // An output larger than the input reaches is zero-extended at the
+      // end (as output_padding would), not padded negatively.
+      std::tie(begin, end) =
+          splitPadding(autoPad, std::max<int64_t>(0, full - out));
+    } else {
+      std::tie(begin, end) = explicitPads(autoPad, *pads, dim);
+      out = full - begin - end;
+    }
+    if (out < 0)
+      return node.emitError() << "the output of spatial dimension " << dim
+                              << " would be empty (" << out << ")";
+    geometry.padsBegin.push_back(begin);
+    geometry.padsEnd.push_back(end);
+    geometry.resultShape.push_back(out);
+  }
+  int64_t groupChannels = channels / group;
+  llvm::SmallVector<int64_t> reduced{groupChannels};
+  llvm::append_range(reduced, geometry.kernel);
+  Type elementType = type.getElementType();
+  Value data = input, weights = weight;
+  Value result = reduceIndexed(
+      node, type.clone(geometry.resultShape), reduced,
+      node.builder.getFloatAttr(elementType, 0.0),
+      [&](OpBuilder &b, Location loc, ValueRange at, ValueRange over,
+          Value acc) -> Value {
+        auto constant = [&](int64_t value) -> Value {
+          return arith::ConstantIndexOp::create(b, loc, value);
+        };
+        using P = arith::CmpIPredicate;
+        Value channel =
+            inputChannel(b, loc, at[1], over[0], groupFeatures, groupChannels);
+        Value feature =
+            arith::RemUIOp::create(b, loc, at[1], constant(groupFeatures));
+        llvm::SmallVector<Value> inputAt{at[0], channel};
+        llvm::SmallVector<Value> weightAt{channel, feature};
+        Value inside = arith::ConstantIntOp::create(b, loc, 1, 1);
+        for (size_t dim = 0; dim < spatial; ++dim) {
+          Value k = over[dim + 1];
+          // o + pad_begin - k * dilation, which stride must divide.
+          Value numerator = arith::SubIOp::create(
+              b, loc,
+              arith::AddIOp::create(b, loc, at[dim + 2],
+                                    constant(geometry.padsBegin[dim])),
+              arith::MulIOp::create(b, loc, k,
+                                    constant(geometry.dilations[dim])));
+          Value stride = constant(geometry.strides[dim]);
+          Value position = arith::DivSIOp::create(b, loc, numerator, stride);
+          Value divides = arith::CmpIOp::create(
+              b, loc, P::eq, arith::RemSIOp::create(b, loc, numerator, stride),
+              constant(0));
+          Value low =
+              arith::CmpIOp::create(b, loc, P::sge, numerator, constant(0));
+          Value high = arith::CmpIOp::create(
+              b, loc, P::slt, position, constant(type.getDimSize(dim + 2)));
+          Value valid = arith::AndIOp::create(
+              b, loc, divides, arith::AndIOp::create(b, loc, low, high));
+          inside = arith::AndIOp::create(b, loc, inside, valid);
+          inputAt.push_back(
+              arith::SelectOp::create(b, loc, valid, position, constant(0)));
+          weightAt.push_back(k);
+        }
+        Value x = tensor::ExtractOp::create(b, loc, data, inputAt);
+        Value w = tensor::ExtractOp::create(b, loc, weights, weightAt);
+        Value sum = arith::AddFOp::create(b, loc, acc,
+                                          arith::MulFOp::create(b, loc, x, w));
+        return arith::SelectOp::create(b, loc, inside, sum, acc);
+      });
+  return addChannelBias(node, result, 2);
 }
 
 void mlir::afm::onnx_import::registerPoolingLowerings(
@@ -516,4 +702,5 @@ void mlir::afm::onnx_import::registerPoolingLowerings(
   lowerings["AveragePool"] = lowerAveragePool;
   lowerings["Conv"] = lowerConv;
   lowerings["ConvInteger"] = lowerConv;
+  lowerings["ConvTranspose"] = lowerConvTranspose;
 }
