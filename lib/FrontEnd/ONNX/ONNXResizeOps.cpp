@@ -1,13 +1,14 @@
 //===- ONNXResizeOps.cpp - ONNX Resize ------------------------------------===//
 //
-// Resize (opset 11 on) in the nearest, linear and cubic modes: each
-// output element maps its position back to an input coordinate per
-// dimension (coordinate_transformation_mode), then reads the nearest
-// element (nearest_mode) or interpolates between the 2 (linear) or 4
-// (cubic, Keys' kernel with cubic_coeff_a, exclude_outside) neighbours of
-// every dimension that changes. One index-computing linalg.generic; the
-// coordinates are computed in f64, as the ONNX reference does. The
-// output shape comes from the constant `sizes` or `scales` input.
+// Resize (and Upsample, its older form) in the nearest, linear and cubic
+// modes: each output element maps its position back to an input
+// coordinate per dimension (coordinate_transformation_mode), then reads
+// the nearest element (nearest_mode) or interpolates between the 2
+// (linear) or 4 (cubic, Keys' kernel with cubic_coeff_a, exclude_outside)
+// neighbours of every dimension that changes. One index-computing
+// linalg.generic; the coordinates are computed in f64, as the ONNX
+// reference does. The output shape comes from the constant `sizes` or
+// `scales` input.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,12 +66,52 @@ getConstantFloats(ONNXNode &node, unsigned index, llvm::StringRef what) {
   return values;
 }
 
+/// Upsample and Resize before opset 11 scale only, by input 1 (Upsample
+/// before opset 9: its `scales` attribute), with asymmetric coordinates
+/// and nearest meaning floor.
+static FailureOr<ResizeSpec> getLegacyResizeSpec(ONNXNode &node,
+                                                 RankedTensorType type) {
+  ResizeSpec spec;
+  std::string mode = stringAttribute(node, "mode", "nearest");
+  if (mode != "nearest" && mode != "linear")
+    return node.emitError() << "mode '" << mode << "' is not one of "
+                            << "nearest, linear";
+  spec.interpolation =
+      mode == "nearest" ? Interpolation::Nearest : Interpolation::Linear;
+  spec.cubicA = -0.75;
+  spec.excludeOutside = false;
+  spec.coordinateMode = "asymmetric";
+  spec.nearestMode = "floor";
+  spec.extrapolation = 0;
+  FailureOr<llvm::SmallVector<double>> scales;
+  if (node.opset < 9) {
+    const onnx::AttributeProto *attr = node.getAttribute("scales");
+    if (!attr)
+      return node.emitError() << "missing attribute 'scales'";
+    scales = llvm::SmallVector<double>(attr->floats().begin(),
+                                       attr->floats().end());
+  } else {
+    scales = getConstantFloats(node, 1, "scales");
+  }
+  if (failed(scales))
+    return failure();
+  if (static_cast<int64_t>(scales->size()) != type.getRank())
+    return node.emitError() << "scales has " << scales->size()
+                            << " values for rank " << type.getRank();
+  for (auto [dim, scale] : llvm::enumerate(*scales)) {
+    if (!(scale > 0))
+      return node.emitError() << "scale " << scale << " is not positive";
+    spec.resultShape.push_back(
+        static_cast<int64_t>(std::floor(type.getDimSize(dim) * scale)));
+  }
+  spec.scales = *scales;
+  return spec;
+}
+
 static FailureOr<ResizeSpec> getResizeSpec(ONNXNode &node,
                                            RankedTensorType type) {
-  if (node.opset < 11)
-    return node.emitError() << "Resize of opset " << node.opset
-                            << " (before roi and the coordinate modes) is "
-                               "not supported";
+  if (node.proto.op_type() == "Upsample" || node.opset < 11)
+    return getLegacyResizeSpec(node, type);
   if (node.getIntAttribute("antialias", 0) != 0)
     return node.emitError() << "antialias is not supported";
   if (node.getAttribute("axes"))
@@ -356,4 +397,5 @@ static Results lowerResize(ONNXNode &node) {
 void mlir::afm::onnx_import::registerResizeLowerings(
     llvm::StringMap<NodeLowering> &lowerings) {
   lowerings["Resize"] = lowerResize;
+  lowerings["Upsample"] = lowerResize;
 }
