@@ -1,9 +1,10 @@
 //===- ONNXLayoutOps.cpp - ONNX ops that rearrange elements ---------------===//
 //
-// DepthToSpace, SpaceToDepth, Tile and Pad: each output element is one
-// input element (or Pad's constant) at a position computed from the
-// output's (divisions and remainders by the block size or the input
-// extent, reflections), so each is one index-computing linalg.generic.
+// DepthToSpace, SpaceToDepth, Tile, Pad and ReverseSequence: each output
+// element is one input element (or Pad's constant) at a position computed
+// from the output's (divisions and remainders by the block size or the
+// input extent, reflections, reversal within a sequence length), so each
+// is one index-computing linalg.generic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -275,10 +276,53 @@ static Results lowerPad(ONNXNode &node) {
   return llvm::SmallVector<Value>{result};
 }
 
+/// ReverseSequence: along time_axis, the first sequence_lens[b]
+/// elements of each batch entry b reversed, the rest as they are
+/// (sequence_lens is read at run time).
+static Results lowerReverseSequence(ONNXNode &node) {
+  auto input = node.getInput(0);
+  auto lengths = node.getInput(1);
+  if (failed(input) || failed(lengths))
+    return failure();
+  RankedTensorType type = input->getType();
+  if (type.getRank() < 2)
+    return node.emitError() << "the input must have rank >= 2, not "
+                            << type.getRank();
+  int64_t timeAxis = node.getIntAttribute("time_axis", 0);
+  int64_t batchAxis = node.getIntAttribute("batch_axis", 1);
+  if (!((timeAxis == 0 && batchAxis == 1) || (timeAxis == 1 && batchAxis == 0)))
+    return node.emitError() << "time_axis and batch_axis must be 0 and 1";
+  if (!isa<IntegerType>(lengths->getType().getElementType()) ||
+      lengths->getType().getShape() !=
+          llvm::ArrayRef<int64_t>{type.getDimSize(batchAxis)})
+    return node.emitError() << "sequence_lens must be one integer per batch "
+                            << "entry (" << type.getDimSize(batchAxis) << ")";
+  Value data = *input, lengthValues = *lengths;
+  Value result = generateTensor(
+      node, type, [&](OpBuilder &b, Location loc, ValueRange at) -> Value {
+        Value raw =
+            tensor::ExtractOp::create(b, loc, lengthValues, at[batchAxis]);
+        Value length =
+            arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+        Value time = at[timeAxis];
+        Value reversed = arith::SubIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, length, time),
+            arith::ConstantIndexOp::create(b, loc, 1));
+        Value inSequence = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::slt, time, length);
+        llvm::SmallVector<Value> position(at);
+        position[timeAxis] =
+            arith::SelectOp::create(b, loc, inSequence, reversed, time);
+        return tensor::ExtractOp::create(b, loc, data, position);
+      });
+  return llvm::SmallVector<Value>{result};
+}
+
 void mlir::afm::onnx_import::registerLayoutLowerings(
     llvm::StringMap<NodeLowering> &lowerings) {
   lowerings["DepthToSpace"] = lowerDepthToSpace;
   lowerings["SpaceToDepth"] = lowerSpaceToDepth;
   lowerings["Tile"] = lowerTile;
   lowerings["Pad"] = lowerPad;
+  lowerings["ReverseSequence"] = lowerReverseSequence;
 }

@@ -4,11 +4,16 @@
 // (x - mean) * rsqrt(var + epsilon) * scale + bias with per-channel
 // scale and bias, as TOSA ops broadcasting [1, C, 1...] operands. Batch
 // statistics (BatchNormalization's training_mode, every
-// InstanceNormalization) are means over the other dimensions.
+// InstanceNormalization) are means over the other dimensions. LRN
+// normalizes by the squares of the neighbouring channels.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TOSABuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::afm::onnx_import;
@@ -118,8 +123,69 @@ static Results lowerBatchNormalization(ONNXNode &node) {
       running(inputMean, mean), running(inputVariance, variance)};
 }
 
+/// LRN: x / (bias + alpha / size * sum of x^2 over the `size` channels
+/// around c)^beta; the sum is a reduction linalg.generic over the channel
+/// window (channels past the edges count nothing).
+static Results lowerLRN(ONNXNode &node) {
+  auto data = getDataInput(node);
+  if (failed(data))
+    return failure();
+  RankedTensorType type = data->getType();
+  int64_t size = node.getIntAttribute("size", 0);
+  if (size < 1)
+    return node.emitError() << "size must be positive, not " << size;
+  auto floatAttr = [&](llvm::StringRef name, double fallback) {
+    const onnx::AttributeProto *attr = node.getAttribute(name);
+    return attr ? static_cast<double>(attr->f()) : fallback;
+  };
+  double alpha = floatAttr("alpha", 1e-4), beta = floatAttr("beta", 0.75),
+         bias = floatAttr("bias", 1.0);
+  int64_t before = (size - 1) / 2, channels = type.getDimSize(1);
+  Type elementType = type.getElementType();
+  Value x = *data;
+  Value squares = reduceIndexed(
+      node, type, {size}, node.builder.getFloatAttr(elementType, 0.0),
+      [&](OpBuilder &b, Location loc, ValueRange at, ValueRange over,
+          Value acc) -> Value {
+        using P = arith::CmpIPredicate;
+        // c - before + j, in signed index arithmetic.
+        Value channel = arith::SubIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, at[1], over[0]),
+            arith::ConstantIndexOp::create(b, loc, before));
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        Value inside = arith::AndIOp::create(
+            b, loc, arith::CmpIOp::create(b, loc, P::sge, channel, zero),
+            arith::CmpIOp::create(
+                b, loc, P::slt, channel,
+                arith::ConstantIndexOp::create(b, loc, channels)));
+        llvm::SmallVector<Value> position(at);
+        position[1] = arith::SelectOp::create(b, loc, inside, channel, zero);
+        Value value = tensor::ExtractOp::create(b, loc, x, position);
+        Value sum = arith::AddFOp::create(
+            b, loc, acc, arith::MulFOp::create(b, loc, value, value));
+        return arith::SelectOp::create(b, loc, inside, sum, acc);
+      });
+  auto result = broadcastElementwise(
+      node, {x, squares}, elementType,
+      [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        auto constant = [&](double value) -> Value {
+          return arith::ConstantOp::create(b, loc,
+                                           b.getFloatAttr(elementType, value));
+        };
+        Value base = arith::AddFOp::create(
+            b, loc, constant(bias),
+            arith::MulFOp::create(b, loc, constant(alpha / size), args[1]));
+        return arith::DivFOp::create(
+            b, loc, args[0], math::PowFOp::create(b, loc, base, constant(beta)));
+      });
+  if (failed(result))
+    return failure();
+  return llvm::SmallVector<Value>{*result};
+}
+
 void mlir::afm::onnx_import::registerNormalizationLowerings(
     llvm::StringMap<NodeLowering> &lowerings) {
   lowerings["InstanceNormalization"] = lowerInstanceNormalization;
   lowerings["BatchNormalization"] = lowerBatchNormalization;
+  lowerings["LRN"] = lowerLRN;
 }
