@@ -3,10 +3,10 @@
 // the reference that afm-onnx-greedy is compared with.
 //
 //   node scripts/ort-greedy.js model.onnx --prompt 3,10,17 --steps 16 \
-//       --logits-out ref.logits --tokens-out ref.tokens
+//       --logits-out ref.logits --tokens-out ref.tokens [--seq-len S]
 //
 // The model takes input_ids int64 [1, S] and returns logits float
-// [1, S, V]. The protocol is afm-reference's: the prompt gives L_0 and
+// [1, S, V]; a symbolic S (dim_param) needs --seq-len. The protocol is afm-reference's: the prompt gives L_0 and
 // t_1 = argmax(L_0); decode step k = 1..N feeds t_k and gives L_k and
 // t_{k+1}. On a static graph each run takes the whole S-slot sequence
 // (prompt and tokens so far, padded with token 0; causal attention keeps
@@ -19,7 +19,8 @@ const fs = require('fs');
 const ort = require('onnxruntime-node');
 
 function parseArgs(argv) {
-  const args = {steps: 16, prompt: null, logitsOut: null, tokensOut: null, model: null};
+  const args = {steps: 16, prompt: null, logitsOut: null, tokensOut: null, model: null,
+                seqLen: null};
   for (let i = 0; i < argv.length; ++i) {
     const arg = argv[i];
     const next = () => {
@@ -30,6 +31,7 @@ function parseArgs(argv) {
     else if (arg === '--steps') args.steps = Number(next());
     else if (arg === '--logits-out') args.logitsOut = next();
     else if (arg === '--tokens-out') args.tokensOut = next();
+    else if (arg === '--seq-len') args.seqLen = Number(next());
     else if (!arg.startsWith('--') && args.model === null) args.model = arg;
     else throw new Error(`unknown argument '${arg}'`);
   }
@@ -47,7 +49,9 @@ async function main() {
   });
   const inputName = session.inputNames[0];
   const shape = session.inputMetadata[0].shape;
-  const seqLen = shape[1];
+  const seqLen = typeof shape[1] === 'number' ? shape[1] : args.seqLen;
+  if (!Number.isInteger(seqLen) || seqLen < 1)
+    throw new Error(`the sequence dimension is '${shape[1]}': give --seq-len`);
   if (args.prompt.length + args.steps > seqLen)
     throw new Error(`prompt and steps do not fit ${seqLen} positions`);
 

@@ -68,8 +68,9 @@ struct Options {
   cl::opt<std::string> model{
       "model",
       cl::desc("Hugging Face model folder instead of --config: config.json "
-               "(model_type llama or mistral; every key honoured, known to "
-               "be irrelevant, or refused), model.safetensors or the shards "
+               "(model_type llama, mistral, qwen2, qwen3, qwen3_moe, "
+               "gemma3_text; every key honoured, known to be irrelevant, or "
+               "refused), model.safetensors or the shards "
                "of model.safetensors.index.json (BF16, F16 or F32); "
                "docs/hf-models.md"),
       cl::value_desc("dir"), cl::cat(category)};
@@ -126,6 +127,12 @@ struct Options {
                "runs the graph over the S-token window (no KV cache), on "
                "the calling thread"),
       cl::value_desc("file"), cl::cat(category)};
+  cl::list<std::string> bindDims{
+      "bind-dim",
+      cl::desc("With --onnx: give the graph's symbolic dimension NAME (a "
+               "dim_param of its inputs and outputs, such as "
+               "sequence_length) the size N; repeatable"),
+      cl::value_desc("NAME=N"), cl::cat(category)};
   cl::opt<bool> onnxRaise{
       "onnx-raise-to-afm",
       cl::desc("With --onnx: raise RMS normalizations to afm.rms_norm and "
@@ -271,6 +278,60 @@ readPackageText(llvm::StringRef tokenizerPath, llvm::ArrayRef<uint32_t> eos) {
   return text;
 }
 
+/// The id of the token `content` in `description` (an added token, or
+/// one of the vocabulary).
+static std::optional<uint32_t>
+tokenId(const tokenizer::TokenizerDescription &description,
+        llvm::StringRef content) {
+  for (const tokenizer::AddedToken &added : description.addedTokens)
+    if (added.content == content)
+      return added.id;
+  for (const auto &[token, id] : description.model.vocab)
+    if (token == content)
+      return id;
+  return std::nullopt;
+}
+
+/// tokenizer_config.json's add_bos_token / add_eos_token, for the classes
+/// whose fast tokenizer rebuilds its template from them (transformers'
+/// LlamaTokenizerFast.update_post_processor): a sequence gets
+/// [bos_token] when add_bos_token (default true) and [eos_token] after it
+/// when add_eos_token (default false). For other classes tokenizer.json's
+/// template stands, as transformers leaves it.
+static llvm::Error
+applyTokenizerConfig(const HFTokenizerConfig &config, llvm::StringRef path,
+                     tokenizer::TokenizerDescription &description) {
+  if (!config.rebuildsTemplate() ||
+      (!config.addBosToken && !config.addEosToken))
+    return llvm::Error::success();
+  auto idOf = [&](llvm::StringRef key, llvm::StringRef content)
+      -> llvm::Expected<uint32_t> {
+    if (content.empty())
+      return llvm::createStringError(
+          path + ": " + key + " is needed (add_" + key +
+          " is true) but not given");
+    if (std::optional<uint32_t> id = tokenId(description, content))
+      return *id;
+    return llvm::createStringError(path + ": " + key + " '" + content +
+                                   "' is not a token of tokenizer.json");
+  };
+  description.prefixIds.clear();
+  description.suffixIds.clear();
+  if (config.addBosToken.value_or(true)) {
+    auto id = idOf("bos_token", config.bosToken);
+    if (!id)
+      return id.takeError();
+    description.prefixIds.push_back(*id);
+  }
+  if (config.addEosToken.value_or(false)) {
+    auto id = idOf("eos_token", config.eosToken);
+    if (!id)
+      return id.takeError();
+    description.suffixIds.push_back(*id);
+  }
+  return llvm::Error::success();
+}
+
 /// The options only a Hugging Face folder takes (its config.json says
 /// nothing about compression or the compiled context).
 static bool usesFolderOnlyOptions(const Options &opts) {
@@ -304,11 +365,17 @@ importFolder(MLIRContext &context, const Options &opts,
     return std::move(err);
   weightsPath = folder->weightsPath;
   if (opts.tokenizer.empty() && folder->tokenizerJson) {
-    auto folderText = readPackageText(*folder->tokenizerJson, {});
-    if (!folderText)
-      return folderText.takeError();
-    text.tokenizer = std::move(folderText->tokenizer);
-    text.tokenizerIdLimit = folderText->tokenizerIdLimit;
+    auto description =
+        tokenizer::importTokenizerJsonFile(*folder->tokenizerJson);
+    if (!description)
+      return description.takeError();
+    if (folder->tokenizerConfig)
+      if (llvm::Error err = applyTokenizerConfig(
+              *folder->tokenizerConfig, *folder->tokenizerConfigJson,
+              *description))
+        return std::move(err);
+    text.tokenizer = tokenizer::serializeTokenizer(*description);
+    text.tokenizerIdLimit = tokenizer::tokenizerIdLimit(*description);
   }
   if (opts.eosTokenIds.empty() && folder->generation)
     for (int64_t id : folder->generation->eosTokenIds) {
@@ -349,6 +416,9 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
       3)
     return error("give exactly one of --model DIR, --config FILE, --onnx FILE "
                  "or an input .mlir file");
+  if (!opts.bindDims.empty() && opts.onnx.empty())
+    return error("--bind-dim goes with --onnx (the graph's symbolic "
+                 "dimensions)");
   if (opts.model.empty() && usesFolderOnlyOptions(opts))
     return error("--context, --linear-weights, --embedding, --kv-cache and "
                  "--linear-activations go with --model (a --config file sets "
@@ -395,6 +465,15 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
                    "': " + bytes.getError().message());
     ONNXImportOptions importOptions;
     importOptions.raiseToAFM = opts.onnxRaise;
+    for (llvm::StringRef binding : opts.bindDims) {
+      auto [name, size] = binding.split('=');
+      int64_t value = 0;
+      if (name.empty() || size.getAsInteger(10, value) || value < 1)
+        return error("--bind-dim '" + binding +
+                     "': expected NAME=N with N a positive size");
+      if (!importOptions.boundDims.try_emplace(name, value).second)
+        return error("--bind-dim " + name + " is given twice");
+    }
     module = importONNXModel(&context, (*bytes)->getBuffer(), opts.onnx,
                              importOptions);
     if (!module ||

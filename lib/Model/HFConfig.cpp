@@ -1,8 +1,10 @@
 //===- HFConfig.cpp - Hugging Face model folders --------------------------===//
 //
-// The semantics follow transformers' LlamaConfig / MistralConfig and
-// modeling_llama.py / modeling_mistral.py: a pre-norm decoder with RMSNorm,
-// rotate-half RoPE, GQA and a SwiGLU MLP, the layout of afm-dense. Keys are
+// The semantics follow transformers' LlamaConfig / MistralConfig /
+// Qwen2Config / Qwen3Config and modeling_{llama,mistral,qwen2,qwen3}.py: a
+// pre-norm decoder with RMSNorm, rotate-half RoPE, GQA and a SwiGLU MLP, the
+// layout of afm-dense, with Qwen 2's q/k/v biases and Qwen 3's per-head q/k
+// RMSNorms as the config's `attention_bias` and `qk_norm`. Keys are
 // classified in one table per family, so that a key transformers would
 // honour can never slip through unread.
 //
@@ -33,7 +35,18 @@ namespace json = llvm::json;
 
 namespace {
 /// The families a folder can be, by `model_type`.
-enum Family : unsigned { Llama = 1, Mistral = 2, Both = Llama | Mistral };
+enum Family : unsigned {
+  Llama = 1,
+  Mistral = 2,
+  Qwen2 = 4,
+  Qwen3 = 8,
+  Qwen3MoE = 16,
+  /// Qwen 3 attention: per-head q/k norms, attention_bias on all four.
+  Qwen3Attention = Qwen3 | Qwen3MoE,
+  Qwen = Qwen2 | Qwen3Attention,
+  Gemma3 = 32,
+  All = Llama | Mistral | Qwen | Gemma3,
+};
 
 /// What a key is to the compiler.
 enum class Role {
@@ -51,37 +64,69 @@ struct KeyRule {
   Role role;
 };
 
-/// Every key a llama or mistral config.json may hold (docs/hf-models.md).
+/// Every key a config.json of each family may hold (docs/hf-models.md),
+/// after transformers' LlamaConfig, MistralConfig, Qwen2Config,
+/// Qwen3Config and Qwen3MoeConfig.
 constexpr KeyRule kKeys[] = {
-    {"model_type", Both, Role::Honoured},
-    {"vocab_size", Both, Role::Honoured},
-    {"hidden_size", Both, Role::Honoured},
-    {"intermediate_size", Both, Role::Honoured},
-    {"num_hidden_layers", Both, Role::Honoured},
-    {"num_attention_heads", Both, Role::Honoured},
-    {"num_key_value_heads", Both, Role::Honoured},
-    {"head_dim", Both, Role::Honoured},
-    {"hidden_act", Both, Role::Honoured},
-    {"max_position_embeddings", Both, Role::Honoured},
-    {"rms_norm_eps", Both, Role::Honoured},
-    {"rope_theta", Both, Role::Honoured},
-    {"rope_scaling", Both, Role::Honoured},
-    {"tie_word_embeddings", Both, Role::Honoured},
-    {"attention_bias", Llama, Role::Honoured},
+    {"model_type", All, Role::Honoured},
+    {"vocab_size", All, Role::Honoured},
+    {"hidden_size", All, Role::Honoured},
+    {"intermediate_size", All, Role::Honoured},
+    {"num_hidden_layers", All, Role::Honoured},
+    {"num_attention_heads", All, Role::Honoured},
+    {"num_key_value_heads", All, Role::Honoured},
+    {"head_dim", All, Role::Honoured},
+    {"hidden_act", All & ~Gemma3, Role::Honoured},
+    {"max_position_embeddings", All, Role::Honoured},
+    {"rms_norm_eps", All, Role::Honoured},
+    {"rope_theta", All, Role::Honoured},
+    {"rope_scaling", All, Role::Honoured},
+    {"tie_word_embeddings", All, Role::Honoured},
+    {"attention_bias", Llama | Qwen3Attention | Gemma3, Role::Honoured},
     {"mlp_bias", Llama, Role::Honoured},
     {"pretraining_tp", Llama, Role::Honoured},
-    {"sliding_window", Mistral, Role::Honoured},
-    {"_name_or_path", Both, Role::Irrelevant},
-    {"architectures", Both, Role::Irrelevant},
-    {"torch_dtype", Both, Role::Irrelevant},
-    {"dtype", Both, Role::Irrelevant},
-    {"transformers_version", Both, Role::Irrelevant},
-    {"initializer_range", Both, Role::Irrelevant},
-    {"use_cache", Both, Role::Irrelevant},
-    {"attention_dropout", Both, Role::Irrelevant},
-    {"bos_token_id", Both, Role::Irrelevant},
-    {"eos_token_id", Both, Role::Irrelevant},
-    {"pad_token_id", Both, Role::Irrelevant},
+    {"sliding_window", Mistral | Qwen | Gemma3, Role::Honoured},
+    {"use_sliding_window", Qwen, Role::Honoured},
+    {"max_window_layers", Qwen, Role::Honoured},
+    {"layer_types", Qwen | Gemma3, Role::Honoured},
+    {"sliding_window_pattern", Gemma3, Role::Honoured},
+    {"hidden_activation", Gemma3, Role::Honoured},
+    {"query_pre_attn_scalar", Gemma3, Role::Honoured},
+    {"rope_local_base_freq", Gemma3, Role::Honoured},
+    {"attn_logit_softcapping", Gemma3, Role::Honoured},
+    {"final_logit_softcapping", Gemma3, Role::Honoured},
+    {"use_bidirectional_attention", Gemma3, Role::Honoured},
+    {"cache_implementation", Gemma3, Role::Irrelevant},
+    {"use_mrope", Qwen2, Role::Honoured},
+    {"num_experts", Qwen3MoE, Role::Honoured},
+    {"num_experts_per_tok", Qwen3MoE, Role::Honoured},
+    {"moe_intermediate_size", Qwen3MoE, Role::Honoured},
+    {"decoder_sparse_step", Qwen3MoE, Role::Honoured},
+    {"mlp_only_layers", Qwen3MoE, Role::Honoured},
+    {"norm_topk_prob", Qwen3MoE, Role::Honoured},
+    {"output_router_logits", Qwen3MoE, Role::Irrelevant},
+    {"router_aux_loss_coef", Qwen3MoE, Role::Irrelevant},
+    {"_name_or_path", All, Role::Irrelevant},
+    {"architectures", All, Role::Irrelevant},
+    {"torch_dtype", All, Role::Irrelevant},
+    {"dtype", All, Role::Irrelevant},
+    {"transformers_version", All, Role::Irrelevant},
+    {"initializer_range", All, Role::Irrelevant},
+    {"use_cache", All, Role::Irrelevant},
+    {"attention_dropout", All, Role::Irrelevant},
+    {"bos_token_id", All, Role::Irrelevant},
+    {"eos_token_id", All, Role::Irrelevant},
+    {"pad_token_id", All, Role::Irrelevant},
+};
+
+/// The families by `model_type`, as the error for another one lists them.
+constexpr std::pair<const char *, Family> kFamilies[] = {
+    {"llama", Llama},
+    {"mistral", Mistral},
+    {"qwen2", Qwen2},
+    {"qwen3", Qwen3},
+    {"qwen3_moe", Qwen3MoE},
+    {"gemma3_text", Gemma3},
 };
 
 /// Sizes fit in int32, as for afm's own config.json.
@@ -207,15 +252,211 @@ Error checkIrrelevantKeys(const HFReader &reader) {
   return Error::success();
 }
 
+/// Qwen3MoeConfig's experts: every `decoder_sparse_step`-th layer's MLP
+/// is a mixture of `num_experts` experts of which each token takes the
+/// top `num_experts_per_tok`, weighted by the softmax of their router
+/// logits (norm_topk_prob: the top-k probabilities renormalized), which is
+/// afm-dense with `denseMoE`.
+Error readExperts(const HFReader &reader, ModelConfig &config) {
+  config.denseMoE = true;
+  // Qwen3MoeConfig's defaults.
+  config.numExperts = 128;
+  config.numExpertsPerTok = 8;
+  config.moeIntermediateSize = 768;
+  config.moeLayerInterval = 1;
+  if (Error err = reader.readInt("num_experts", config.numExperts, false))
+    return err;
+  if (Error err = reader.readInt("num_experts_per_tok",
+                                 config.numExpertsPerTok, false))
+    return err;
+  if (Error err = reader.readInt("moe_intermediate_size",
+                                 config.moeIntermediateSize, false))
+    return err;
+  if (Error err = reader.readInt("decoder_sparse_step",
+                                 config.moeLayerInterval, false))
+    return err;
+  bool normalized = false;
+  if (Error err = reader.readBool("norm_topk_prob", normalized))
+    return err;
+  if (!normalized)
+    return reader.keyError(
+        "norm_topk_prob",
+        "false (also its default when absent) weights the chosen experts by "
+        "their probabilities over all experts, not renormalized; only true "
+        "is supported (the weights are the softmax over the chosen logits)");
+  if (const json::Value *dense = reader.get("mlp_only_layers");
+      dense && dense->kind() != json::Value::Null) {
+    const json::Array *list = dense->getAsArray();
+    if (!list || !list->empty())
+      return reader.keyError(
+          "mlp_only_layers",
+          "only [] or null is supported, got " +
+              (list ? "a list of " + std::to_string(list->size()) + " layers"
+                    : HFReader::describe(*dense)) +
+              ": dense layers at listed indices do not follow afm's "
+              "every-n-th-layer rule");
+  }
+  return Error::success();
+}
+
+/// Maps which layers slide onto afm's layouts: none (every layer global),
+/// all (`all_layers_local`), or groups of n sliding layers then one full
+/// layer (`local_per_global` n, Gemma's pattern). Anything else is refused,
+/// naming `key`.
+Error mapSlidingLayers(const HFReader &reader, StringRef key,
+                       const std::vector<bool> &sliding, int64_t window,
+                       ModelConfig &config) {
+  int64_t layers = int64_t(sliding.size());
+  int64_t slidingLayers = llvm::count(sliding, true);
+  if (slidingLayers == 0)
+    return Error::success();
+  config.slidingWindow = window;
+  if (slidingLayers == layers) {
+    config.allLayersLocal = true;
+    return Error::success();
+  }
+  // The first full layer closes the first group.
+  int64_t group = std::find(sliding.begin(), sliding.end(), false) -
+                  sliding.begin();
+  bool grouped = group > 0;
+  for (int64_t i = 0; i < layers && grouped; ++i)
+    grouped = sliding[i] == ((i + 1) % (group + 1) != 0);
+  if (!grouped)
+    return reader.keyError(
+        key, llvm::formatv("{0} of the {1} layers attend over a sliding "
+                           "window and the others over the whole context, "
+                           "in no pattern of n sliding layers then one full "
+                           "layer; only that pattern, all or none is "
+                           "supported",
+                           slidingLayers, layers));
+  config.localPerGlobal = group;
+  return Error::success();
+}
+
+/// Reads `layer_types` into `sliding` when the config has it: a list of
+/// num_hidden_layers "full_attention" or "sliding_attention". A layer
+/// called sliding in a model without a window attends to everything.
+Error readLayerTypes(const HFReader &reader, int64_t window,
+                     std::vector<bool> &sliding) {
+  const json::Value *types = reader.get("layer_types");
+  if (!types || types->kind() == json::Value::Null)
+    return Error::success();
+  int64_t layers = int64_t(sliding.size());
+  const json::Array *list = types->getAsArray();
+  if (!list || int64_t(list->size()) != layers)
+    return reader.keyError(
+        "layer_types",
+        llvm::formatv("expected a list of num_hidden_layers ({0}) "
+                      "strings, got {1}",
+                      layers, HFReader::describe(*types)));
+  for (int64_t i = 0; i < layers; ++i) {
+    std::optional<StringRef> kind = (*list)[i].getAsString();
+    if (kind != StringRef("full_attention") &&
+        kind != StringRef("sliding_attention"))
+      return reader.keyError(
+          "layer_types",
+          "expected \"full_attention\" or \"sliding_attention\", got " +
+              HFReader::describe((*list)[i]));
+    sliding[i] = window > 0 && *kind == "sliding_attention";
+  }
+  return Error::success();
+}
+
+/// Which layers attend over a sliding window, and how wide it is.
+Error readAttentionLayout(const HFReader &reader, Family family,
+                          ModelConfig &config) {
+  config.localPerGlobal = 0;
+  config.ropeInGlobalLayers = true;
+  config.allLayersLocal = false;
+  int64_t layers = config.numHiddenLayers;
+  // The default window: Mistral's and Gemma 3's, and Qwen2Config's (used
+  // only with use_sliding_window); a llama config has no such key.
+  int64_t window = family == Llama ? 0 : 4096;
+  if (reader.isNull("sliding_window"))
+    window = 0;
+  else if (Error err = reader.readInt("sliding_window", window, false))
+    return err;
+  // Mistral: every layer attends over the last `sliding_window` positions.
+  std::vector<bool> sliding(layers, family == Mistral && window > 0);
+  if (family & Qwen) {
+    // Qwen2Config / Qwen3Config: the window applies only with
+    // use_sliding_window, to the layers from max_window_layers on, unless
+    // layer_types lists each layer's kind.
+    bool useSliding = false;
+    int64_t maxWindowLayers = 28;
+    if (Error err = reader.readBool("use_sliding_window", useSliding))
+      return err;
+    if (Error err = reader.readInt("max_window_layers", maxWindowLayers,
+                                   false, /*min=*/0))
+      return err;
+    if (!useSliding)
+      window = 0;
+    for (int64_t i = 0; i < layers; ++i)
+      sliding[i] = window > 0 && i >= maxWindowLayers;
+  }
+  if (family == Gemma3) {
+    // Gemma3TextConfig: every sliding_window_pattern-th layer is full,
+    // the others slide, unless layer_types lists each layer's kind.
+    int64_t pattern = 6;
+    if (Error err = reader.readInt("sliding_window_pattern", pattern, false))
+      return err;
+    for (int64_t i = 0; i < layers; ++i)
+      sliding[i] = window > 0 && (i + 1) % pattern != 0;
+  }
+  if (Error err = readLayerTypes(reader, window, sliding))
+    return err;
+  StringRef key = reader.get("layer_types")     ? "layer_types"
+                  : family & Qwen               ? "max_window_layers"
+                  : family == Gemma3            ? "sliding_window_pattern"
+                                                : "sliding_window";
+  return mapSlidingLayers(reader, key, sliding, window, config);
+}
+
+/// Gemma 3's departures from the llama layout (modeling_gemma3.py):
+/// (1 + w) RMSNorms, sandwich norms, a GeGLU MLP with the tanh GELU,
+/// embeddings times sqrt(d), scores times query_pre_attn_scalar^-0.5,
+/// per-head q/k norms, and local layers with a RoPE base of their own.
+Error readGemma3Keys(const HFReader &reader, ModelConfig &config) {
+  config.rmsNormWeightOffset = 1.0;
+  config.sandwichNorms = true;
+  config.qkNorm = true;
+  config.mlpActivation = MLPActivation::GELUTanh;
+  config.embeddingMultiplier = std::sqrt(double(config.hiddenSize));
+  double queryScalar = 256.0;
+  if (Error err = reader.readPositive("query_pre_attn_scalar", queryScalar))
+    return err;
+  config.attentionScale = 1.0 / std::sqrt(queryScalar);
+  config.ropeLocalTheta = 10000.0;
+  if (Error err =
+          reader.readPositive("rope_local_base_freq", config.ropeLocalTheta))
+    return err;
+  if (Error err = reader.requireValue(
+          "hidden_activation", "gelu_pytorch_tanh",
+          "the MLP is GeGLU with the tanh GELU, gelu(gate) * up"))
+    return err;
+  for (const char *key : {"attn_logit_softcapping", "final_logit_softcapping"})
+    if (Error err = reader.requireValue(key, nullptr,
+                                        "soft-capping (Gemma 2's tanh cap on "
+                                        "the logits) is not implemented"))
+      return err;
+  return reader.requireValue("use_bidirectional_attention", false,
+                             "attention is causal (EmbeddingGemma's "
+                             "bidirectional attention is not a decoder)");
+}
+
 Error readHonouredKeys(const HFReader &reader, Family family,
                        ModelConfig &config) {
   // transformers' defaults for the keys a config may leave out; the sizes
   // are required (a published config always has them, and defaulting to
   // a 7B model's would only produce confusing shape errors).
   config.rmsNormEps = 1e-6;
-  config.ropeTheta = 10000.0;
-  config.maxPositionEmbeddings = family == Llama ? 2048 : 4096 * 32;
-  config.tieWordEmbeddings = false;
+  bool gemma = family == Gemma3;
+  config.ropeTheta = gemma ? 1e6 : 10000.0;
+  config.maxPositionEmbeddings = family == Llama     ? 2048
+                                 : family == Mistral ? 4096 * 32
+                                 : gemma             ? 131072
+                                                     : 32768;
+  config.tieWordEmbeddings = gemma;
   struct IntKey {
     const char *key;
     int64_t *field;
@@ -227,17 +468,22 @@ Error readHonouredKeys(const HFReader &reader, Family family,
                    IntKey{"num_attention_heads", &config.numAttentionHeads}})
     if (Error err = reader.readInt(k.key, *k.field, /*required=*/true))
       return err;
-  // num_key_value_heads: null means H; absent means H for llama and 8 for
-  // mistral (MistralConfig's default argument).
-  config.numKeyValueHeads =
-      family == Mistral && !reader.get("num_key_value_heads")
-          ? 8
-          : config.numAttentionHeads;
+  // num_key_value_heads: null means H; absent means H for llama, and the
+  // default argument of MistralConfig (8), Qwen2Config / Qwen3Config (32)
+  // or Qwen3MoeConfig / Gemma3TextConfig (4).
+  config.numKeyValueHeads = config.numAttentionHeads;
+  if (!reader.get("num_key_value_heads") && family != Llama)
+    config.numKeyValueHeads =
+        family == Mistral ? 8 : (family & (Qwen3MoE | Gemma3)) ? 4 : 32;
   if (Error err = reader.readInt("num_key_value_heads",
                                  config.numKeyValueHeads, false, 1,
                                  /*nullable=*/true))
     return err;
+  // Qwen3Config's head_dim defaults to 128, Gemma3TextConfig's to 256; the
+  // others' to d / H.
   config.headDim = 0;
+  if (!reader.get("head_dim") && (family & (Qwen3 | Gemma3)))
+    config.headDim = family == Qwen3 ? 128 : 256;
   if (Error err = reader.readInt("head_dim", config.headDim, false, 1,
                                  /*nullable=*/true))
     return err;
@@ -267,9 +513,26 @@ Error readHonouredKeys(const HFReader &reader, Family family,
   if (Error err = reader.requireValue(
           "hidden_act", "silu", "the MLP is SwiGLU, silu(gate) * up"))
     return err;
+  if (gemma)
+    if (Error err = readGemma3Keys(reader, config))
+      return err;
+  // Qwen 2's q/k/v projections always have biases; llama's and Qwen 3's
+  // q/k/v/o projections have them when `attention_bias` says so.
+  if (family == Qwen2) {
+    config.attentionBias = true;
+  } else {
+    bool bias = false;
+    if (Error err = reader.readBool("attention_bias", bias))
+      return err;
+    config.attentionBias = config.attentionOutputBias = bias;
+  }
+  config.qkNorm = (family & (Qwen3Attention | Gemma3)) != 0;
+  if (family == Qwen3MoE)
+    if (Error err = readExperts(reader, config))
+      return err;
   if (Error err = reader.requireValue(
-          "attention_bias", false,
-          "the q/k/v/o projections have no bias tensors"))
+          "use_mrope", false,
+          "multimodal RoPE is for Qwen2-VL's image positions"))
     return err;
   if (Error err = reader.requireValue("mlp_bias", false,
                                       "the MLP projections have no bias "
@@ -280,19 +543,7 @@ Error readHonouredKeys(const HFReader &reader, Family family,
           "slices the projections as transformers does for tensor "
           "parallelism"))
     return err;
-  // Mistral: every layer attends over the last `sliding_window` positions;
-  // null, or absent from a config of another family, means all global.
-  int64_t window = family == Mistral ? 4096 : 0;
-  if (reader.isNull("sliding_window"))
-    window = 0;
-  else if (Error err = reader.readInt("sliding_window", window, false))
-    return err;
-  config.localPerGlobal = 0;
-  config.ropeInGlobalLayers = true;
-  config.allLayersLocal = window > 0;
-  if (window > 0)
-    config.slidingWindow = window;
-  return Error::success();
+  return readAttentionLayout(reader, family, config);
 }
 
 Expected<std::string> readText(StringRef path) {
@@ -318,16 +569,16 @@ Expected<HFConfig> mlir::afm::parseHFConfig(StringRef json,
         fileName + ": missing required key 'model_type' (a Hugging Face "
                    "config.json; afm's own configs are read with --config)");
   std::optional<StringRef> type = typeValue->getAsString();
-  Family family;
-  if (type == StringRef("llama"))
-    family = Llama;
-  else if (type == StringRef("mistral"))
-    family = Mistral;
-  else
+  const auto *known = llvm::find_if(kFamilies, [&](const auto &entry) {
+    return type == StringRef(entry.first);
+  });
+  if (known == std::end(kFamilies))
     return reader.keyError("model_type",
                            "model type " + HFReader::describe(*typeValue) +
                                " is not supported (supported: llama, "
-                               "mistral)");
+                               "mistral, qwen2, qwen3, qwen3_moe, "
+                               "gemma3_text)");
+  Family family = known->second;
 
   // Every key must be classified for this family.
   llvm::SmallVector<StringRef> keys;
@@ -397,6 +648,56 @@ mlir::afm::parseHFGenerationConfig(StringRef json, StringRef fileName) {
   return result;
 }
 
+bool HFTokenizerConfig::rebuildsTemplate() const {
+  return llvm::is_contained({"LlamaTokenizer", "LlamaTokenizerFast",
+                             "CodeLlamaTokenizer", "CodeLlamaTokenizerFast",
+                             "GemmaTokenizer", "GemmaTokenizerFast"},
+                            tokenizerClass);
+}
+
+Expected<HFTokenizerConfig>
+mlir::afm::parseHFTokenizerConfig(StringRef json, StringRef fileName) {
+  Expected<json::Object> object = parseTopLevelObject(json, fileName);
+  if (!object)
+    return object.takeError();
+  HFReader reader(*object, fileName);
+  HFTokenizerConfig result;
+  if (const json::Value *cls = reader.get("tokenizer_class");
+      cls && cls->kind() != json::Value::Null) {
+    std::optional<StringRef> name = cls->getAsString();
+    if (!name)
+      return reader.keyError("tokenizer_class",
+                             "expected a string, got " +
+                                 HFReader::describe(*cls));
+    result.tokenizerClass = name->str();
+  }
+  for (auto [key, out] : {std::pair{"add_bos_token", &result.addBosToken},
+                          std::pair{"add_eos_token", &result.addEosToken}}) {
+    bool value = false;
+    if (!reader.get(key))
+      continue;
+    if (Error err = reader.readBool(key, value))
+      return std::move(err);
+    *out = value;
+  }
+  for (auto [key, out] : {std::pair{"bos_token", &result.bosToken},
+                          std::pair{"eos_token", &result.eosToken}}) {
+    const json::Value *token = reader.get(key);
+    if (!token || token->kind() == json::Value::Null)
+      continue;
+    std::optional<StringRef> text = token->getAsString();
+    if (const json::Object *added = token->getAsObject())
+      if (const json::Value *content = added->get("content"))
+        text = content->getAsString();
+    if (!text)
+      return reader.keyError(key, "expected a token string or an object "
+                                  "with its \"content\", got " +
+                                      HFReader::describe(*token));
+    *out = text->str();
+  }
+  return result;
+}
+
 Expected<HFModelFolder>
 mlir::afm::loadHFModelFolder(StringRef dir, const HFLoadOptions &options) {
   if (!llvm::sys::fs::is_directory(dir))
@@ -430,7 +731,9 @@ mlir::afm::loadHFModelFolder(StringRef dir, const HFLoadOptions &options) {
   config.maxPositionEmbeddings = context;
   // A window that covers the whole context is no window: every layer is
   // then global, the same math with a plain cache.
-  if (config.allLayersLocal && config.slidingWindow >= context)
+  // (Not with a RoPE base of the local layers' own: they stay local.)
+  if (config.allLayersLocal && config.slidingWindow >= context &&
+      config.ropeLocalTheta == 0.0)
     config.allLayersLocal = false;
 
   Expected<WeightSource> weights = WeightSource::open(dir);
@@ -456,6 +759,18 @@ mlir::afm::loadHFModelFolder(StringRef dir, const HFLoadOptions &options) {
       return parsed.takeError();
     folder.generationConfigJson = generation;
     folder.generation = std::move(*parsed);
+  }
+  std::string tokenizerConfig = inFolder("tokenizer_config.json");
+  if (llvm::sys::fs::exists(tokenizerConfig)) {
+    Expected<std::string> configText = readText(tokenizerConfig);
+    if (!configText)
+      return configText.takeError();
+    Expected<HFTokenizerConfig> parsed =
+        parseHFTokenizerConfig(*configText, tokenizerConfig);
+    if (!parsed)
+      return parsed.takeError();
+    folder.tokenizerConfigJson = tokenizerConfig;
+    folder.tokenizerConfig = std::move(*parsed);
   }
   return folder;
 }

@@ -62,6 +62,15 @@ constexpr const char *kKnownKeys[] = {
     "rope_in_global_layers",
     "all_layers_local",
     "rope_scaling",
+    "attention_bias",
+    "attention_output_bias",
+    "qk_norm",
+    "rms_norm_weight_offset",
+    "sandwich_norms",
+    "mlp_activation",
+    "embedding_multiplier",
+    "attention_scale",
+    "rope_local_theta",
     "block1_fraction",
     "num_tracks",
     "track_block_depth",
@@ -87,12 +96,17 @@ constexpr const char *kOnDeviceKeys[] = {"block1_fraction"};
 constexpr const char *kPTMoEKeys[] = {
     "num_tracks",          "track_block_depth",  "num_experts",
     "num_experts_per_tok", "moe_layer_interval", "moe_intermediate_size"};
+/// afm-dense has MoE layers when its config gives `num_experts`.
+constexpr const char *kDenseMoEKeys[] = {"num_experts", "num_experts_per_tok",
+                                         "moe_layer_interval",
+                                         "moe_intermediate_size"};
 
-/// The keys only `arch` has; every other key is shared by all families.
+/// The keys only `arch` (and maybe another family) has; every other key is
+/// shared by all families.
 llvm::ArrayRef<const char *> familyKeys(Architecture arch) {
   switch (arch) {
   case Architecture::Dense:
-    return {};
+    return kDenseMoEKeys;
   case Architecture::OnDevice:
     return kOnDeviceKeys;
   case Architecture::PTMoE:
@@ -230,15 +244,30 @@ Error readArchitecture(const ConfigReader &reader, Architecture &out) {
 /// Keys of one family are errors in the configs of the others: a
 /// `num_experts` in an on-device config is a mistake, not a no-op.
 Error checkFamilyKeys(const ConfigReader &reader, Architecture arch) {
+  auto owns = [](Architecture family, StringRef key) {
+    return llvm::is_contained(familyKeys(family), key);
+  };
   for (Architecture family : kArchitectures) {
     if (family == arch)
       continue;
-    for (StringRef key : familyKeys(family))
-      if (reader.has(key))
-        return reader.keyError(key, "only " + architectureName(family) +
-                                        " configs have it, not " +
-                                        architectureName(arch));
+    for (StringRef key : familyKeys(family)) {
+      if (!reader.has(key) || owns(arch, key))
+        continue;
+      llvm::SmallVector<std::string> owners;
+      for (Architecture owner : kArchitectures)
+        if (owns(owner, key))
+          owners.push_back(architectureName(owner).str());
+      return reader.keyError(key, "only " + llvm::join(owners, " and ") +
+                                      " configs have it, not " +
+                                      architectureName(arch));
+    }
   }
+  if (arch != Architecture::Dense || reader.has("num_experts"))
+    return Error::success();
+  for (StringRef key : kDenseMoEKeys)
+    if (reader.has(key))
+      return reader.keyError(key, "an afm-dense config has MoE layers only "
+                                  "when it gives num_experts");
   return Error::success();
 }
 
@@ -275,6 +304,11 @@ Error readCompressionChoices(const ConfigReader &reader, ModelConfig &config) {
         config.embeddingFormat = EmbeddingFormat(i);
       }))
     return err;
+  if (Error err = choose("mlp_activation", {"silu", "gelu_tanh"},
+                         [&](size_t i) {
+                           config.mlpActivation = MLPActivation(i);
+                         }))
+    return err;
   if (Error err = choose("kv_cache_dtype", {"f32", "int8"}, [&](size_t i) {
         config.kvCacheDType = KVCacheDType(i);
       }))
@@ -291,6 +325,8 @@ Error readKeys(const ConfigReader &reader, ModelConfig &config) {
     return err;
   if ((err = checkFamilyKeys(reader, config.architecture)))
     return err;
+  config.denseMoE = config.architecture == Architecture::Dense &&
+                    reader.has("num_experts");
   // The AFM families default to the paper's attention pattern: three
   // local layers, then one NoPE global layer.
   if (config.architecture != Architecture::Dense) {
@@ -333,6 +369,17 @@ Error readKeys(const ConfigReader &reader, ModelConfig &config) {
       (err = reader.readBool("rope_in_global_layers",
                              config.ropeInGlobalLayers)) ||
       (err = reader.readBool("all_layers_local", config.allLayersLocal)) ||
+      (err = reader.readBool("attention_bias", config.attentionBias)) ||
+      (err = reader.readBool("attention_output_bias",
+                             config.attentionOutputBias)) ||
+      (err = reader.readBool("qk_norm", config.qkNorm)) ||
+      (err = reader.readFloat("rms_norm_weight_offset",
+                              config.rmsNormWeightOffset)) ||
+      (err = reader.readBool("sandwich_norms", config.sandwichNorms)) ||
+      (err = reader.readFloat("embedding_multiplier",
+                              config.embeddingMultiplier)) ||
+      (err = reader.readFloat("attention_scale", config.attentionScale)) ||
+      (err = reader.readFloat("rope_local_theta", config.ropeLocalTheta)) ||
       (err = reader.readFloat("lora_alpha", config.loraAlpha)))
     return err;
   if (const json::Value *scaling = reader.get("rope_scaling"))
@@ -344,8 +391,7 @@ Error readKeys(const ConfigReader &reader, ModelConfig &config) {
 Error resolveDefaults(const ConfigReader &reader, ModelConfig &config) {
   if (!reader.has("num_key_value_heads"))
     config.numKeyValueHeads = config.numAttentionHeads;
-  if (config.architecture == Architecture::PTMoE &&
-      !reader.has("moe_intermediate_size"))
+  if (hasMoELayers(config) && !reader.has("moe_intermediate_size"))
     config.moeIntermediateSize = config.intermediateSize;
   // A non-positive H is reported by `validate`.
   if (!reader.has("head_dim") && config.numAttentionHeads > 0) {
@@ -387,8 +433,29 @@ Error validateOnDevice(StringRef origin, const ModelConfig &config) {
   return Error::success();
 }
 
+/// k experts of E, and the experts of a layer within bounds.
+Error validateExperts(StringRef origin, const ModelConfig &config) {
+  if (config.numExpertsPerTok > config.numExperts)
+    return keyError(origin, "num_experts_per_tok",
+                    llvm::formatv("must be between 1 and num_experts ({0}), "
+                                  "got {1}",
+                                  config.numExperts, config.numExpertsPerTok));
+  // Like the product of two sizes, the experts of one layer together
+  // ([E, F_moe, d], stacked as the ONNX form takes them) must have fewer
+  // than kMaxSize^2 elements.
+  if (config.numExperts * config.moeIntermediateSize >
+      kMaxSize * kMaxSize / config.hiddenSize)
+    return keyError(origin, "num_experts",
+                    llvm::formatv("the experts of a layer [{0}, {1}, {2}] "
+                                  "have more than {3}^2 elements",
+                                  config.numExperts,
+                                  config.moeIntermediateSize,
+                                  config.hiddenSize, kMaxSize));
+  return Error::success();
+}
+
 /// The PT-MoE checks: tracks split the heads, blocks split the layers, and
-/// k experts of E.
+/// the experts'.
 Error validatePTMoE(StringRef origin, const ModelConfig &config) {
   int64_t n = config.numTracks;
   const std::pair<const char *, int64_t> headCounts[] = {
@@ -404,29 +471,13 @@ Error validatePTMoE(StringRef origin, const ModelConfig &config) {
                     llvm::formatv("{0} does not divide num_hidden_layers ({1})",
                                   config.trackBlockDepth,
                                   config.numHiddenLayers));
-  if (config.numExpertsPerTok > config.numExperts)
-    return keyError(origin, "num_experts_per_tok",
-                    llvm::formatv("must be between 1 and num_experts ({0}), "
-                                  "got {1}",
-                                  config.numExperts, config.numExpertsPerTok));
   // KV caches are numbered t * L + i, like layers of a dense model.
   if (n * config.numHiddenLayers > kMaxSize)
     return keyError(origin, "num_tracks",
                     llvm::formatv("{0} tracks of {1} layers are more than {2} "
                                   "layers",
                                   n, config.numHiddenLayers, kMaxSize));
-  // Like the product of two sizes, the experts of one layer together
-  // ([E, F_moe, d], stacked as the ONNX form takes them) must have fewer
-  // than kMaxSize^2 elements.
-  if (config.numExperts * config.moeIntermediateSize >
-      kMaxSize * kMaxSize / config.hiddenSize)
-    return keyError(origin, "num_experts",
-                    llvm::formatv("the experts of a layer [{0}, {1}, {2}] "
-                                  "have more than {3}^2 elements",
-                                  config.numExperts,
-                                  config.moeIntermediateSize,
-                                  config.hiddenSize, kMaxSize));
-  return Error::success();
+  return validateExperts(origin, config);
 }
 } // namespace
 
@@ -451,8 +502,9 @@ Error mlir::afm::validateModelConfig(const ModelConfig &config,
   };
   if (config.architecture == Architecture::PTMoE)
     sizes.append({{"num_tracks", config.numTracks, 1},
-                  {"track_block_depth", config.trackBlockDepth, 1},
-                  {"num_experts", config.numExperts, 1},
+                  {"track_block_depth", config.trackBlockDepth, 1}});
+  if (hasMoELayers(config))
+    sizes.append({{"num_experts", config.numExperts, 1},
                   {"num_experts_per_tok", config.numExpertsPerTok, 1},
                   {"moe_layer_interval", config.moeLayerInterval, 1},
                   {"moe_intermediate_size", config.moeIntermediateSize, 1}});
@@ -515,6 +567,23 @@ Error mlir::afm::validateModelConfig(const ModelConfig &config,
       return keyError(origin, key,
                       "must be a positive finite number, got " +
                           formatDouble(value));
+  // 0 means "not set" for these.
+  const std::pair<const char *, double> optionalPositives[] = {
+      {"attention_scale", config.attentionScale},
+      {"rope_local_theta", config.ropeLocalTheta}};
+  for (const auto &[key, value] : optionalPositives)
+    if (value != 0.0 && (!(value > 0.0) || !std::isfinite(value)))
+      return keyError(origin, key,
+                      "must be a positive finite number (or 0 for the "
+                      "default), got " +
+                          formatDouble(value));
+  const std::pair<const char *, double> finites[] = {
+      {"rms_norm_weight_offset", config.rmsNormWeightOffset},
+      {"embedding_multiplier", config.embeddingMultiplier}};
+  for (const auto &[key, value] : finites)
+    if (!std::isfinite(value))
+      return keyError(origin, key,
+                      "must be a finite number, got " + formatDouble(value));
   if (config.allLayersLocal && config.localPerGlobal != 0)
     return keyError(origin, "all_layers_local",
                     llvm::formatv("every layer local leaves no room for "
@@ -542,7 +611,8 @@ Error mlir::afm::validateModelConfig(const ModelConfig &config,
                                   scaling.originalMaxPositionEmbeddings));
   switch (config.architecture) {
   case Architecture::Dense:
-    return Error::success();
+    return config.denseMoE ? validateExperts(origin, config)
+                           : Error::success();
   case Architecture::OnDevice:
     return validateOnDevice(origin, config);
   case Architecture::PTMoE:
@@ -626,8 +696,13 @@ int64_t mlir::afm::kvSourceLayer(const ModelConfig &config, int64_t layer) {
   return last - (last - config.localPerGlobal) % period;
 }
 
+bool mlir::afm::hasMoELayers(const ModelConfig &config) {
+  return config.architecture == Architecture::PTMoE ||
+         (config.architecture == Architecture::Dense && config.denseMoE);
+}
+
 bool mlir::afm::isMoELayer(const ModelConfig &config, int64_t layerOfTrack) {
-  return config.architecture == Architecture::PTMoE &&
+  return hasMoELayers(config) &&
          layerOfTrack % config.moeLayerInterval ==
              config.moeLayerInterval - 1;
 }
@@ -684,19 +759,41 @@ std::string mlir::afm::toJSON(const ModelConfig &config) {
         out.attribute("original_max_position_embeddings",
                       scaling.originalMaxPositionEmbeddings);
       });
+    if (config.attentionBias)
+      out.attribute("attention_bias", true);
+    if (config.attentionOutputBias)
+      out.attribute("attention_output_bias", true);
+    if (config.qkNorm)
+      out.attribute("qk_norm", true);
+    if (config.rmsNormWeightOffset != 0.0)
+      writeFloat("rms_norm_weight_offset", config.rmsNormWeightOffset);
+    if (config.sandwichNorms)
+      out.attribute("sandwich_norms", true);
+    if (config.mlpActivation != MLPActivation::SiLU)
+      out.attribute("mlp_activation", "gelu_tanh");
+    if (config.embeddingMultiplier != 1.0)
+      writeFloat("embedding_multiplier", config.embeddingMultiplier);
+    if (config.attentionScale != 0.0)
+      writeFloat("attention_scale", config.attentionScale);
+    if (config.ropeLocalTheta != 0.0)
+      writeFloat("rope_local_theta", config.ropeLocalTheta);
     switch (config.architecture) {
     case Architecture::Dense:
-      break;
-    case Architecture::OnDevice:
-      writeFloat("block1_fraction", config.block1Fraction);
-      break;
+      if (!config.denseMoE)
+        break;
+      [[fallthrough]];
     case Architecture::PTMoE:
-      out.attribute("num_tracks", config.numTracks);
-      out.attribute("track_block_depth", config.trackBlockDepth);
+      if (config.architecture == Architecture::PTMoE) {
+        out.attribute("num_tracks", config.numTracks);
+        out.attribute("track_block_depth", config.trackBlockDepth);
+      }
       out.attribute("num_experts", config.numExperts);
       out.attribute("num_experts_per_tok", config.numExpertsPerTok);
       out.attribute("moe_layer_interval", config.moeLayerInterval);
       out.attribute("moe_intermediate_size", config.moeIntermediateSize);
+      break;
+    case Architecture::OnDevice:
+      writeFloat("block1_fraction", config.block1Fraction);
       break;
     }
     const char *linearFormats[] = {"f32", "q2", "astc"};
@@ -783,6 +880,16 @@ Error mlir::afm::parseRopeScaling(const json::Value &value, StringRef origin,
     return fail("'original_max_position_embeddings' must be an integer");
   out.originalMaxPositionEmbeddings = static_cast<int64_t>(original);
   return Error::success();
+}
+
+ModelConfig mlir::afm::ropeConfigOfLayer(const ModelConfig &config,
+                                         int64_t layer) {
+  ModelConfig rope = config;
+  if (config.ropeLocalTheta != 0.0 && isLocalLayer(config, layer)) {
+    rope.ropeTheta = config.ropeLocalTheta;
+    rope.ropeScaling = RopeScaling();
+  }
+  return rope;
 }
 
 std::vector<double> mlir::afm::ropeInverseFrequencies(const ModelConfig &config) {

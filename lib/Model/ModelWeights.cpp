@@ -10,19 +10,29 @@
 
 using namespace mlir::afm;
 
-/// The names of a layer whose tensors all start with `prefix`.
-static LayerTensorNames namesWithPrefix(const std::string &prefix) {
+/// The names of a layer whose tensors all start with `prefix`; an MoE
+/// layer's router is `router` after it.
+static LayerTensorNames namesWithPrefix(const std::string &prefix,
+                                        const char *router) {
   return {
       prefix + "input_layernorm.weight",
       prefix + "self_attn.q_proj.weight",
       prefix + "self_attn.k_proj.weight",
       prefix + "self_attn.v_proj.weight",
       prefix + "self_attn.o_proj.weight",
+      prefix + "self_attn.q_proj.bias",
+      prefix + "self_attn.k_proj.bias",
+      prefix + "self_attn.v_proj.bias",
+      prefix + "self_attn.o_proj.bias",
+      prefix + "self_attn.q_norm.weight",
+      prefix + "self_attn.k_norm.weight",
       prefix + "post_attention_layernorm.weight",
+      prefix + "pre_feedforward_layernorm.weight",
+      prefix + "post_feedforward_layernorm.weight",
       prefix + "mlp.gate_proj.weight",
       prefix + "mlp.up_proj.weight",
       prefix + "mlp.down_proj.weight",
-      prefix + "mlp.router.weight",
+      prefix + router,
       prefix + "mlp.experts.",
   };
 }
@@ -43,13 +53,16 @@ std::string LayerTensorNames::expertDownProj(int64_t e) const {
 }
 
 LayerTensorNames mlir::afm::layerTensorNames(int64_t layer) {
-  return namesWithPrefix("model.layers." + std::to_string(layer) + ".");
+  // Qwen-MoE's router name; PT-MoE tracks call theirs `router`.
+  return namesWithPrefix("model.layers." + std::to_string(layer) + ".",
+                         "mlp.gate.weight");
 }
 
 LayerTensorNames mlir::afm::trackLayerTensorNames(int64_t track,
                                                   int64_t layer) {
   return namesWithPrefix("model.tracks." + std::to_string(track) +
-                         ".layers." + std::to_string(layer) + ".");
+                             ".layers." + std::to_string(layer) + ".",
+                         "mlp.router.weight");
 }
 
 namespace {
@@ -72,6 +85,7 @@ static void appendLayer(std::vector<ExpectedTensor> &tensors,
   int64_t d = config.hiddenSize, f = config.intermediateSize;
   int64_t qWidth = layer.heads * config.headDim;
   int64_t kvWidth = layer.kvHeads * config.headDim;
+  int64_t hd = config.headDim;
   tensors.push_back({names.inputNorm, {d}});
   tensors.push_back({names.qProj, {qWidth, d}});
   if (layer.hasKV) {
@@ -79,7 +93,25 @@ static void appendLayer(std::vector<ExpectedTensor> &tensors,
     tensors.push_back({names.vProj, {kvWidth, d}});
   }
   tensors.push_back({names.oProj, {d, qWidth}});
+  if (config.attentionBias) {
+    tensors.push_back({names.qBias, {qWidth}});
+    if (layer.hasKV) {
+      tensors.push_back({names.kBias, {kvWidth}});
+      tensors.push_back({names.vBias, {kvWidth}});
+    }
+  }
+  if (config.attentionOutputBias)
+    tensors.push_back({names.oBias, {d}});
+  if (config.qkNorm) {
+    tensors.push_back({names.qNorm, {hd}});
+    if (layer.hasKV)
+      tensors.push_back({names.kNorm, {hd}});
+  }
   tensors.push_back({names.postAttentionNorm, {d}});
+  if (config.sandwichNorms) {
+    tensors.push_back({names.preFeedforwardNorm, {d}});
+    tensors.push_back({names.postFeedforwardNorm, {d}});
+  }
   if (layer.moe) {
     int64_t e = config.numExperts, fm = config.moeIntermediateSize;
     tensors.push_back({names.router, {e, d}});
@@ -112,7 +144,7 @@ mlir::afm::expectedTensors(const ModelConfig &config) {
     for (int64_t i = 0; i < layers; ++i)
       appendLayer(tensors, config, layerTensorNames(i),
                   {config.numAttentionHeads, config.numKeyValueHeads,
-                   !isBlock2Layer(config, i), /*moe=*/false});
+                   !isBlock2Layer(config, i), isMoELayer(config, i)});
   }
   tensors.push_back({kFinalNormName, {d}});
   if (!config.tieWordEmbeddings)

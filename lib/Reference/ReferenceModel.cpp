@@ -81,10 +81,24 @@ ReferenceModel::create(const ModelConfig &config, const WeightSource &weights) {
     WeightTensor tensor = weights.lookup(name);
     return tensor.file->toF32(*tensor.info);
   };
+  // A norm's gain with Gemma's offset added once here: (1 + w).
+  auto loadNorm = [&](llvm::StringRef name) {
+    std::vector<float> gain = load(name);
+    for (float &g : gain)
+      g = static_cast<float>(double(g) + config.rmsNormWeightOffset);
+    return gain;
+  };
   ReferenceModel model(config);
   model.ropeInvFreq = scaledRopeFrequencies(config);
+  model.ropeInvFreqLocal = model.ropeInvFreq;
+  if (config.ropeLocalTheta != 0.0) {
+    ModelConfig local = config;
+    local.ropeTheta = config.ropeLocalTheta;
+    local.ropeScaling = RopeScaling();
+    model.ropeInvFreqLocal = scaledRopeFrequencies(local);
+  }
   model.embedTokens = load(kEmbedTokensName);
-  model.finalNorm = load(kFinalNormName);
+  model.finalNorm = loadNorm(kFinalNormName);
   if (!config.tieWordEmbeddings)
     model.lmHead = load(kLmHeadName);
   bool tracks = config.architecture == Architecture::PTMoE;
@@ -93,14 +107,33 @@ ReferenceModel::create(const ModelConfig &config, const WeightSource &weights) {
       LayerTensorNames names =
           tracks ? trackLayerTensorNames(t, i) : layerTensorNames(i);
       LayerWeights w;
-      w.inputNorm = load(names.inputNorm);
+      w.inputNorm = loadNorm(names.inputNorm);
       w.qProj = load(names.qProj);
       if (!isBlock2Layer(config, i)) {
         w.kProj = load(names.kProj);
         w.vProj = load(names.vProj);
       }
       w.oProj = load(names.oProj);
-      w.postAttentionNorm = load(names.postAttentionNorm);
+      bool kv = !isBlock2Layer(config, i);
+      if (config.attentionBias) {
+        w.qBias = load(names.qBias);
+        if (kv) {
+          w.kBias = load(names.kBias);
+          w.vBias = load(names.vBias);
+        }
+      }
+      if (config.attentionOutputBias)
+        w.oBias = load(names.oBias);
+      if (config.qkNorm) {
+        w.qNorm = loadNorm(names.qNorm);
+        if (kv)
+          w.kNorm = loadNorm(names.kNorm);
+      }
+      w.postAttentionNorm = loadNorm(names.postAttentionNorm);
+      if (config.sandwichNorms) {
+        w.preFeedforwardNorm = loadNorm(names.preFeedforwardNorm);
+        w.postFeedforwardNorm = loadNorm(names.postFeedforwardNorm);
+      }
       if (isMoELayer(config, i)) {
         w.router = load(names.router);
         // Stacked [E, ...] as mixtureOfExperts takes them.
@@ -198,6 +231,8 @@ std::vector<float> ReferenceModel::decoderStep(int32_t token) {
                       : layerCount;
   std::vector<float> h(embedTokens.begin() + token * d,
                        embedTokens.begin() + (token + 1) * d);
+  for (float &x : h)
+    x = static_cast<float>(double(x) * cfg.embeddingMultiplier);
   for (int64_t first = 0; first < layerCount; first += depth) {
     std::vector<double> sum(d, 0.0);
     for (int64_t t = 0; t < tracks; ++t) {
@@ -217,10 +252,19 @@ std::vector<float> ReferenceModel::decoderStep(int32_t token) {
 void ReferenceModel::layerStep(int64_t track, int64_t layer,
                                std::vector<float> &h) {
   const LayerWeights &w = layers[kvCacheIndex(cfg, track, layer)];
-  addInPlace(h, attentionBlock(track, layer,
-                               rmsNorm(h, w.inputNorm, cfg.rmsNormEps)));
-  addInPlace(h, ffnBlock(track, layer,
-                         rmsNorm(h, w.postAttentionNorm, cfg.rmsNormEps)));
+  double eps = cfg.rmsNormEps;
+  std::vector<float> attended =
+      attentionBlock(track, layer, rmsNorm(h, w.inputNorm, eps));
+  if (cfg.sandwichNorms) {
+    // Gemma: the block outputs are normalized before the residual add.
+    addInPlace(h, rmsNorm(attended, w.postAttentionNorm, eps));
+    addInPlace(h, rmsNorm(ffnBlock(track, layer,
+                                   rmsNorm(h, w.preFeedforwardNorm, eps)),
+                          w.postFeedforwardNorm, eps));
+    return;
+  }
+  addInPlace(h, attended);
+  addInPlace(h, ffnBlock(track, layer, rmsNorm(h, w.postAttentionNorm, eps)));
 }
 
 std::vector<float> ReferenceModel::attentionBlock(int64_t track,
@@ -232,11 +276,14 @@ std::vector<float> ReferenceModel::attentionBlock(int64_t track,
   AttentionShape shape = {cfg.numAttentionHeads / tracks,
                           cfg.numKeyValueHeads / tracks, hd};
   bool rope = usesRope(cfg, layer);
-  std::vector<float> q = project(x, w.qProj);
+  const std::vector<double> &invFreq =
+      isLocalLayer(cfg, layer) ? ropeInvFreqLocal : ropeInvFreq;
+  std::vector<float> q = projectWithBias(x, w.qProj, w.qBias);
+  normalizeHeads(q, w.qNorm);
   if (rope)
     for (int64_t h = 0; h < shape.numHeads; ++h)
       applyRope(llvm::MutableArrayRef<float>(q).slice(h * hd, hd), pos,
-                ropeInvFreq);
+                invFreq);
   // Each head's query rounded to int8 as int8 activations are
   // (`int8_query`): the compiled scores are integer dot products of codes.
   if (roundsQueryToInt8(cfg))
@@ -246,12 +293,13 @@ std::vector<float> ReferenceModel::attentionBlock(int64_t track,
       llvm::copy(roundToInt8Activations(head), head.begin());
     }
   if (!isBlock2Layer(cfg, layer)) {
-    std::vector<float> k = project(x, w.kProj);
-    std::vector<float> v = project(x, w.vProj);
+    std::vector<float> k = projectWithBias(x, w.kProj, w.kBias);
+    std::vector<float> v = projectWithBias(x, w.vProj, w.vBias);
+    normalizeHeads(k, w.kNorm);
     if (rope)
       for (int64_t g = 0; g < shape.numKVHeads; ++g)
         applyRope(llvm::MutableArrayRef<float>(k).slice(g * hd, hd), pos,
-                  ropeInvFreq);
+                  invFreq);
     LayerCache &cache = caches[index];
     cache.keys.append(k);
     cache.values.append(v);
@@ -266,8 +314,29 @@ std::vector<float> ReferenceModel::attentionBlock(int64_t track,
   int64_t window = isLocalLayer(cfg, layer) ? cfg.slidingWindow : 0;
   std::vector<float> attended =
       attention(q, cache.keys.read(), cache.values.read(), shape,
-                firstVisiblePosition(pos, window));
-  return project(attended, w.oProj);
+                firstVisiblePosition(pos, window), cfg.attentionScale);
+  return projectWithBias(attended, w.oProj, w.oBias);
+}
+
+std::vector<float> ReferenceModel::projectWithBias(ArrayRef<float> x,
+                                                   ArrayRef<float> weight,
+                                                   ArrayRef<float> bias) const {
+  std::vector<float> y = project(x, weight);
+  if (!bias.empty())
+    addInPlace(y, bias);
+  return y;
+}
+
+void ReferenceModel::normalizeHeads(std::vector<float> &heads,
+                                    ArrayRef<float> norm) const {
+  if (norm.empty())
+    return;
+  int64_t hd = cfg.headDim;
+  for (size_t h = 0; h < heads.size(); h += size_t(hd)) {
+    llvm::MutableArrayRef<float> head =
+        llvm::MutableArrayRef<float>(heads).slice(h, hd);
+    llvm::copy(rmsNorm(head, norm, cfg.rmsNormEps), head.begin());
+  }
 }
 
 std::vector<float> ReferenceModel::project(ArrayRef<float> x,
@@ -279,9 +348,14 @@ std::vector<float> ReferenceModel::ffnBlock(int64_t track, int64_t layer,
                                             ArrayRef<float> x) {
   int64_t index = kvCacheIndex(cfg, track, layer);
   const LayerWeights &w = layers[index];
-  if (!isMoELayer(cfg, layer))
-    return project(swiglu(project(x, w.gateProj), project(x, w.upProj)),
+  if (!isMoELayer(cfg, layer)) {
+    std::vector<float> gate = project(x, w.gateProj);
+    std::vector<float> up = project(x, w.upProj);
+    return project(cfg.mlpActivation == MLPActivation::GELUTanh
+                       ? geglu(gate, up)
+                       : swiglu(gate, up),
                    w.downProj);
+  }
   std::vector<int64_t> selected;
   std::vector<float> y =
       mixtureOfExperts(x,

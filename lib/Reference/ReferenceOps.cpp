@@ -99,6 +99,19 @@ std::vector<float> mlir::afm::reference::swiglu(ArrayRef<float> gate,
   return y;
 }
 
+std::vector<float> mlir::afm::reference::geglu(ArrayRef<float> gate,
+                                               ArrayRef<float> up) {
+  assert(gate.size() == up.size() && "gate and up have the FFN width");
+  const double k = std::sqrt(2.0 / M_PI);
+  std::vector<float> y(gate.size());
+  for (size_t i = 0; i < gate.size(); ++i) {
+    double g = gate[i];
+    double gelu = 0.5 * g * (1.0 + std::tanh(k * (g + 0.044715 * g * g * g)));
+    y[i] = static_cast<float>(gelu * up[i]);
+  }
+  return y;
+}
+
 int64_t mlir::afm::reference::kvHeadOf(int64_t head, int64_t numHeads,
                                        int64_t numKVHeads) {
   return head / (numHeads / numKVHeads);
@@ -113,12 +126,13 @@ int64_t mlir::afm::reference::firstVisiblePosition(int64_t position,
 
 std::vector<float> mlir::afm::reference::attention(
     ArrayRef<float> query, ArrayRef<float> keys, ArrayRef<float> values,
-    const AttentionShape &shape, int64_t firstVisible) {
+    const AttentionShape &shape, int64_t firstVisible, double scale) {
   int64_t hd = shape.headDim;
   int64_t rowSize = shape.numKVHeads * hd;
   assert(keys.size() == values.size() && keys.size() % rowSize == 0);
   int64_t last = keys.size() / rowSize - 1; // The query's own position.
-  double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  if (scale == 0.0)
+    scale = 1.0 / std::sqrt(static_cast<double>(hd));
   std::vector<float> out(shape.numHeads * hd);
   std::vector<double> scores(last + 1);
   for (int64_t h = 0; h < shape.numHeads; ++h) {

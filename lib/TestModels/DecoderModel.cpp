@@ -2,12 +2,13 @@
 
 #include "afm/TestModels/DecoderModel.h"
 
-#include "afm/Model/Random.h"
+#include "ONNXGraphWriter.h"
 
-#include <onnx/onnx_pb.h>
+#include "afm/Model/Random.h"
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 using namespace mlir::afm;
@@ -32,23 +33,33 @@ private:
     return values;
   }
 
-  onnx::TensorProto &addInitializer(const std::string &name,
-                                    std::vector<int64_t> dims,
-                                    int32_t dataType);
+  // The graph writer's calls, on the graph being built.
   void addFloat(const std::string &name, std::vector<int64_t> dims,
-                const std::vector<float> &values);
+                const std::vector<float> &values) {
+    writer->addFloat(name, dims, values);
+  }
   void addInt(const std::string &name, std::vector<int64_t> dims,
-              const std::vector<int64_t> &values, int32_t dataType);
+              const std::vector<int64_t> &values, int32_t dataType) {
+    writer->addInt(name, dims, values, dataType);
+  }
   void addBytes(const std::string &name, std::vector<int64_t> dims,
-                const std::vector<uint8_t> &bytes);
+                const std::vector<uint8_t> &bytes) {
+    writer->addBytes(name, dims, bytes);
+  }
   onnx::NodeProto &addNode(const std::string &opType, const std::string &name,
                            std::vector<std::string> inputs,
                            std::vector<std::string> outputs,
-                           bool microsoft = false);
+                           bool microsoft = false) {
+    return writer->addNode(opType, name, inputs, outputs, microsoft);
+  }
   static void setInt(onnx::NodeProto &node, const std::string &name,
-                     int64_t value);
+                     int64_t value) {
+    ONNXGraphWriter::setInt(node, name, value);
+  }
   static void setFloat(onnx::NodeProto &node, const std::string &name,
-                       float value);
+                       float value) {
+    ONNXGraphWriter::setFloat(node, name, value);
+  }
 
   /// x [.., k] times a random [k, n] weight: MatMul, or MatMulNBits of
   /// the same weight quantized.
@@ -59,79 +70,10 @@ private:
   const ONNXDecoderConfig &config;
   SplitMix64 rng;
   onnx::GraphProto *graph = nullptr;
+  std::unique_ptr<ONNXGraphWriter> writer;
 };
 
 } // namespace
-
-onnx::TensorProto &DecoderBuilder::addInitializer(const std::string &name,
-                                                  std::vector<int64_t> dims,
-                                                  int32_t dataType) {
-  onnx::TensorProto *tensor = graph->add_initializer();
-  tensor->set_name(name);
-  tensor->set_data_type(dataType);
-  for (int64_t dim : dims)
-    tensor->add_dims(dim);
-  return *tensor;
-}
-
-void DecoderBuilder::addFloat(const std::string &name,
-                              std::vector<int64_t> dims,
-                              const std::vector<float> &values) {
-  addInitializer(name, dims, onnx::TensorProto::FLOAT)
-      .set_raw_data(values.data(), values.size() * sizeof(float));
-}
-
-void DecoderBuilder::addInt(const std::string &name, std::vector<int64_t> dims,
-                            const std::vector<int64_t> &values,
-                            int32_t dataType) {
-  onnx::TensorProto &tensor = addInitializer(name, dims, dataType);
-  for (int64_t value : values) {
-    if (dataType == onnx::TensorProto::INT64)
-      tensor.add_int64_data(value);
-    else
-      tensor.add_int32_data(static_cast<int32_t>(value));
-  }
-}
-
-void DecoderBuilder::addBytes(const std::string &name,
-                              std::vector<int64_t> dims,
-                              const std::vector<uint8_t> &bytes) {
-  addInitializer(name, dims, onnx::TensorProto::UINT8)
-      .set_raw_data(bytes.data(), bytes.size());
-}
-
-onnx::NodeProto &DecoderBuilder::addNode(const std::string &opType,
-                                         const std::string &name,
-                                         std::vector<std::string> inputs,
-                                         std::vector<std::string> outputs,
-                                         bool microsoft) {
-  onnx::NodeProto *node = graph->add_node();
-  node->set_op_type(opType);
-  node->set_name(name);
-  if (microsoft)
-    node->set_domain("com.microsoft");
-  for (const std::string &input : inputs)
-    node->add_input(input);
-  for (const std::string &output : outputs)
-    node->add_output(output);
-  return *node;
-}
-
-void DecoderBuilder::setInt(onnx::NodeProto &node, const std::string &name,
-                            int64_t value) {
-  onnx::AttributeProto *attr = node.add_attribute();
-  attr->set_name(name);
-  attr->set_type(onnx::AttributeProto::INT);
-  attr->set_i(value);
-}
-
-void DecoderBuilder::setFloat(onnx::NodeProto &node, const std::string &name,
-                              float value) {
-  onnx::AttributeProto *attr = node.add_attribute();
-  attr->set_name(name);
-  attr->set_type(onnx::AttributeProto::FLOAT);
-  attr->set_f(value);
-}
 
 std::string DecoderBuilder::rmsNormWeight(const std::string &name) {
   addFloat(name, {config.hiddenSize}, random(config.hiddenSize, 0.2f, 1.0f));
@@ -224,22 +166,15 @@ std::string DecoderBuilder::build() {
   opset->set_version(1);
   graph = model.mutable_graph();
   graph->set_name("decoder");
+  writer = std::make_unique<ONNXGraphWriter>(*graph);
 
   const int64_t seq = config.seqLen, hidden = config.hiddenSize;
   const int64_t qSize = config.numHeads * config.headDim;
   const int64_t kvSize = config.numKVHeads * config.headDim;
 
-  auto addIO = [&](onnx::ValueInfoProto *info, const std::string &name,
-                   int32_t type, std::vector<int64_t> dims) {
-    info->set_name(name);
-    auto *tensorType = info->mutable_type()->mutable_tensor_type();
-    tensorType->set_elem_type(type);
-    for (int64_t dim : dims)
-      tensorType->mutable_shape()->add_dim()->set_dim_value(dim);
-  };
-  addIO(graph->add_input(), "input_ids", onnx::TensorProto::INT64, {1, seq});
-  addIO(graph->add_output(), "logits", onnx::TensorProto::FLOAT,
-        {1, seq, config.vocabSize});
+  writer->addInput("input_ids", onnx::TensorProto::INT64, {1, seq});
+  writer->addOutput("logits", onnx::TensorProto::FLOAT,
+                    {1, seq, config.vocabSize});
 
   // Rotary tables for positions 0..seq-1 (theta 10000), the positions
   // themselves, and GroupQueryAttention's lengths: one prompt filling

@@ -162,7 +162,10 @@ mlir::afm::planExampleTensors(const ModelConfig &config) {
     ExampleTensorPlan plan;
     plan.name = expected.name;
     plan.shape = expected.shape;
-    if (expected.shape.size() == 1) {
+    if (llvm::StringRef(expected.name).ends_with(".bias")) {
+      // Large enough to move the logits: Qwen's q/k biases are.
+      plan.stddev = 0.5;
+    } else if (expected.shape.size() == 1) {
       plan.mean = 1.0; // RMSNorm gains.
       plan.stddev = 0.1;
     } else if (expected.name == kEmbedTokensName) {

@@ -13,6 +13,7 @@
 #include "afm/Model/SafeTensors.h"
 #include "afm/TestModels/ExampleModel.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -20,6 +21,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cassert>
 #include <map>
 
 using namespace mlir::afm;
@@ -89,6 +91,189 @@ static constexpr const char kMistralConfig[] = R"({
 }
 )";
 
+static constexpr const char kQwen2Config[] = R"({
+  "architectures": [
+    "Qwen2ForCausalLM"
+  ],
+  "attention_dropout": 0.0,
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 64,
+  "initializer_range": 0.02,
+  "intermediate_size": 128,
+  "max_position_embeddings": 32768,
+  "max_window_layers": 2,
+  "model_type": "qwen2",
+  "num_attention_heads": 4,
+  "num_hidden_layers": 2,
+  "num_key_value_heads": 2,
+  "rms_norm_eps": 1e-06,
+  "rope_theta": 1000000.0,
+  "sliding_window": 32768,
+  "tie_word_embeddings": true,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.40.1",
+  "use_cache": true,
+  "use_mrope": false,
+  "use_sliding_window": false,
+  "vocab_size": 256
+}
+)";
+
+// head_dim 32 is not hidden_size / num_attention_heads (16), as in the
+// published Qwen 3 models.
+static constexpr const char kQwen3Config[] = R"({
+  "architectures": [
+    "Qwen3ForCausalLM"
+  ],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "head_dim": 32,
+  "hidden_act": "silu",
+  "hidden_size": 64,
+  "initializer_range": 0.02,
+  "intermediate_size": 128,
+  "max_position_embeddings": 40960,
+  "max_window_layers": 2,
+  "model_type": "qwen3",
+  "num_attention_heads": 4,
+  "num_hidden_layers": 2,
+  "num_key_value_heads": 2,
+  "rms_norm_eps": 1e-06,
+  "rope_scaling": null,
+  "rope_theta": 1000000,
+  "sliding_window": null,
+  "tie_word_embeddings": true,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.51.0",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 256
+}
+)";
+
+// Four experts of which each token takes two, in every layer; untied, as
+// the published Qwen 3 MoE models are.
+static constexpr const char kQwen3MoEConfig[] = R"({
+  "architectures": [
+    "Qwen3MoeForCausalLM"
+  ],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 1,
+  "decoder_sparse_step": 1,
+  "eos_token_id": 2,
+  "head_dim": 16,
+  "hidden_act": "silu",
+  "hidden_size": 64,
+  "initializer_range": 0.02,
+  "intermediate_size": 128,
+  "max_position_embeddings": 40960,
+  "max_window_layers": 2,
+  "mlp_only_layers": [],
+  "model_type": "qwen3_moe",
+  "moe_intermediate_size": 32,
+  "norm_topk_prob": true,
+  "num_attention_heads": 4,
+  "num_experts": 4,
+  "num_experts_per_tok": 2,
+  "num_hidden_layers": 2,
+  "num_key_value_heads": 2,
+  "output_router_logits": false,
+  "rms_norm_eps": 1e-06,
+  "rope_scaling": null,
+  "rope_theta": 1000000.0,
+  "router_aux_loss_coef": 0.001,
+  "sliding_window": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.51.0",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 256
+}
+)";
+
+// Six layers: five sliding over a window of 8, then one full layer with
+// linearly scaled RoPE of another base (as gemma-3-4b's text model);
+// head_dim 32 and query_pre_attn_scalar 24, neither d / H; one KV head;
+// tied embeddings by default (no tie_word_embeddings key).
+static constexpr const char kGemma3Config[] = R"({
+  "architectures": [
+    "Gemma3ForCausalLM"
+  ],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "attn_logit_softcapping": null,
+  "bos_token_id": 2,
+  "cache_implementation": "hybrid",
+  "eos_token_id": [
+    1,
+    106
+  ],
+  "final_logit_softcapping": null,
+  "head_dim": 32,
+  "hidden_activation": "gelu_pytorch_tanh",
+  "hidden_size": 64,
+  "initializer_range": 0.02,
+  "intermediate_size": 128,
+  "max_position_embeddings": 32768,
+  "model_type": "gemma3_text",
+  "num_attention_heads": 4,
+  "num_hidden_layers": 6,
+  "num_key_value_heads": 1,
+  "pad_token_id": 0,
+  "query_pre_attn_scalar": 24,
+  "rms_norm_eps": 1e-06,
+  "rope_local_base_freq": 10000.0,
+  "rope_scaling": {
+    "factor": 8.0,
+    "rope_type": "linear"
+  },
+  "rope_theta": 1000000.0,
+  "sliding_window": 8,
+  "sliding_window_pattern": 6,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.50.0.dev0",
+  "use_cache": true,
+  "vocab_size": 256
+}
+)";
+
+static constexpr const char kGemmaGeneration[] = R"({
+  "bos_token_id": 2,
+  "cache_implementation": "hybrid",
+  "do_sample": true,
+  "eos_token_id": [
+    1,
+    106
+  ],
+  "pad_token_id": 0,
+  "top_k": 64,
+  "top_p": 0.95,
+  "transformers_version": "4.50.0.dev0"
+}
+)";
+
+static constexpr const char kQwenGeneration[] = R"({
+  "bos_token_id": 1,
+  "do_sample": true,
+  "eos_token_id": [
+    3,
+    2
+  ],
+  "pad_token_id": 1,
+  "repetition_penalty": 1.05,
+  "temperature": 0.7,
+  "top_k": 20,
+  "top_p": 0.8,
+  "transformers_version": "4.37.0"
+}
+)";
+
 static constexpr const char kLlamaGeneration[] = R"({
   "_from_model_config": true,
   "bos_token_id": 1,
@@ -111,17 +296,44 @@ static constexpr const char kMistralGeneration[] = R"({
 }
 )";
 
+namespace {
+/// The files of one family's example folder.
+struct ExampleFamily {
+  const char *name;
+  const char *config;
+  const char *generation;
+};
+} // namespace
+
+static constexpr ExampleFamily kExampleFamilies[] = {
+    {"llama", kLlamaConfig, kLlamaGeneration},
+    {"mistral", kMistralConfig, kMistralGeneration},
+    {"qwen2", kQwen2Config, kQwenGeneration},
+    {"qwen3", kQwen3Config, kQwenGeneration},
+    {"qwen3_moe", kQwen3MoEConfig, kQwenGeneration},
+    {"gemma3_text", kGemma3Config, kGemmaGeneration},
+};
+
+static const ExampleFamily *findExampleFamily(StringRef family) {
+  for (const ExampleFamily &known : kExampleFamilies)
+    if (family == known.name)
+      return &known;
+  return nullptr;
+}
+
 std::vector<StringRef> mlir::afm::hfExampleFamilies() {
-  return {"llama", "mistral"};
+  std::vector<StringRef> names;
+  for (const ExampleFamily &known : kExampleFamilies)
+    names.push_back(known.name);
+  return names;
 }
 
 llvm::Expected<std::string> mlir::afm::hfExampleConfigJSON(StringRef family) {
-  if (family == "llama")
-    return std::string(kLlamaConfig);
-  if (family == "mistral")
-    return std::string(kMistralConfig);
+  if (const ExampleFamily *known = findExampleFamily(family))
+    return std::string(known->config);
   return llvm::createStringError("unknown Hugging Face example family '" +
-                                 family + "' (known: llama, mistral)");
+                                 family + "' (known: " +
+                                 llvm::join(hfExampleFamilies(), ", ") + ")");
 }
 
 static Error writeText(StringRef path, StringRef text) {
@@ -155,10 +367,20 @@ static SafeTensor bf16Tensor(const ExampleTensorPlan &plan, uint64_t seed) {
 }
 
 Error mlir::afm::writeHFExampleFolder(StringRef dir, StringRef family,
-                                      int64_t shards, uint64_t seed) {
+                                      int64_t shards, uint64_t seed,
+                                      llvm::ArrayRef<std::string> zeroSubstrings,
+                                      std::optional<int64_t> vocabSize) {
   llvm::Expected<std::string> configText = hfExampleConfigJSON(family);
   if (!configText)
     return configText.takeError();
+  if (vocabSize) {
+    // Every example config spells the key this way, once.
+    std::string key = "\"vocab_size\": 256";
+    size_t at = configText->find(key);
+    assert(at != std::string::npos && "the example configs have vocab 256");
+    configText->replace(at, key.size(),
+                        "\"vocab_size\": " + std::to_string(*vocabSize));
+  }
   llvm::Expected<HFConfig> hf = parseHFConfig(*configText, "config.json");
   if (!hf)
     return hf.takeError();
@@ -177,8 +399,7 @@ Error mlir::afm::writeHFExampleFolder(StringRef dir, StringRef family,
   if (Error err = writeText(inFolder("config.json"), *configText))
     return err;
   if (Error err = writeText(inFolder("generation_config.json"),
-                            family == "llama" ? kLlamaGeneration
-                                              : kMistralGeneration))
+                            findExampleFamily(family)->generation))
     return err;
 
   std::vector<SafeTensor> tensors;
@@ -186,6 +407,15 @@ Error mlir::afm::writeHFExampleFolder(StringRef dir, StringRef family,
   for (const ExampleTensorPlan &plan : plans) {
     tensors.push_back(bf16Tensor(plan, seed));
     totalBytes += tensors.back().data.size();
+  }
+  // The messages of afm-gen-example's --zero-tensors for presets.
+  for (const std::string &substring : zeroSubstrings) {
+    if (substring.empty())
+      return llvm::createStringError(
+          "--zero-tensors needs a non-empty substring");
+    if (zeroTensors(tensors, substring) == 0)
+      return llvm::createStringError("--zero-tensors '" + substring +
+                                     "' matches no tensor of the model");
   }
   std::map<std::string, std::string> metadata = {{"format", "pt"}};
   if (shards == 1)

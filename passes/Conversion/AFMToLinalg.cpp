@@ -164,6 +164,7 @@ struct LowerRMSNorm : OpConversionPattern<RMSNormOp> {
                                          getSizes(rewriter, loc, x),
                                          elementType);
     double eps = op.getEpsilon().convertToDouble();
+    double offset = op.getWeightOffset().convertToDouble();
     auto normalize = linalg::GenericOp::create(
         rewriter, loc, TypeRange{init.getType()},
         ValueRange{x, sumsq.getResult(0), g}, ValueRange{init},
@@ -176,8 +177,10 @@ struct LowerRMSNorm : OpConversionPattern<RMSNormOp> {
               b, l, arith::AddFOp::create(b, l, mean, f32Const(b, l, eps)));
           Value scaled = arith::MulFOp::create(
               b, l, castFloat(b, l, args[0], f32), inv);
-          Value out = arith::MulFOp::create(b, l, scaled,
-                                            castFloat(b, l, args[2], f32));
+          Value gain = castFloat(b, l, args[2], f32);
+          if (offset != 0.0)
+            gain = arith::AddFOp::create(b, l, gain, f32Const(b, l, offset));
+          Value out = arith::MulFOp::create(b, l, scaled, gain);
           linalg::YieldOp::create(b, l, castFloat(b, l, out, elementType));
         });
     rewriter.replaceOp(op, normalize.getResult(0));
@@ -436,8 +439,31 @@ struct LowerLoRA : OpConversionPattern<LoRAOp> {
 };
 
 //===----------------------------------------------------------------------===//
-// SwiGLU: down(silu(gate(x)) * up(x))
+// SwiGLU / GeGLU: down(act(gate(x)) * up(x))
 //===----------------------------------------------------------------------===//
+
+/// silu(g) = g / (1 + exp(-g)).
+static Value buildSiLU(OpBuilder &b, Location l, Value g) {
+  Value denom = arith::AddFOp::create(
+      b, l, f32Const(b, l, 1.0),
+      math::ExpOp::create(b, l, arith::NegFOp::create(b, l, g)));
+  return arith::DivFOp::create(b, l, g, denom);
+}
+
+/// GELU, tanh form (PyTorch's approximate="tanh"):
+/// 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))).
+static Value buildGELUTanh(OpBuilder &b, Location l, Value g) {
+  Value cube = arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, g, g),
+                                     g);
+  Value inner = arith::AddFOp::create(
+      b, l, g, arith::MulFOp::create(b, l, f32Const(b, l, 0.044715), cube));
+  Value t = math::TanhOp::create(
+      b, l,
+      arith::MulFOp::create(b, l, f32Const(b, l, 0.7978845608028654), inner));
+  Value half = arith::MulFOp::create(b, l, f32Const(b, l, 0.5), g);
+  return arith::MulFOp::create(
+      b, l, half, arith::AddFOp::create(b, l, f32Const(b, l, 1.0), t));
+}
 
 struct LowerSwiGLU : OpConversionPattern<SwiGLUOp> {
   LowerSwiGLU(MLIRContext *ctx, LinearLowering how)
@@ -451,6 +477,7 @@ struct LowerSwiGLU : OpConversionPattern<SwiGLUOp> {
     Type elementType = op.getType().getElementType();
     Type f32 = rewriter.getF32Type();
     Value x = adaptor.getInput();
+    GateActivation activation = op.getActivation();
     auto pick = [](Value original, Value converted) {
       return isPlainWeight(original) ? converted : original;
     };
@@ -465,13 +492,11 @@ struct LowerSwiGLU : OpConversionPattern<SwiGLUOp> {
     Value hidden = mapElementwise(
         rewriter, loc, ValueRange{gate, up}, elementType,
         [&](OpBuilder &b, Location l, ValueRange args) {
-          // silu(g) = g / (1 + exp(-g))
           Value g = args[0];
-          Value denom = arith::AddFOp::create(
-              b, l, f32Const(b, l, 1.0),
-              math::ExpOp::create(b, l, arith::NegFOp::create(b, l, g)));
-          Value silu = arith::DivFOp::create(b, l, g, denom);
-          return castFloat(b, l, arith::MulFOp::create(b, l, silu, args[1]),
+          Value active = activation == GateActivation::SiLU
+                             ? buildSiLU(b, l, g)
+                             : buildGELUTanh(b, l, g);
+          return castFloat(b, l, arith::MulFOp::create(b, l, active, args[1]),
                            elementType);
         });
     Value result = buildLinear(

@@ -245,7 +245,8 @@ static Value addExpert(Emitter &e, MoEOp op, int64_t index,
               return tensor::ExtractOp::create(nb, l, x, ValueRange{token, c});
             });
         Value y =
-            SwiGLUOp::create(b, loc, tile.getType(), tile, gate, up, down);
+            SwiGLUOp::create(b, loc, tile.getType(), tile, gate, up, down,
+                             GateActivationAttr());
         // out[token] += gate * y[row] for the tile's real rows.
         Value real = arith::MinUIOp::create(
             b, loc, e.idx(rows),

@@ -92,7 +92,8 @@ static Value rebuildOnRow(OpBuilder &b, Operation *op, OpFoldResult row) {
         if (o.getInput().getType().getRank() < 2)
           return {};
         return RMSNormOp::create(b, loc, rowType, take(o.getInput()),
-                                 o.getWeight(), o.getEpsilonAttr());
+                                 o.getWeight(), o.getEpsilonAttr(),
+                                 o.getWeightOffsetAttr());
       })
       .Case([&](LinearOp o) -> Value {
         Value acc = o.getAcc() ? take(o.getAcc()) : Value();
@@ -105,7 +106,8 @@ static Value rebuildOnRow(OpBuilder &b, Operation *op, OpFoldResult row) {
       })
       .Case([&](SwiGLUOp o) -> Value {
         return SwiGLUOp::create(b, loc, rowType, take(o.getInput()),
-                                o.getGate(), o.getUp(), o.getDown());
+                                o.getGate(), o.getUp(), o.getDown(),
+                                o.getActivationAttr());
       })
       .Case([&](MoEOp o) -> Value {
         return MoEOp::create(b, loc, rowType, take(o.getInput()),

@@ -38,6 +38,19 @@ func.func @rms_norm_f16(%x: tensor<?x64xf16>, %g: tensor<64xf16>) -> tensor<?x64
 
 // -----
 
+// Gemma's (1 + w): the offset is added to the gain inside the kernel.
+// CHECK-LABEL: func.func @rms_norm_offset
+// CHECK: math.rsqrt
+// CHECK: %[[C1:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[GAIN:.*]] = arith.addf %{{.*}}, %[[C1]] : f32
+// CHECK: arith.mulf %{{.*}}, %[[GAIN]] : f32
+func.func @rms_norm_offset(%x: tensor<?x4x32xf32>, %g: tensor<32xf32>) -> tensor<?x4x32xf32> {
+  %y = afm.rms_norm %x, %g {weight_offset = 1.0 : f32} : tensor<?x4x32xf32>, tensor<32xf32>
+  return %y : tensor<?x4x32xf32>
+}
+
+// -----
+
 // Rotate-half RoPE: the partner element is i + hd/2 in the first half and
 // i - hd/2 in the second; the angle is (pos + t) * theta^(-2 (i mod hd/2) / hd),
 // with the inverse frequencies folded into a constant table (theta = 10000,
@@ -209,6 +222,26 @@ func.func @lora(%base: tensor<?x128xf32>, %x: tensor<?x64xf32>, %a: tensor<8x64x
 // CHECK: return %[[Y]]
 func.func @swiglu(%x: tensor<?x64xf32>, %wg: tensor<128x64xf32>, %wu: tensor<128x64xf32>, %wd: tensor<64x128xf32>) -> tensor<?x64xf32> {
   %y = afm.swiglu %x, %wg, %wu, %wd : tensor<?x64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// GeGLU (Gemma): gelu_tanh(g) * u = 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))) * u.
+// CHECK-LABEL: func.func @geglu
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[GV:.*]]: f32, %[[UV:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[SQ:.*]] = arith.mulf %[[GV]], %[[GV]]
+// CHECK: %[[CUBE:.*]] = arith.mulf %[[SQ]], %[[GV]]
+// CHECK: arith.mulf %{{.*}}, %[[CUBE]]
+// CHECK: %[[T:.*]] = math.tanh
+// CHECK: %[[HALF:.*]] = arith.mulf %{{.*}}, %[[GV]]
+// CHECK: %[[ONE:.*]] = arith.addf %{{.*}}, %[[T]]
+// CHECK: %[[GELU:.*]] = arith.mulf %[[HALF]], %[[ONE]]
+// CHECK: arith.mulf %[[GELU]], %[[UV]]
+// CHECK-NOT: math.exp
+func.func @geglu(%x: tensor<?x64xf32>, %wg: tensor<128x64xf32>, %wu: tensor<128x64xf32>, %wd: tensor<64x128xf32>) -> tensor<?x64xf32> {
+  %y = afm.swiglu %x, %wg, %wu, %wd {activation = #afm.gate_activation<gelu_tanh>} : tensor<?x64xf32>, tensor<128x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>
   return %y : tensor<?x64xf32>
 }
 

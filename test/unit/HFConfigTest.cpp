@@ -12,6 +12,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
+
 using namespace mlir::afm;
 using mlir::afm::test::errorText;
 using ::testing::HasSubstr;
@@ -46,6 +49,70 @@ constexpr const char *kMistral7B = R"({
   "sliding_window": 4096, "tie_word_embeddings": false,
   "torch_dtype": "bfloat16", "transformers_version": "4.34.0.dev0",
   "use_cache": true, "vocab_size": 32000
+})";
+
+/// Qwen/Qwen2.5-0.5B's config.json as published.
+constexpr const char *kQwen25 = R"({
+  "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0,
+  "bos_token_id": 151643, "eos_token_id": 151643, "hidden_act": "silu",
+  "hidden_size": 896, "initializer_range": 0.02, "intermediate_size": 4864,
+  "max_position_embeddings": 32768, "max_window_layers": 24,
+  "model_type": "qwen2", "num_attention_heads": 14, "num_hidden_layers": 24,
+  "num_key_value_heads": 2, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+  "sliding_window": 32768, "tie_word_embeddings": true,
+  "torch_dtype": "bfloat16", "transformers_version": "4.40.1",
+  "use_cache": true, "use_mrope": false, "use_sliding_window": false,
+  "vocab_size": 151936
+})";
+
+/// Qwen/Qwen3-0.6B's config.json as published.
+constexpr const char *kQwen3 = R"({
+  "architectures": ["Qwen3ForCausalLM"], "attention_bias": false,
+  "attention_dropout": 0.0, "bos_token_id": 151643, "eos_token_id": 151645,
+  "head_dim": 128, "hidden_act": "silu", "hidden_size": 1024,
+  "initializer_range": 0.02, "intermediate_size": 3072,
+  "max_position_embeddings": 40960, "max_window_layers": 28,
+  "model_type": "qwen3", "num_attention_heads": 16, "num_hidden_layers": 28,
+  "num_key_value_heads": 8, "rms_norm_eps": 1e-06, "rope_scaling": null,
+  "rope_theta": 1000000, "sliding_window": null, "tie_word_embeddings": true,
+  "torch_dtype": "bfloat16", "transformers_version": "4.51.0",
+  "use_cache": true, "use_sliding_window": false, "vocab_size": 151936
+})";
+
+/// Qwen/Qwen3-30B-A3B's config.json as published.
+constexpr const char *kQwen3MoE = R"({
+  "architectures": ["Qwen3MoeForCausalLM"], "attention_bias": false,
+  "attention_dropout": 0.0, "bos_token_id": 151643, "decoder_sparse_step": 1,
+  "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu",
+  "hidden_size": 2048, "initializer_range": 0.02, "intermediate_size": 6144,
+  "max_position_embeddings": 40960, "max_window_layers": 48,
+  "mlp_only_layers": [], "model_type": "qwen3_moe",
+  "moe_intermediate_size": 768, "norm_topk_prob": true,
+  "num_attention_heads": 32, "num_experts": 128, "num_experts_per_tok": 8,
+  "num_hidden_layers": 48, "num_key_value_heads": 4,
+  "output_router_logits": false, "rms_norm_eps": 1e-06, "rope_scaling": null,
+  "rope_theta": 1000000.0, "router_aux_loss_coef": 0.001,
+  "sliding_window": null, "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16", "transformers_version": "4.51.0",
+  "use_cache": true, "use_sliding_window": false, "vocab_size": 151936
+})";
+
+/// google/gemma-3-1b-it's config.json as published.
+constexpr const char *kGemma31B = R"({
+  "architectures": ["Gemma3ForCausalLM"], "attention_bias": false,
+  "attention_dropout": 0.0, "attn_logit_softcapping": null,
+  "bos_token_id": 2, "cache_implementation": "hybrid",
+  "eos_token_id": [1, 106], "final_logit_softcapping": null,
+  "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+  "hidden_size": 1152, "initializer_range": 0.02, "intermediate_size": 6912,
+  "max_position_embeddings": 32768, "model_type": "gemma3_text",
+  "num_attention_heads": 4, "num_hidden_layers": 26,
+  "num_key_value_heads": 1, "pad_token_id": 0, "query_pre_attn_scalar": 256,
+  "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000,
+  "rope_scaling": null, "rope_theta": 1000000, "sliding_window": 512,
+  "sliding_window_pattern": 6, "torch_dtype": "bfloat16",
+  "transformers_version": "4.50.0.dev0", "use_cache": true,
+  "vocab_size": 262144
 })";
 
 std::string hfError(llvm::StringRef json) {
@@ -104,6 +171,145 @@ TEST(HFConfig, Mistral7BHasEveryLayerLocal) {
   EXPECT_FALSE(global->config.allLayersLocal) << "null: every layer global";
 }
 
+TEST(HFConfig, Qwen25HasQKVBiasesAndNoWindow) {
+  llvm::Expected<HFConfig> hf = parseHFConfig(kQwen25, "config.json");
+  ASSERT_TRUE(bool(hf)) << errorText(hf);
+  const ModelConfig &c = hf->config;
+  EXPECT_EQ(hf->family, "qwen2");
+  EXPECT_EQ(c.headDim, 64) << "hidden_size / num_attention_heads";
+  EXPECT_EQ(c.numKeyValueHeads, 2);
+  EXPECT_TRUE(c.attentionBias);
+  EXPECT_FALSE(c.attentionOutputBias) << "o_proj has no bias in Qwen 2";
+  EXPECT_FALSE(c.qkNorm);
+  EXPECT_FALSE(c.allLayersLocal) << "use_sliding_window is false";
+  EXPECT_TRUE(c.tieWordEmbeddings);
+  EXPECT_EQ(c.ropeTheta, 1e6);
+  EXPECT_EQ(c.rmsNormEps, 1e-6);
+
+  // With the window on from layer 0, every layer slides.
+  std::string sliding = test::withKey(
+      test::withKey(kQwen25, "use_sliding_window", true), "max_window_layers",
+      0);
+  llvm::Expected<HFConfig> local = parseHFConfig(sliding, "config.json");
+  ASSERT_TRUE(bool(local)) << errorText(local);
+  EXPECT_TRUE(local->config.allLayersLocal);
+  EXPECT_EQ(local->config.slidingWindow, 32768);
+  // Qwen2Config's default num_key_value_heads is 32, not H.
+  llvm::Expected<HFConfig> noKV = parseHFConfig(
+      test::withKey(kQwen25, "num_key_value_heads", std::nullopt),
+      "config.json");
+  EXPECT_THAT(errorText(noKV),
+              HasSubstr("num_key_value_heads': 32 does not divide"));
+}
+
+TEST(HFConfig, Qwen3HasQKNormsAndItsOwnHeadDim) {
+  llvm::Expected<HFConfig> hf = parseHFConfig(kQwen3, "config.json");
+  ASSERT_TRUE(bool(hf)) << errorText(hf);
+  const ModelConfig &c = hf->config;
+  EXPECT_EQ(hf->family, "qwen3");
+  EXPECT_EQ(c.headDim, 128) << "not hidden_size / num_attention_heads (64)";
+  EXPECT_TRUE(c.qkNorm);
+  EXPECT_FALSE(c.attentionBias);
+  EXPECT_FALSE(c.attentionOutputBias);
+  EXPECT_FALSE(c.allLayersLocal);
+  EXPECT_EQ(c.maxPositionEmbeddings, 40960);
+
+  llvm::Expected<HFConfig> biased = parseHFConfig(
+      test::withKey(kQwen3, "attention_bias", true), "config.json");
+  ASSERT_TRUE(bool(biased)) << errorText(biased);
+  EXPECT_TRUE(biased->config.attentionBias);
+  EXPECT_TRUE(biased->config.attentionOutputBias);
+  // Qwen3Config's head_dim defaults to 128 when absent.
+  llvm::Expected<HFConfig> noHeadDim = parseHFConfig(
+      test::withKey(kQwen3, "head_dim", std::nullopt), "config.json");
+  ASSERT_TRUE(bool(noHeadDim)) << errorText(noHeadDim);
+  EXPECT_EQ(noHeadDim->config.headDim, 128);
+}
+
+TEST(HFConfig, Qwen3MoEHasExpertsInEveryLayer) {
+  llvm::Expected<HFConfig> hf = parseHFConfig(kQwen3MoE, "config.json");
+  ASSERT_TRUE(bool(hf)) << errorText(hf);
+  const ModelConfig &c = hf->config;
+  EXPECT_EQ(hf->family, "qwen3_moe");
+  EXPECT_EQ(c.architecture, Architecture::Dense);
+  EXPECT_TRUE(c.denseMoE);
+  EXPECT_TRUE(c.qkNorm);
+  EXPECT_EQ(c.numExperts, 128);
+  EXPECT_EQ(c.numExpertsPerTok, 8);
+  EXPECT_EQ(c.moeIntermediateSize, 768);
+  EXPECT_EQ(c.moeLayerInterval, 1);
+  for (int64_t layer : {0, 1, 47})
+    EXPECT_TRUE(isMoELayer(c, layer)) << layer;
+  // Every second layer with decoder_sparse_step 2: (i + 1) % 2 == 0.
+  llvm::Expected<HFConfig> sparse = parseHFConfig(
+      test::withKey(kQwen3MoE, "decoder_sparse_step", 2), "config.json");
+  ASSERT_TRUE(bool(sparse)) << errorText(sparse);
+  EXPECT_FALSE(isMoELayer(sparse->config, 0));
+  EXPECT_TRUE(isMoELayer(sparse->config, 1));
+
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const ExpectedTensor &t : expectedTensors(c))
+    shapes[t.name] = t.shape;
+  EXPECT_EQ(shapes["model.layers.3.mlp.gate.weight"],
+            (std::vector<int64_t>{128, 2048}));
+  EXPECT_EQ(shapes["model.layers.3.mlp.experts.127.down_proj.weight"],
+            (std::vector<int64_t>{2048, 768}));
+  EXPECT_EQ(shapes.count("model.layers.3.mlp.gate_proj.weight"), 0u);
+  // About 30.5B parameters, as the model's name says.
+  EXPECT_NEAR(double(parameterCount(c)), 30.5e9, 0.2e9);
+}
+
+TEST(HFConfig, Gemma31BHasFiveLocalLayersPerGlobalOne) {
+  llvm::Expected<HFConfig> hf = parseHFConfig(kGemma31B, "config.json");
+  ASSERT_TRUE(bool(hf)) << errorText(hf);
+  const ModelConfig &c = hf->config;
+  EXPECT_EQ(hf->family, "gemma3_text");
+  EXPECT_EQ(c.localPerGlobal, 5);
+  EXPECT_TRUE(c.ropeInGlobalLayers);
+  EXPECT_EQ(c.slidingWindow, 512);
+  for (int64_t layer = 0; layer < 26; ++layer)
+    EXPECT_EQ(isLocalLayer(c, layer), (layer + 1) % 6 != 0) << layer;
+  EXPECT_EQ(c.ropeLocalTheta, 10000.0);
+  EXPECT_EQ(c.ropeTheta, 1e6);
+  EXPECT_EQ(ropeConfigOfLayer(c, 0).ropeTheta, 10000.0);
+  EXPECT_EQ(ropeConfigOfLayer(c, 5).ropeTheta, 1e6);
+  EXPECT_EQ(c.rmsNormWeightOffset, 1.0);
+  EXPECT_TRUE(c.sandwichNorms);
+  EXPECT_TRUE(c.qkNorm);
+  EXPECT_EQ(c.mlpActivation, MLPActivation::GELUTanh);
+  EXPECT_DOUBLE_EQ(c.embeddingMultiplier, std::sqrt(1152.0));
+  EXPECT_DOUBLE_EQ(c.attentionScale, 1.0 / 16.0);
+  EXPECT_TRUE(c.tieWordEmbeddings) << "Gemma3TextConfig's default";
+  EXPECT_EQ(c.headDim, 256);
+  // About 1B parameters, as the model's name says.
+  EXPECT_NEAR(double(parameterCount(c)), 1.0e9, 0.05e9);
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const ExpectedTensor &t : expectedTensors(c))
+    shapes[t.name] = t.shape;
+  EXPECT_EQ(shapes["model.layers.25.pre_feedforward_layernorm.weight"],
+            (std::vector<int64_t>{1152}));
+  EXPECT_EQ(shapes["model.layers.25.post_feedforward_layernorm.weight"],
+            (std::vector<int64_t>{1152}));
+  EXPECT_EQ(shapes["model.layers.25.self_attn.q_norm.weight"],
+            (std::vector<int64_t>{256}));
+}
+
+TEST(HFConfig, BiasesAndNormsAreExpectedTensors) {
+  llvm::Expected<HFConfig> qwen3 = parseHFConfig(
+      test::withKey(kQwen3, "attention_bias", true), "config.json");
+  ASSERT_TRUE(bool(qwen3)) << errorText(qwen3);
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const ExpectedTensor &t : expectedTensors(qwen3->config))
+    shapes[t.name] = t.shape;
+  const std::string p = "model.layers.27.self_attn.";
+  EXPECT_EQ(shapes[p + "q_proj.bias"], (std::vector<int64_t>{16 * 128}));
+  EXPECT_EQ(shapes[p + "k_proj.bias"], (std::vector<int64_t>{8 * 128}));
+  EXPECT_EQ(shapes[p + "v_proj.bias"], (std::vector<int64_t>{8 * 128}));
+  EXPECT_EQ(shapes[p + "o_proj.bias"], (std::vector<int64_t>{1024}));
+  EXPECT_EQ(shapes[p + "q_norm.weight"], (std::vector<int64_t>{128}));
+  EXPECT_EQ(shapes[p + "k_norm.weight"], (std::vector<int64_t>{128}));
+}
+
 TEST(HFConfig, NullAndDefaultRopeScalingArePlainRope) {
   for (llvm::json::Value scaling :
        {llvm::json::Value(nullptr),
@@ -126,8 +332,57 @@ TEST(HFConfigErrors, EveryRefusalNamesTheKey) {
   EXPECT_THAT(hfError(llamaWith("hidden_act", "gelu")),
               HasSubstr("key 'hidden_act': value \"gelu\" is not supported "
                         "(only \"silu\")"));
-  EXPECT_THAT(hfError(llamaWith("attention_bias", true)),
-              HasSubstr("key 'attention_bias': value true is not supported"));
+  EXPECT_THAT(hfError(test::withKey(kQwen3MoE, "norm_topk_prob",
+                                    std::nullopt)),
+              HasSubstr("key 'norm_topk_prob': false (also its default when "
+                        "absent)"));
+  EXPECT_THAT(hfError(test::withKey(kQwen3MoE, "num_experts_per_tok", 129)),
+              HasSubstr("key 'num_experts_per_tok': must be between 1 and "
+                        "num_experts (128), got 129"));
+  EXPECT_THAT(hfError(test::withKey(kQwen3MoE, "mlp_only_layers",
+                                    llvm::json::Array{3, 7})),
+              HasSubstr("key 'mlp_only_layers': only [] or null is "
+                        "supported, got a list of 2 layers"));
+  EXPECT_THAT(hfError(test::withKey(kGemma31B, "final_logit_softcapping",
+                                    30.0)),
+              HasSubstr("key 'final_logit_softcapping': value 30 is not "
+                        "supported (only null)"));
+  EXPECT_THAT(hfError(test::withKey(kGemma31B, "attn_logit_softcapping",
+                                    50.0)),
+              HasSubstr("key 'attn_logit_softcapping'"));
+  EXPECT_THAT(hfError(test::withKey(kGemma31B,
+                                    "use_bidirectional_attention", true)),
+              HasSubstr("key 'use_bidirectional_attention': value true is "
+                        "not supported"));
+  EXPECT_THAT(hfError(test::withKey(kGemma31B, "hidden_activation",
+                                    "gelu")),
+              HasSubstr("key 'hidden_activation': value \"gelu\" is not "
+                        "supported (only \"gelu_pytorch_tanh\")"));
+  EXPECT_THAT(hfError(test::withKey(kGemma31B, "hidden_act", "silu")),
+              HasSubstr("key 'hidden_act': unknown key for model type "
+                        "'gemma3_text'"));
+  {
+    // Full layers at 0 and 2 of 4: no n-sliding-then-one-full pattern.
+    llvm::json::Array types{"full_attention", "sliding_attention",
+                            "full_attention", "sliding_attention"};
+    std::string irregular = test::withKey(
+        test::withKey(kGemma31B, "num_hidden_layers", 4), "layer_types",
+        std::move(types));
+    EXPECT_THAT(hfError(irregular),
+                HasSubstr("key 'layer_types': 2 of the 4 layers attend over "
+                          "a sliding window and the others over the whole "
+                          "context, in no pattern"));
+  }
+  EXPECT_THAT(hfError(test::withKey(kQwen25, "use_mrope", true)),
+              HasSubstr("key 'use_mrope': value true is not supported"));
+  EXPECT_THAT(hfError(test::withKey(kQwen25, "attention_bias", true)),
+              HasSubstr("key 'attention_bias': unknown key for model type "
+                        "'qwen2'"));
+  EXPECT_THAT(
+      hfError(test::withKey(kQwen3, "layer_types",
+                            llvm::json::Array{"full_attention"})),
+      HasSubstr("key 'layer_types': expected a list of num_hidden_layers "
+                "(28) strings"));
   EXPECT_THAT(hfError(llamaWith("mlp_bias", true)),
               HasSubstr("key 'mlp_bias': value true is not supported"));
   EXPECT_THAT(hfError(llamaWith("pretraining_tp", 2)),
@@ -142,9 +397,9 @@ TEST(HFConfigErrors, EveryRefusalNamesTheKey) {
                                                    {"factor", 8.0}})),
               HasSubstr("key 'rope_scaling': rope type 'llama3' needs "
                         "'low_freq_factor'"));
-  EXPECT_THAT(hfError(llamaWith("model_type", "qwen2")),
-              HasSubstr("key 'model_type': model type \"qwen2\" is not "
-                        "supported (supported: llama, mistral)"));
+  EXPECT_THAT(hfError(llamaWith("model_type", "gemma3")),
+              HasSubstr("key 'model_type': model type \"gemma3\" is not "
+                        "supported (supported: llama, mistral, qwen2, qwen3, qwen3_moe, gemma3_text)"));
   EXPECT_THAT(hfError(llamaWith("model_type", std::nullopt)),
               HasSubstr("missing required key 'model_type'"));
   EXPECT_THAT(hfError(llamaWith("hidden_size", std::nullopt)),

@@ -118,18 +118,94 @@ TEST(ModelConfigFamilies, ToJSONWritesTheKeysOfItsArchitecture) {
 
 TEST(ModelConfigFamiliesErrors, KeysOfAnotherFamilyNameKeyAndArchitecture) {
   EXPECT_EQ(parseError(withKey(kOnDevice, "num_experts", 4)),
-            "config.json: key 'num_experts': only afm-pt-moe configs have "
+            "config.json: key 'num_experts': only afm-dense and afm-pt-moe "
+            "configs have it, not afm-on-device");
+  EXPECT_EQ(parseError(withKey(kOnDevice, "num_tracks", 2)),
+            "config.json: key 'num_tracks': only afm-pt-moe configs have "
             "it, not afm-on-device");
   EXPECT_EQ(parseError(withKey(kPTMoE, "block1_fraction", 0.5)),
             "config.json: key 'block1_fraction': only afm-on-device configs "
             "have it, not afm-pt-moe");
   std::string dense = withKey(kOnDevice, "architecture", "afm-dense");
   EXPECT_EQ(parseError(withKey(dense, "moe_intermediate_size", 64)),
-            "config.json: key 'moe_intermediate_size': only afm-pt-moe "
-            "configs have it, not afm-dense");
+            "config.json: key 'moe_intermediate_size': an afm-dense config "
+            "has MoE layers only when it gives num_experts");
+  EXPECT_EQ(parseError(withKey(dense, "track_block_depth", 2)),
+            "config.json: key 'track_block_depth': only afm-pt-moe configs "
+            "have it, not afm-dense");
   EXPECT_EQ(parseError(withKey(dense, "block1_fraction", 1)),
             "config.json: key 'block1_fraction': only afm-on-device configs "
             "have it, not afm-dense");
+}
+
+TEST(ModelConfigFamilies, DenseWithNumExpertsHasMoELayers) {
+  std::string dense = withKey(
+      withKey(withKey(kOnDevice, "architecture", "afm-dense"),
+              "block1_fraction", std::nullopt),
+      "num_experts", 4);
+  llvm::Expected<ModelConfig> config = parseModelConfig(dense, "config.json");
+  ASSERT_TRUE(bool(config)) << errorText(config);
+  EXPECT_TRUE(config->denseMoE);
+  EXPECT_TRUE(hasMoELayers(*config));
+  EXPECT_EQ(config->moeIntermediateSize, config->intermediateSize)
+      << "moe_intermediate_size defaults to intermediate_size";
+  EXPECT_FALSE(isMoELayer(*config, 0)) << "interval 2: layers 1, 3, ...";
+  EXPECT_TRUE(isMoELayer(*config, 1));
+  // The router keeps Qwen-MoE's name in a dense model.
+  EXPECT_EQ(layerTensorNames(1).router, "model.layers.1.mlp.gate.weight");
+  // toJSON prints the MoE keys, and they read back.
+  std::string printed = toJSON(*config);
+  EXPECT_THAT(printed, HasSubstr("\"num_experts\": 4"));
+  EXPECT_THAT(printed, Not(HasSubstr("num_tracks")));
+  llvm::Expected<ModelConfig> reread = parseModelConfig(printed, "x");
+  ASSERT_TRUE(bool(reread)) << errorText(reread);
+  EXPECT_EQ(toJSON(*reread), printed);
+  EXPECT_THAT(parseError(withKey(dense, "num_experts_per_tok", 5)),
+              HasSubstr("key 'num_experts_per_tok': must be between 1 and "
+                        "num_experts (4), got 5"));
+}
+
+TEST(ModelConfigFamilies, GemmaKeysRoundTripAndAreChecked) {
+  std::string dense = withKey(withKey(kOnDevice, "architecture", "afm-dense"),
+                              "block1_fraction", std::nullopt);
+  std::string gemma = dense;
+  for (auto [key, value] :
+       std::initializer_list<std::pair<const char *, llvm::json::Value>>{
+           {"rms_norm_weight_offset", 1.0},
+           {"sandwich_norms", true},
+           {"mlp_activation", "gelu_tanh"},
+           {"embedding_multiplier", 8.0},
+           {"attention_scale", 0.25},
+           {"rope_local_theta", 10000.0},
+           {"qk_norm", true}})
+    gemma = withKey(gemma, key, value);
+  llvm::Expected<ModelConfig> config = parseModelConfig(gemma, "config.json");
+  ASSERT_TRUE(bool(config)) << errorText(config);
+  EXPECT_EQ(config->rmsNormWeightOffset, 1.0);
+  EXPECT_TRUE(config->sandwichNorms);
+  EXPECT_EQ(config->mlpActivation, MLPActivation::GELUTanh);
+  EXPECT_EQ(config->embeddingMultiplier, 8.0);
+  EXPECT_EQ(config->attentionScale, 0.25);
+  EXPECT_EQ(config->ropeLocalTheta, 10000.0);
+  std::string printed = toJSON(*config);
+  llvm::Expected<ModelConfig> reread = parseModelConfig(printed, "x");
+  ASSERT_TRUE(bool(reread)) << errorText(reread);
+  EXPECT_EQ(toJSON(*reread), printed);
+  // Printed only when set: a plain dense config has none of them.
+  std::string plain = toJSON(parsed(dense));
+  for (const char *key : {"rms_norm_weight_offset", "sandwich_norms",
+                          "mlp_activation", "embedding_multiplier",
+                          "attention_scale", "rope_local_theta"})
+    EXPECT_THAT(plain, Not(HasSubstr(key)));
+
+  EXPECT_THAT(parseError(withKey(dense, "attention_scale", -1.0)),
+              HasSubstr("key 'attention_scale': must be a positive finite "
+                        "number (or 0 for the default), got -1"));
+  EXPECT_THAT(parseError(withKey(dense, "mlp_activation", "relu")),
+              HasSubstr("key 'mlp_activation': unknown value 'relu' "
+                        "(supported: silu, gelu_tanh)"));
+  EXPECT_THAT(parseError(withKey(dense, "rope_local_theta", -5.0)),
+              HasSubstr("key 'rope_local_theta'"));
 }
 
 TEST(ModelConfigFamiliesErrors, Block1FractionMustBeInZeroToOne) {

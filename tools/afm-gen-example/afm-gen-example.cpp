@@ -57,6 +57,11 @@ static const std::string hfHelp =
 static cl::opt<std::string> hfFamily("hf-family", cl::desc(hfHelp),
                                      cl::value_desc("family"),
                                      cl::cat(category));
+static cl::opt<int64_t> hfVocabSize(
+    "vocab-size",
+    cl::desc("With --hf-family: the vocabulary size instead of 256, e.g. a "
+             "real tokenizer.json's, to put that tokenizer in the folder"),
+    cl::value_desc("N"), cl::cat(category));
 static cl::opt<int64_t> hfShards(
     "shards",
     cl::desc("With --hf-family: split the weights into this many shards "
@@ -170,16 +175,19 @@ int main(int argc, char **argv) {
   ExitOnError exitOnErr("afm-gen-example: error: ");
 
   if (!hfFamily.empty()) {
-    if (!presetName.empty() || !configPath.empty() || configOnly ||
-        !zeroSubstrings.empty())
+    if (!presetName.empty() || !configPath.empty() || configOnly)
       exitOnErr(createStringError("--hf-family goes without --preset, "
-                                  "--config, --config-only and "
-                                  "--zero-tensors"));
-    exitOnErr(writeHFExampleFolder(outDir, hfFamily, hfShards, seed));
+                                  "--config and --config-only"));
+    std::optional<int64_t> vocab;
+    if (hfVocabSize.getNumOccurrences())
+      vocab = hfVocabSize;
+    exitOnErr(writeHFExampleFolder(outDir, hfFamily, hfShards, seed,
+                                   zeroSubstrings, vocab));
     return 0;
   }
-  if (hfShards.getNumOccurrences())
-    exitOnErr(createStringError("--shards goes with --hf-family"));
+  if (hfShards.getNumOccurrences() || hfVocabSize.getNumOccurrences())
+    exitOnErr(createStringError("--shards and --vocab-size go with "
+                                "--hf-family"));
 
   ModelConfig config = exitOnErr(chosenConfig());
   if (sys::fs::exists(outDir) && !sys::fs::is_directory(outDir))

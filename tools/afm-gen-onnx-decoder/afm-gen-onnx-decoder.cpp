@@ -6,7 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "afm/Model/HFConfig.h"
 #include "afm/TestModels/DecoderModel.h"
+#include "afm/TestModels/HFDecoderONNX.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -30,6 +32,38 @@ static cl::opt<int64_t>
 static cl::opt<int64_t> numLayers("layers",
                                   cl::desc("Decoder layers (default 2)"),
                                   cl::init(2), cl::cat(category));
+static cl::opt<std::string> modelDir(
+    "model",
+    cl::desc("Write this Hugging Face model folder (as afm-compile --model "
+             "reads it) as a graph of standard ONNX ops instead: input_ids "
+             "[1, S] to logits [1, S, V], the whole sequence at once"),
+    cl::value_desc("dir"), cl::cat(category));
+static cl::opt<int64_t> seqLen(
+    "seq-len",
+    cl::desc("With --model: the static sequence length S (default 64)"),
+    cl::init(64), cl::cat(category));
+
+static cl::opt<std::string> seqDimParam(
+    "seq-dim-param",
+    cl::desc("With --model: declare the sequence dimension of input_ids and "
+             "logits as this symbolic dim_param, as exporters do"),
+    cl::value_desc("name"), cl::cat(category));
+
+/// The --model form: the folder's config and weights.
+static Expected<std::string> folderAsONNX() {
+  if (matmulBits.getNumOccurrences() || numLayers.getNumOccurrences() ||
+      seed.getNumOccurrences())
+    return createStringError("--model goes without --matmul-nbits, --layers "
+                             "and --seed (the folder has the weights)");
+  auto folder = mlir::afm::loadHFModelFolder(modelDir, {});
+  if (!folder)
+    return folder.takeError();
+  auto weights = mlir::afm::WeightSource::open(folder->weightsPath);
+  if (!weights)
+    return weights.takeError();
+  return mlir::afm::buildHFDecoderONNX(folder->config, *weights, seqLen,
+                                       seqDimParam);
+}
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
@@ -39,10 +73,25 @@ int main(int argc, char **argv) {
     WithColor::error() << "--matmul-nbits must be 0, 2 or 4\n";
     return 1;
   }
-  mlir::afm::ONNXDecoderConfig config;
-  config.seed = seed;
-  config.matmulBits = matmulBits;
-  config.numLayers = numLayers;
+  std::string serialized;
+  if (!modelDir.empty()) {
+    Expected<std::string> graph = folderAsONNX();
+    if (!graph) {
+      WithColor::error() << toString(graph.takeError()) << "\n";
+      return 1;
+    }
+    serialized = std::move(*graph);
+  } else {
+    if (seqDimParam.getNumOccurrences()) {
+      WithColor::error() << "--seq-dim-param goes with --model\n";
+      return 1;
+    }
+    mlir::afm::ONNXDecoderConfig config;
+    config.seed = seed;
+    config.matmulBits = matmulBits;
+    config.numLayers = numLayers;
+    serialized = mlir::afm::buildONNXDecoder(config);
+  }
   std::error_code ec;
   ToolOutputFile out(outPath, ec, sys::fs::OF_None);
   if (ec) {
@@ -50,7 +99,7 @@ int main(int argc, char **argv) {
                        << "\n";
     return 1;
   }
-  out.os() << mlir::afm::buildONNXDecoder(config);
+  out.os() << serialized;
   out.keep();
   return 0;
 }

@@ -37,7 +37,8 @@ static cl::opt<std::string> weightsPath(
     cl::value_desc("file"), cl::cat(category));
 static cl::opt<std::string> modelDir(
     "model",
-    cl::desc("A Hugging Face model folder (model_type llama or mistral) "
+    cl::desc("A Hugging Face model folder (model_type llama, mistral, qwen2, qwen3, qwen3_moe or "
+             "gemma3_text) "
              "instead of --config and --weights, read as afm-compile "
              "--model reads it"),
     cl::value_desc("dir"), cl::cat(category));

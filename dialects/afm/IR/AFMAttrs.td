@@ -110,6 +110,20 @@ def AFM_EntryKindAttr : EnumAttr<AFM_Dialect, AFM_EntryKind, "entry"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+def AFM_GateActivation : I32EnumAttr<"GateActivation",
+    "the activation of a gated MLP's gate branch", [
+      I32EnumAttrCase<"SiLU", 0, "silu">,
+      I32EnumAttrCase<"GELUTanh", 1, "gelu_tanh">]> {
+  let cppNamespace = "::mlir::afm";
+  let genSpecializedAttr = 0;
+}
+
+def AFM_GateActivationAttr
+    : EnumAttr<AFM_Dialect, AFM_GateActivation, "gate_activation"> {
+  let summary = "SiLU (SwiGLU) or tanh-approximated GELU (GeGLU, Gemma)";
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def AFM_ActivationFormat : I32EnumAttr<"ActivationFormat",
     "what compressed linear layers multiply their activations as", [
       I32EnumAttrCase<"F32", 0, "f32">,

@@ -125,18 +125,22 @@ def AFM_RMSNormOp : AFM_Op<"rms_norm", [Pure,
     AllTypesMatch<["input", "result"]>]> {
   let summary = "Root-mean-square normalization over the last dimension";
   let description = [{
-    `y = x / sqrt(mean(x^2) + epsilon) * weight`, reduced over the last
-    dimension in f32. `weight` has the size of that dimension.
+    `y = x / sqrt(mean(x^2) + epsilon) * (weight + weight_offset)`, reduced
+    over the last dimension in f32. `weight` has the size of that
+    dimension; `weight_offset` is 0 except for Gemma's `(1 + w)` norms.
 
     Example:
 
     ```mlir
     %y = afm.rms_norm %x, %g {epsilon = 1.0e-05 : f32}
         : tensor<?x64xf32>, tensor<64xf32>
+    %z = afm.rms_norm %x, %g {epsilon = 1.0e-06 : f32, weight_offset = 1.0 : f32}
+        : tensor<?x64xf32>, tensor<64xf32>
     ```
   }];
   let arguments = (ins AFM_FloatTensor:$input, 1DTensorOf<[AnyFloat]>:$weight,
-                       DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
+                       DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon,
+                       DefaultValuedAttr<F32Attr, "0.0">:$weight_offset);
   let results = (outs AFM_FloatTensor:$result);
   let assemblyFormat =
       "$input `,` $weight attr-dict `:` type($input) `,` type($weight)";
@@ -460,11 +464,13 @@ def AFM_SharedKVAttentionOp
 
 def AFM_SwiGLUOp : AFM_Op<"swiglu", [Pure,
     AllTypesMatch<["input", "result"]>]> {
-  let summary = "SwiGLU feed-forward network";
+  let summary = "Gated feed-forward network (SwiGLU, or GeGLU)";
   let description = [{
-    `result = down(silu(gate(input)) * up(input))` with `gate`, `up` of shape
+    `result = down(act(gate(input)) * up(input))` with `gate`, `up` of shape
     `[F, d]` and `down` of shape `[d, F]`; each weight may be plain or
-    compressed.
+    compressed. `act` is `silu` (SwiGLU, the default) or `gelu_tanh`, GELU
+    with the tanh approximation `0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715
+    g^3)))` (GeGLU: Gemma's `gelu_pytorch_tanh`).
 
     Example:
 
@@ -472,10 +478,15 @@ def AFM_SwiGLUOp : AFM_Op<"swiglu", [Pure,
     %y = afm.swiglu %x, %wg, %wu, %wd
         : tensor<?x64xf32>, tensor<128x64xf32>, tensor<128x64xf32>,
           tensor<64x128xf32>
+    %z = afm.swiglu %x, %wg, %wu, %wd {activation = #afm.gate_activation<gelu_tanh>}
+        : tensor<?x64xf32>, tensor<128x64xf32>, tensor<128x64xf32>,
+          tensor<64x128xf32>
     ```
   }];
   let arguments = (ins AFM_Activation2D:$input, AFM_LinearWeight:$gate,
-                       AFM_LinearWeight:$up, AFM_LinearWeight:$down);
+                       AFM_LinearWeight:$up, AFM_LinearWeight:$down,
+                       DefaultValuedAttr<AFM_GateActivationAttr,
+                                         "GateActivation::SiLU">:$activation);
   let results = (outs AFM_Activation2D:$result);
   let assemblyFormat = [{
     $input `,` $gate `,` $up `,` $down attr-dict `:` type($input) `,`

@@ -2,10 +2,11 @@
 //
 // A model folder as Hugging Face publishes it (config.json, the weights as
 // model.safetensors or shards with model.safetensors.index.json,
-// tokenizer.json, generation_config.json) for the `llama` and `mistral`
-// families, read into the compiler's ModelConfig (docs/hf-models.md). Every
-// key of config.json is either honoured, known not to matter for inference,
-// or refused: nothing that changes the math is ignored.
+// tokenizer.json, generation_config.json) for the `llama`, `mistral`,
+// `qwen2`, `qwen3`, `qwen3_moe` and `gemma3_text` families, read into the
+// compiler's ModelConfig (docs/hf-models.md). Every key of config.json is
+// either honoured, known not to matter for inference, or refused: nothing
+// that changes the math is ignored.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,7 +32,8 @@ inline constexpr int64_t kDefaultHFContext = 4096;
 
 /// A Hugging Face config.json mapped onto a ModelConfig.
 struct HFConfig {
-  /// `model_type`: "llama" or "mistral".
+  /// `model_type`: "llama", "mistral", "qwen2", "qwen3", "qwen3_moe" or
+  /// "gemma3_text".
   std::string family;
   /// An afm-dense config; its `maxPositionEmbeddings` is the model's
   /// `max_position_embeddings` and its `slidingWindow` / `allLayersLocal`
@@ -39,12 +41,14 @@ struct HFConfig {
   ModelConfig config;
 };
 
-/// Parses a published config.json of `model_type` "llama" or "mistral".
-/// Errors name `fileName` and the key: an unknown key, a key with a value
-/// that changes the math in an unsupported way (`hidden_act` other than
-/// "silu", `attention_bias` or `mlp_bias` true, `pretraining_tp` other than
-/// 1, `rope_scaling` of another type than default, linear or llama3), a
-/// missing size, a wrong type.
+/// Parses a published config.json of `model_type` "llama", "mistral",
+/// "qwen2", "qwen3", "qwen3_moe" or "gemma3_text". Errors name `fileName`
+/// and the key: an unknown key, a key with a value that changes the math in
+/// an unsupported way (`hidden_act` other than "silu", `mlp_bias` true,
+/// `pretraining_tp` other than 1, `rope_scaling` of another type than
+/// default, linear or llama3, `use_mrope` true, sliding layers in no
+/// pattern afm has, `norm_topk_prob` false, `mlp_only_layers` not empty,
+/// Gemma's soft-capping), a missing size, a wrong type.
 llvm::Expected<HFConfig> parseHFConfig(llvm::StringRef json,
                                        llvm::StringRef fileName);
 
@@ -61,6 +65,29 @@ struct HFGenerationConfig {
 /// integer, a list of integers or null).
 llvm::Expected<HFGenerationConfig>
 parseHFGenerationConfig(llvm::StringRef json, llvm::StringRef fileName);
+
+/// What tokenizer_config.json says about the special tokens a sequence gets
+/// (its chat template and other keys are not read).
+struct HFTokenizerConfig {
+  /// `tokenizer_class`, e.g. "LlamaTokenizerFast"; empty when absent.
+  std::string tokenizerClass;
+  std::optional<bool> addBosToken, addEosToken;
+  /// `bos_token` / `eos_token`: a string, or an AddedToken object's
+  /// `content`; empty when absent or null.
+  std::string bosToken, eosToken;
+
+  /// Whether transformers rebuilds this class's post-processor from
+  /// add_bos_token / add_eos_token (LlamaTokenizerFast's and
+  /// GemmaTokenizerFast's update_post_processor), overriding
+  /// tokenizer.json's template.
+  bool rebuildsTemplate() const;
+};
+
+/// Parses the text of a tokenizer_config.json; errors name `fileName` and
+/// the key (add_bos_token / add_eos_token must be booleans, the tokens
+/// strings, AddedToken objects or null).
+llvm::Expected<HFTokenizerConfig>
+parseHFTokenizerConfig(llvm::StringRef json, llvm::StringRef fileName);
 
 /// What the compiler chooses that a Hugging Face folder does not say.
 struct HFLoadOptions {
@@ -89,6 +116,9 @@ struct HFModelFolder {
   std::optional<std::string> generationConfigJson;
   /// generation_config.json's token ids, when the folder has one.
   std::optional<HFGenerationConfig> generation;
+  /// tokenizer_config.json, parsed, when the folder has one.
+  std::optional<std::string> tokenizerConfigJson;
+  std::optional<HFTokenizerConfig> tokenizerConfig;
 };
 
 /// Reads the folder `dir`: config.json (parseHFConfig), the weights (see

@@ -69,6 +69,15 @@ enum class RopeScalingType {
   Llama3,
 };
 
+/// The activation of the gated MLP's gate branch.
+enum class MLPActivation {
+  /// `"silu"`: SwiGLU.
+  SiLU,
+  /// `"gelu_tanh"`: GELU with the tanh approximation (GeGLU; Gemma's
+  /// `gelu_pytorch_tanh`).
+  GELUTanh,
+};
+
 /// The parameters of `rope_scaling`; the Llama 3 fields matter only for
 /// RopeScalingType::Llama3.
 struct RopeScaling {
@@ -118,12 +127,42 @@ struct ModelConfig {
   bool ropeInGlobalLayers = true;
   /// Rescaled RoPE frequencies (`rope_scaling`).
   RopeScaling ropeScaling;
+  /// The q, k and v projections add a bias vector (Qwen 2).
+  bool attentionBias = false;
+  /// The o projection adds a bias vector.
+  bool attentionOutputBias = false;
+  /// Each query and key head vector is RMS-normalized over head_dim (with
+  /// its own gain of hd values) before RoPE (Qwen 3).
+  bool qkNorm = false;
+
+  // Gemma 3's variations of the decoder (docs/model-config.md).
+  /// Every RMSNorm multiplies by (gain + this): 1 for Gemma's (1 + w).
+  double rmsNormWeightOffset = 0.0;
+  /// Attention and FFN outputs are normalized before the residual add, and
+  /// the FFN input by `pre_feedforward_layernorm` (Gemma 2/3).
+  bool sandwichNorms = false;
+  MLPActivation mlpActivation = MLPActivation::SiLU;
+  /// The embeddings are multiplied by this (Gemma: sqrt(d)); the tied LM
+  /// head is not.
+  double embeddingMultiplier = 1.0;
+  /// The attention's score scale; 0 means 1/sqrt(hd) (Gemma:
+  /// query_pre_attn_scalar^-0.5).
+  double attentionScale = 0.0;
+  /// RoPE base of the local layers, which then use no `rope_scaling`; 0
+  /// means `ropeTheta` (and the scaling) for every layer.
+  double ropeLocalTheta = 0.0;
 
   // afm-on-device only.
   /// Block 1 is the first ceil(block1Fraction * L) layers; 0 < f <= 1.
   double block1Fraction = 0.625;
 
-  // afm-pt-moe only; `numHiddenLayers` counts the layers of one track.
+  /// afm-dense: the FFNs of the layers `isMoELayer` picks are
+  /// mixtures of experts, as in every afm-pt-moe track (the JSON config has
+  /// them when it gives `num_experts`; Qwen 3 MoE).
+  bool denseMoE = false;
+
+  // afm-pt-moe only (and afm-dense with `denseMoE`, from `numExperts` on);
+  // `numHiddenLayers` counts the layers of one track.
   /// n, the number of tracks; divides H and G.
   int64_t numTracks = 2;
   /// D, the layers of a track block; divides L.
@@ -191,6 +230,10 @@ bool isLocalLayer(const ModelConfig &config, int64_t layer);
 /// global layers iff `ropeInGlobalLayers`.
 bool usesRope(const ModelConfig &config, int64_t layer);
 
+/// The RoPE config of `layer`: `config` itself, or for a local layer of a
+/// config with `ropeLocalTheta`, the same with that base and no scaling.
+ModelConfig ropeConfigOfLayer(const ModelConfig &config, int64_t layer);
+
 /// RoPE's inverse frequencies inv_freq[i], i < head_dim / 2, in double: the
 /// angle of pair (i, i + hd/2) at position p is p * inv_freq[i]. Without
 /// `rope_scaling` theta^(-2i/hd); `"linear"` divides them by `factor`;
@@ -229,9 +272,13 @@ bool isBlock2Layer(const ModelConfig &config, int64_t layer);
 /// `validateModelConfig` rejects).
 int64_t kvSourceLayer(const ModelConfig &config, int64_t layer);
 
-/// Whether layer `layerOfTrack` of each track of an afm-pt-moe config has
-/// an MoE FFN: layerOfTrack % interval == interval - 1. Always false for
-/// the other architectures.
+/// Whether the config has MoE layers: afm-pt-moe, and afm-dense with
+/// `denseMoE`.
+bool hasMoELayers(const ModelConfig &config);
+
+/// Whether layer `layerOfTrack` of each track of a config with MoE layers
+/// has an MoE FFN: layerOfTrack % interval == interval - 1. Always false
+/// for the other configs.
 bool isMoELayer(const ModelConfig &config, int64_t layerOfTrack);
 
 /// The number of tracks: `numTracks` for afm-pt-moe, 1 otherwise.

@@ -37,11 +37,26 @@ struct LayerTensorNames {
   std::string kProj;
   std::string vProj;
   std::string oProj;
+  /// `self_attn.{q,k,v,o}_proj.bias` (`attention_bias`,
+  /// `attention_output_bias`).
+  std::string qBias;
+  std::string kBias;
+  std::string vBias;
+  std::string oBias;
+  /// `self_attn.{q,k}_norm.weight`, [hd] (`qk_norm`).
+  std::string qNorm;
+  std::string kNorm;
+  /// The FFN's input norm, or with `sandwich_norms` (Gemma) the norm of the
+  /// attention's output.
   std::string postAttentionNorm;
+  /// `sandwich_norms` only: the FFN's input and output norms.
+  std::string preFeedforwardNorm;
+  std::string postFeedforwardNorm;
   std::string gateProj;
   std::string upProj;
   std::string downProj;
-  /// `mlp.router.weight`, [E, d].
+  /// The router of an MoE layer, [E, d]: `mlp.router.weight` in PT-MoE
+  /// tracks, `mlp.gate.weight` (Qwen-MoE's name) in afm-dense.
   std::string router;
   /// `mlp.experts.`: the prefix of every expert's tensors.
   std::string experts;

@@ -64,7 +64,11 @@ private:
   /// gateProj / upProj / downProj.
   struct LayerWeights {
     std::vector<float> inputNorm, qProj, kProj, vProj, oProj;
+    /// Empty unless the config has the bias or the norm.
+    std::vector<float> qBias, kBias, vBias, oBias, qNorm, kNorm;
     std::vector<float> postAttentionNorm, gateProj, upProj, downProj;
+    /// `sandwich_norms` only.
+    std::vector<float> preFeedforwardNorm, postFeedforwardNorm;
     std::vector<float> router, expertsGateProj, expertsUpProj,
         expertsDownProj;
   };
@@ -117,6 +121,14 @@ private:
   /// as the compiled kernels round it.
   std::vector<float> project(llvm::ArrayRef<float> x,
                              llvm::ArrayRef<float> weight) const;
+  /// A projection of the attention block, plus `bias` when non-empty.
+  std::vector<float> projectWithBias(llvm::ArrayRef<float> x,
+                                     llvm::ArrayRef<float> weight,
+                                     llvm::ArrayRef<float> bias) const;
+  /// Normalizes each head vector of `heads` with `qk_norm`'s gain `norm`
+  /// (nothing when `norm` is empty).
+  void normalizeHeads(std::vector<float> &heads,
+                      llvm::ArrayRef<float> norm) const;
   /// The final norm and the LM head.
   std::vector<float> logits(llvm::ArrayRef<float> hidden) const;
 
@@ -125,6 +137,9 @@ private:
   /// `rope_scaling` applied: computed here in double, apart from the
   /// compiler's `ropeInverseFrequencies`.
   std::vector<double> ropeInvFreq;
+  /// The same for local layers when the config gives them a base of their
+  /// own (`rope_local_theta`, unscaled); otherwise equal to `ropeInvFreq`.
+  std::vector<double> ropeInvFreqLocal;
   std::vector<float> embedTokens, finalNorm, lmHead;
   /// Indexed by KV-cache index (`kvCacheIndex`), like `caches`.
   std::vector<LayerWeights> layers;

@@ -49,6 +49,11 @@ void applyRope(llvm::MutableArrayRef<float> head, int64_t position,
 std::vector<float> swiglu(llvm::ArrayRef<float> gate,
                           llvm::ArrayRef<float> up);
 
+/// GeGLU's gating: gelu(gate) * up, element-wise, with PyTorch's tanh
+/// GELU: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+std::vector<float> geglu(llvm::ArrayRef<float> gate,
+                         llvm::ArrayRef<float> up);
+
 /// The KV head that query head `head` reads under GQA: head / (H / G).
 int64_t kvHeadOf(int64_t head, int64_t numHeads, int64_t numKVHeads);
 
@@ -66,14 +71,14 @@ struct AttentionShape {
 
 /// Causal GQA attention of the query (H * hd values) at position p over
 /// the keys and values of positions 0..p (one row of G * hd values per
-/// position, p + 1 rows): each head h attends with scale 1/sqrt(hd) to
-/// positions `firstVisible`..p of KV head kvHeadOf(h). Returns H * hd
-/// values.
+/// position, p + 1 rows): each head h attends with scale `scale` (0:
+/// 1/sqrt(hd)) to positions `firstVisible`..p of KV head kvHeadOf(h).
+/// Returns H * hd values.
 std::vector<float> attention(llvm::ArrayRef<float> query,
                              llvm::ArrayRef<float> keys,
                              llvm::ArrayRef<float> values,
                              const AttentionShape &shape,
-                             int64_t firstVisible);
+                             int64_t firstVisible, double scale = 0.0);
 
 /// x += y, element-wise (the residual connection).
 void addInPlace(llvm::MutableArrayRef<float> x, llvm::ArrayRef<float> y);

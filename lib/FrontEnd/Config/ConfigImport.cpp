@@ -21,6 +21,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -86,8 +87,14 @@ private:
     return config.architecture != Architecture::OnDevice ||
            !isBlock2Layer(config, layer);
   }
+  /// RMSNorm over the last dimension of `x` (the hidden size, or head_dim
+  /// for `qk_norm`'s per-head norms).
   Value rmsNorm(Value x, StringRef weightName);
   Value linear(Value x, StringRef weightName, int64_t outFeatures);
+  /// `linear`, plus the bias vector `biasName` when `hasBias`.
+  Value projection(Value x, StringRef weightName, int64_t outFeatures,
+                   bool hasBias, StringRef biasName);
+
   Value splitHeads(Value x, int64_t heads);
   Value attentionBlock(Value h, const TrackLayout &track, int64_t layer);
   Value ffnBlock(Value h, const TrackLayout &track, int64_t layer);
@@ -105,9 +112,12 @@ private:
 } // namespace
 
 Value DecoderBuilder::rmsNorm(Value x, StringRef weightName) {
-  Value g = weight(weightName, {config.hiddenSize});
-  return RMSNormOp::create(b, loc, x.getType(), x, g,
-                           b.getF32FloatAttr(float(config.rmsNormEps)));
+  Value g = weight(weightName, {cast<ShapedType>(x.getType()).getShape().back()});
+  return RMSNormOp::create(
+      b, loc, x.getType(), x, g, b.getF32FloatAttr(float(config.rmsNormEps)),
+      config.rmsNormWeightOffset != 0.0
+          ? b.getF32FloatAttr(float(config.rmsNormWeightOffset))
+          : FloatAttr());
 }
 
 Value DecoderBuilder::linear(Value x, StringRef weightName,
@@ -115,6 +125,24 @@ Value DecoderBuilder::linear(Value x, StringRef weightName,
   int64_t in = cast<RankedTensorType>(x.getType()).getDimSize(1);
   Value w = linearWeight(weightName, outFeatures, in);
   return LinearOp::create(b, loc, tensor({tokens, outFeatures}), x, w);
+}
+
+Value DecoderBuilder::projection(Value x, StringRef weightName,
+                                 int64_t outFeatures, bool hasBias,
+                                 StringRef biasName) {
+  Value y = linear(x, weightName, outFeatures);
+  if (!hasBias)
+    return y;
+  // The bias is added after the product rather than carried as the
+  // linear's `acc`, which afm-fuse-min-shift owns for the ASTC offsets.
+  Value bias = weight(biasName, {outFeatures});
+  Value init = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{tokens,
+                                                                outFeatures},
+                                       f32);
+  Value rows = linalg::BroadcastOp::create(b, loc, bias, init,
+                                           ArrayRef<int64_t>{0})
+                   .getResult()[0];
+  return arith::AddFOp::create(b, loc, y, rows);
 }
 
 Value DecoderBuilder::splitHeads(Value x, int64_t heads) {
@@ -128,18 +156,31 @@ Value DecoderBuilder::attentionBlock(Value h, const TrackLayout &track,
   LayerTensorNames n = names(track, layer);
   int64_t hd = config.headDim;
   Value normed = rmsNorm(h, n.inputNorm);
-  Value q = splitHeads(linear(normed, n.qProj, track.heads * hd), track.heads);
+  bool bias = config.attentionBias;
+  Value q = splitHeads(
+      projection(normed, n.qProj, track.heads * hd, bias, n.qBias),
+      track.heads);
   Value k, v;
   if (ownsCache(layer)) {
-    k = splitHeads(linear(normed, n.kProj, track.kvHeads * hd), track.kvHeads);
-    v = splitHeads(linear(normed, n.vProj, track.kvHeads * hd), track.kvHeads);
+    k = splitHeads(
+        projection(normed, n.kProj, track.kvHeads * hd, bias, n.kBias),
+        track.kvHeads);
+    v = splitHeads(
+        projection(normed, n.vProj, track.kvHeads * hd, bias, n.vBias),
+        track.kvHeads);
+  }
+  if (config.qkNorm) {
+    q = rmsNorm(q, n.qNorm);
+    if (k)
+      k = rmsNorm(k, n.kNorm);
   }
   if (usesRope(config, layer)) {
-    FloatAttr theta = b.getF32FloatAttr(float(config.ropeTheta));
+    ModelConfig rope = ropeConfigOfLayer(config, layer);
+    FloatAttr theta = b.getF32FloatAttr(float(rope.ropeTheta));
     // Scaled RoPE carries its frequencies; plain RoPE only theta.
     DenseF64ArrayAttr invFreq;
-    if (config.ropeScaling.type != RopeScalingType::None)
-      invFreq = b.getDenseF64ArrayAttr(ropeInverseFrequencies(config));
+    if (rope.ropeScaling.type != RopeScalingType::None)
+      invFreq = b.getDenseF64ArrayAttr(ropeInverseFrequencies(rope));
     q = RoPEOp::create(b, loc, q.getType(), q, position, theta, invFreq);
     if (k)
       k = RoPEOp::create(b, loc, k.getType(), k, position, theta, invFreq);
@@ -148,24 +189,30 @@ Value DecoderBuilder::attentionBlock(Value h, const TrackLayout &track,
   AttentionKind kind = local ? AttentionKind::Local : AttentionKind::Global;
   IntegerAttr window =
       local ? b.getI64IntegerAttr(config.slidingWindow) : IntegerAttr();
+  FloatAttr scale = config.attentionScale != 0.0
+                        ? b.getF32FloatAttr(float(config.attentionScale))
+                        : FloatAttr();
   Value attn;
   if (k) {
     Value cache = caches.lookup(kvCacheIndex(config, track.track, layer));
     attn = AttentionOp::create(b, loc, q.getType(), kind, q, k, v, cache,
                                /*scales=*/Value(), position, count, window,
-                               FloatAttr(), roundsQueryToInt8(config));
+                               scale, roundsQueryToInt8(config));
   } else {
     // Block 2: read the cache of the source layer, which Block 1 filled.
     Value cache = caches.lookup(kvSourceLayer(config, layer));
     attn = SharedKVAttentionOp::create(b, loc, q.getType(), kind, q, cache,
                                        /*scales=*/Value(), position, count,
-                                       window, FloatAttr(),
+                                       window, scale,
                                        roundsQueryToInt8(config));
   }
   Value merged = tensor::CollapseShapeOp::create(
       b, loc, tensor({tokens, track.heads * hd}), attn,
       SmallVector<ReassociationIndices>{{0}, {1, 2}});
-  Value out = linear(merged, n.oProj, config.hiddenSize);
+  Value out = projection(merged, n.oProj, config.hiddenSize,
+                         config.attentionOutputBias, n.oBias);
+  if (config.sandwichNorms)
+    out = rmsNorm(out, n.postAttentionNorm);
   return arith::AddFOp::create(b, loc, h, out);
 }
 
@@ -173,9 +220,10 @@ Value DecoderBuilder::ffnBlock(Value h, const TrackLayout &track,
                                int64_t layer) {
   LayerTensorNames n = names(track, layer);
   int64_t d = config.hiddenSize;
-  Value m = rmsNorm(h, n.postAttentionNorm);
+  Value m = rmsNorm(h, config.sandwichNorms ? n.preFeedforwardNorm
+                                            : n.postAttentionNorm);
   Value y;
-  if (config.architecture == Architecture::PTMoE && isMoELayer(config, layer)) {
+  if (isMoELayer(config, layer)) {
     int64_t e = config.numExperts, f = config.moeIntermediateSize;
     // Experts take the linear format of the config, like any projection;
     // the router stays f32.
@@ -190,11 +238,18 @@ Value DecoderBuilder::ffnBlock(Value h, const TrackLayout &track,
                       b.getI64IntegerAttr(config.numExpertsPerTok));
   } else {
     int64_t f = config.intermediateSize;
+    // SiLU, the default, is left implicit.
+    GateActivationAttr activation;
+    if (config.mlpActivation == MLPActivation::GELUTanh)
+      activation = GateActivationAttr::get(b.getContext(),
+                                           GateActivation::GELUTanh);
     y = SwiGLUOp::create(b, loc, m.getType(), m,
                          linearWeight(n.gateProj, f, d),
                          linearWeight(n.upProj, f, d),
-                         linearWeight(n.downProj, d, f));
+                         linearWeight(n.downProj, d, f), activation);
   }
+  if (config.sandwichNorms)
+    y = rmsNorm(y, n.postFeedforwardNorm);
   return arith::AddFOp::create(b, loc, h, y);
 }
 
@@ -255,6 +310,14 @@ void DecoderBuilder::buildEntry(StringRef kind, int64_t numTokens) {
           : weight(kEmbedTokensName, {vocab, d});
   Value h = EmbeddingOp::create(b, loc, tensor({tokens, d}), table,
                                 func.getArgument(0));
+  if (config.embeddingMultiplier != 1.0) {
+    // Gemma scales the embeddings by sqrt(d); the tied LM head reads the
+    // table unscaled.
+    auto splat = DenseElementsAttr::get(
+        tensor({tokens, d}), b.getF32FloatAttr(float(config.embeddingMultiplier)));
+    Value factor = arith::ConstantOp::create(b, loc, splat);
+    h = arith::MulFOp::create(b, loc, h, factor);
+  }
 
   TrackLayout single{0, config.numAttentionHeads, config.numKeyValueHeads};
   if (config.architecture != Architecture::PTMoE) {
@@ -302,7 +365,7 @@ afm::importModelConfig(MLIRContext *context, const ModelConfig &config,
                        const ConfigImportOptions &options) {
   int64_t chunk = options.prefillChunk.value_or(defaultPrefillChunk(config));
   context->loadDialect<AFMDialect, arith::ArithDialect, func::FuncDialect,
-                       tensor::TensorDialect>();
+                       linalg::LinalgDialect, tensor::TensorDialect>();
   OpBuilder b(context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(b.getUnknownLoc());
   // afm-svd-split reads the LoRA fields (adapters of this rank on every

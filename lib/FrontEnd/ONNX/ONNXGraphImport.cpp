@@ -17,6 +17,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
+#include <set>
+
 using namespace mlir;
 using namespace mlir::afm;
 using namespace mlir::afm::onnx_import;
@@ -197,6 +199,9 @@ private:
   /// outputs.
   FailureOr<llvm::SmallVector<Value>>
   importGraphBody(const onnx::GraphProto &graph, ValueTable &scope);
+  /// Every bound symbolic dimension must be one of the graph's inputs' or
+  /// outputs' (a misspelt name would otherwise change nothing).
+  LogicalResult checkBoundDims(const onnx::GraphProto &graph);
 
   MLIRContext *context;
   std::string modelPath;
@@ -206,6 +211,31 @@ private:
   ValueTable table;
 };
 } // namespace
+
+LogicalResult GraphImporter::checkBoundDims(const onnx::GraphProto &graph) {
+  std::set<std::string> names;
+  for (const auto *values : {&graph.input(), &graph.output()})
+    for (const onnx::ValueInfoProto &value : *values)
+      if (value.type().has_tensor_type() &&
+          value.type().tensor_type().has_shape())
+        for (const auto &dim : value.type().tensor_type().shape().dim())
+          if (dim.has_dim_param())
+            names.insert(dim.dim_param());
+  for (const auto &bound : options.boundDims) {
+    if (names.count(bound.getKey().str()))
+      continue;
+    std::string known;
+    for (const std::string &name : names)
+      known += (known.empty() ? "'" : ", '") + name + "'";
+    return emitError(getLoc(graph.name()))
+           << "--bind-dim " << bound.getKey()
+           << ": the graph's inputs and outputs have no symbolic dimension of "
+              "that name ("
+           << (known.empty() ? std::string("they have none") : "they have " + known)
+           << ")";
+  }
+  return success();
+}
 
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                                         unsigned index, ValueTable &table) {
@@ -447,6 +477,8 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph) {
   // constants, not arguments.
   llvm::SmallVector<Type> argTypes;
   llvm::SmallVector<const onnx::ValueInfoProto *> args;
+  if (failed(checkBoundDims(graph)))
+    return nullptr;
   llvm::StringSet<> inputNames;
   for (const onnx::ValueInfoProto &input : graph.input()) {
     // A second declaration would silently retype the first (its users,
@@ -458,7 +490,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph) {
     }
     if (table.lookupConstant(input.name()))
       continue;
-    auto type = convertValueType(context, input);
+    auto type = convertValueType(context, input, options.boundDims);
     if (!type) {
       emitError(getLoc(input.name()))
           << "ONNX graph input " << llvm::toString(type.takeError());
@@ -527,7 +559,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::GraphProto &graph) {
     // the importer computed something else.
     if (output.type().has_tensor_type() &&
         output.type().tensor_type().has_shape()) {
-      auto declared = convertValueType(context, output);
+      auto declared = convertValueType(context, output, options.boundDims);
       if (!declared) {
         emitError(getLoc(output.name()))
             << "ONNX graph output " << llvm::toString(declared.takeError());

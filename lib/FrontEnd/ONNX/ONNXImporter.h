@@ -70,9 +70,12 @@ llvm::Expected<DenseElementsAttr> convertTensor(MLIRContext *context,
                                                 const onnx::TensorProto &tensor,
                                                 llvm::StringRef modelDir);
 
-/// The static ranked tensor type of a graph input or output.
-llvm::Expected<RankedTensorType> convertValueType(MLIRContext *context,
-                                                  const onnx::ValueInfoProto &);
+/// The static ranked tensor type of a graph input or output; a symbolic
+/// dimension (dim_param) takes its size from `boundDims`, and is an error
+/// when it has none there.
+llvm::Expected<RankedTensorType>
+convertValueType(MLIRContext *context, const onnx::ValueInfoProto &,
+                 const llvm::StringMap<int64_t> &boundDims = {});
 
 //===- ONNXGraphImport.cpp ------------------------------------------------===//
 

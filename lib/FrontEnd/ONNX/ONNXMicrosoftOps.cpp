@@ -103,7 +103,8 @@ LogicalResult rejectInput(ONNXNode &node, unsigned index,
 static Value raiseRMSNorm(ONNXNode &node, Value x, Value gamma,
                           float epsilon) {
   return afm::RMSNormOp::create(node.builder, node.loc, x.getType(), x, gamma,
-                                node.builder.getF32FloatAttr(epsilon));
+                                node.builder.getF32FloatAttr(epsilon),
+                                FloatAttr());
 }
 
 /// SimplifiedLayerNormalization (ONNX Runtime's RMSNorm, in the default

@@ -273,7 +273,8 @@ onnx_import::convertTensor(MLIRContext *context,
 
 llvm::Expected<RankedTensorType>
 onnx_import::convertValueType(MLIRContext *context,
-                              const onnx::ValueInfoProto &info) {
+                              const onnx::ValueInfoProto &info,
+                              const llvm::StringMap<int64_t> &boundDims) {
   if (!info.type().has_tensor_type())
     return createStringError(formatv("'{0}' is not a tensor", info.name()));
   const onnx::TypeProto::Tensor &tensorType = info.type().tensor_type();
@@ -289,13 +290,22 @@ onnx_import::convertValueType(MLIRContext *context,
     return createStringError(formatv("'{0}' has no shape", info.name()));
   llvm::SmallVector<int64_t> shape;
   for (const auto &[index, dim] : llvm::enumerate(tensorType.shape().dim())) {
+    if (dim.has_dim_param()) {
+      auto bound = boundDims.find(dim.dim_param());
+      if (bound != boundDims.end()) {
+        shape.push_back(bound->second);
+        continue;
+      }
+      return createStringError(formatv(
+          "'{0}' has a symbolic dimension {1} ('{2}'); bind it to a size "
+          "with --bind-dim {2}=N (shapes are static)",
+          info.name(), index, dim.dim_param()));
+    }
     if (!dim.has_dim_value() || dim.dim_value() < 0)
       return createStringError(formatv(
-          "'{0}' has a dynamic dimension {1}{2}; only static shapes are "
+          "'{0}' has a dynamic dimension {1}; only static shapes are "
           "supported",
-          info.name(), index,
-          dim.has_dim_param() ? " ('" + dim.dim_param() + "')"
-                              : std::string()));
+          info.name(), index));
     shape.push_back(dim.dim_value());
   }
   if (isString)

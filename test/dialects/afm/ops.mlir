@@ -42,6 +42,8 @@ func.func @token_wise(%tokens: tensor<?xi32>, %pos: index) -> tensor<?x128xf32> 
   %n = afm.rms_norm %h, %g {epsilon = 1.0e-6 : f32} : tensor<?x64xf32>, tensor<64xf32>
   // CHECK: afm.rms_norm %[[H]], %{{.*}} : tensor<?x64xf32>, tensor<64xf32>
   %n2 = afm.rms_norm %h, %g : tensor<?x64xf32>, tensor<64xf32>
+  // CHECK: afm.rms_norm %[[H]], %{{.*}} {weight_offset = 1.000000e+00 : f32} : tensor<?x64xf32>, tensor<64xf32>
+  %n3 = afm.rms_norm %h, %g {weight_offset = 1.0 : f32} : tensor<?x64xf32>, tensor<64xf32>
   %w = afm.weight "up" : !afm.q2<128x64, per_channel>
   // CHECK: %[[Y:.*]] = afm.linear %[[N]], %{{.*}} : tensor<?x64xf32>, !afm.q2<128x64, per_channel> -> tensor<?x128xf32>
   %y = afm.linear %n, %w : tensor<?x64xf32>, !afm.q2<128x64, per_channel> -> tensor<?x128xf32>
@@ -115,6 +117,8 @@ func.func @ffn_and_moe(%x: tensor<?x64xf32>) -> (tensor<?x64xf32>, tensor<?x64xf
   %wd = afm.weight "ffn.down" : !afm.astc<64x128, block = 6x6, offset = min>
   // CHECK: afm.swiglu %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x64xf32>, !afm.q2<128x64, per_tensor>, tensor<128x64xf32>, !afm.astc<64x128, block = 6x6, offset = min>
   %f = afm.swiglu %x, %wg, %wu, %wd : tensor<?x64xf32>, !afm.q2<128x64, per_tensor>, tensor<128x64xf32>, !afm.astc<64x128, block = 6x6, offset = min>
+  // CHECK: afm.swiglu %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {activation = #afm.gate_activation<gelu_tanh>} : tensor<?x64xf32>
+  %f2 = afm.swiglu %x, %wg, %wu, %wd {activation = #afm.gate_activation<gelu_tanh>} : tensor<?x64xf32>, !afm.q2<128x64, per_tensor>, tensor<128x64xf32>, !afm.astc<64x128, block = 6x6, offset = min>
   %wr = afm.weight "moe.router" : tensor<4x64xf32>
   // CHECK: %{{.*}}, %{{.*}} = afm.topk_router %{{.*}}, %{{.*}} {top_k = 2 : i64} : tensor<?x64xf32>, tensor<4x64xf32> -> tensor<?x2xi32>, tensor<?x2xf32>
   %e, %gates = afm.topk_router %x, %wr {top_k = 2} : tensor<?x64xf32>, tensor<4x64xf32> -> tensor<?x2xi32>, tensor<?x2xf32>

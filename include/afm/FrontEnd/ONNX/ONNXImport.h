@@ -27,6 +27,9 @@ namespace mlir::afm {
 struct ONNXImportOptions {
   /// Graph inputs to import as constants, by name.
   llvm::StringMap<DenseElementsAttr> boundInputs;
+  /// Sizes of the symbolic dimensions (dim_param) of the graph's inputs and
+  /// outputs, by name. Each must name a dimension the graph has.
+  llvm::StringMap<int64_t> boundDims;
   /// Raise recognized decoder-layer pieces to afm ops, so the afm passes
   /// and kernels apply: (Skip)SimplifiedLayerNormalization over the last
   /// axis becomes afm.rms_norm; a one-token MatMul by a constant 2-D f32
