@@ -346,6 +346,73 @@ Value onnx_import::generateTensor(ONNXNode &node, RankedTensorType type,
   return generic.getResult(0);
 }
 
+Value onnx_import::reduceIndexed(ONNXNode &node, RankedTensorType type,
+                                 llvm::ArrayRef<int64_t> reducedShape,
+                                 TypedAttr init, ReductionBody body) {
+  OpBuilder &builder = node.builder;
+  int64_t rank = type.getRank();
+  int64_t reducedRank = reducedShape.size();
+  Value empty = tensor::EmptyOp::create(builder, node.loc, type.getShape(),
+                                        type.getElementType());
+  if (type.getNumElements() == 0)
+    return empty;
+  Value initValue = arith::ConstantOp::create(builder, node.loc, init);
+  Value filled =
+      linalg::FillOp::create(builder, node.loc, initValue, empty).result();
+  // The operand whose shape gives the reduction loops their extents (as
+  // linalg's pooling ops take their window); its elements are never read.
+  Value window = tensor::EmptyOp::create(builder, node.loc, reducedShape,
+                                         type.getElementType());
+  MLIRContext *context = builder.getContext();
+  auto dims = [&](int64_t from, int64_t count) {
+    llvm::SmallVector<AffineExpr> exprs;
+    for (int64_t dim = from; dim < from + count; ++dim)
+      exprs.push_back(getAffineDimExpr(dim, context));
+    return AffineMap::get(rank + reducedRank, 0, exprs, context);
+  };
+  llvm::SmallVector<utils::IteratorType> iterators(
+      rank, utils::IteratorType::parallel);
+  iterators.append(reducedRank, utils::IteratorType::reduction);
+  auto generic = linalg::GenericOp::create(
+      builder, node.loc, type, window, filled,
+      llvm::ArrayRef<AffineMap>{dims(rank, reducedRank), dims(0, rank)},
+      iterators, [&](OpBuilder &b, Location loc, ValueRange args) {
+        llvm::SmallVector<Value> indices;
+        for (int64_t dim = 0; dim < rank + reducedRank; ++dim)
+          indices.push_back(linalg::IndexOp::create(b, loc, dim));
+        ValueRange all(indices);
+        linalg::YieldOp::create(
+            b, loc,
+            body(b, loc, all.take_front(rank), all.drop_front(rank), args[1]));
+      });
+  return generic.getResult(0);
+}
+
+Value onnx_import::wrapIndex(OpBuilder &b, Location loc, Value raw,
+                             int64_t extent) {
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+  Value wrapped = arith::AddIOp::create(
+      b, loc, index, arith::ConstantIndexOp::create(b, loc, extent));
+  return arith::SelectOp::create(b, loc, negative, wrapped, index);
+}
+
+FailureOr<GatherOperands> onnx_import::getGatherOperands(ONNXNode &node) {
+  auto data = node.getInput(0);
+  auto indices = node.getInput(1);
+  if (failed(data) || failed(indices))
+    return failure();
+  if (!isa<IntegerType>(indices->getType().getElementType()))
+    return node.emitError() << "indices must be integers";
+  auto axis = normalizeAxis(node, node.getIntAttribute("axis", 0),
+                            data->getType().getRank());
+  if (failed(axis))
+    return failure();
+  return GatherOperands{*data, *indices, *axis};
+}
+
 FailureOr<int64_t> onnx_import::normalizeAxis(ONNXNode &node, int64_t axis,
                                               int64_t rank) {
   if (axis < -rank || axis >= rank)

@@ -93,6 +93,43 @@ using IndexBody = llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>;
 /// tensor.extract).
 Value generateTensor(ONNXNode &node, RankedTensorType type, IndexBody body);
 
+/// Builds the next accumulator of a reduction from the result position
+/// `at` (one index per result dimension), the position `over` in the
+/// reduced space and the accumulator so far.
+using ReductionBody = llvm::function_ref<Value(
+    OpBuilder &, Location, ValueRange at, ValueRange over, Value acc)>;
+
+/// A tensor of `type` each of whose elements folds `body` over every
+/// position of `reducedShape`, starting from `init`: one linalg.generic
+/// with the reduced dimensions as reduction loops (a pooling window, the
+/// axis of an ArgMax). Bodies read other tensors with tensor.extract.
+Value reduceIndexed(ONNXNode &node, RankedTensorType type,
+                    llvm::ArrayRef<int64_t> reducedShape, TypedAttr init,
+                    ReductionBody body);
+
+/// The ONNX index `raw` (any integer type, negative counting back from
+/// `extent`) as an index value, inside an index or reduction body.
+Value wrapIndex(OpBuilder &b, Location loc, Value raw, int64_t extent);
+
+/// The inputs of a gather-like op (Gather, GatherElements) and its
+/// `axis` attribute as a dimension of the data.
+struct GatherOperands {
+  TypedValue<RankedTensorType> data, indices;
+  int64_t axis;
+};
+/// Fails with an error when an input is missing, the indices are not
+/// integers or the axis is out of range.
+FailureOr<GatherOperands> getGatherOperands(ONNXNode &node);
+
+/// Softmax (or with `isLog` log-softmax) of `input` over `dims`, shifted
+/// by the maximum so exp cannot overflow (ONNXReductionOps.cpp).
+Value buildSoftmax(ONNXNode &node, Value input, llvm::ArrayRef<int64_t> dims,
+                   bool isLog);
+
+/// The mean of `input` over `axes` (sorted, distinct), dimensions kept
+/// (ONNXReductionOps.cpp).
+Value meanKeepDims(ONNXNode &node, Value input, llvm::ArrayRef<int64_t> axes);
+
 /// `axis` in [-rank, rank) as a dimension, or failure with an error.
 FailureOr<int64_t> normalizeAxis(ONNXNode &node, int64_t axis, int64_t rank);
 

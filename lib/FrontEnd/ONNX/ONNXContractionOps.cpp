@@ -2,7 +2,8 @@
 //
 // MatMul and Gemm as TOSA matmuls; Einsum (and MatMulInteger, which is
 // one) as a linalg.generic whose loops are the equation's letters; and
-// DequantizeLinear, which feeds them integer weights.
+// DequantizeLinear, which feeds them integer weights, and its inverse
+// QuantizeLinear.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 
@@ -416,52 +418,62 @@ static Results lowerMatMulInteger(ONNXNode &node) {
   return llvm::SmallVector<Value>{*result};
 }
 
-/// DequantizeLinear: (x - zero_point) * scale in float, per tensor or
-/// per `axis` (a 1-D scale then runs along that dimension).
-static Results lowerDequantizeLinear(ONNXNode &node) {
-  auto input = node.getInput(0);
+/// A scale or zero point of a quantization of `type`, shaped to
+/// broadcast: a single value stays; a 1-D one runs along `axis`.
+static FailureOr<Value> alongAxis(ONNXNode &node, RankedTensorType type,
+                                  Value value) {
+  auto valueType = cast<RankedTensorType>(value.getType());
+  if (valueType.getRank() == 0 || valueType.getNumElements() == 1)
+    return value;
+  auto axis =
+      normalizeAxis(node, node.getIntAttribute("axis", 1), type.getRank());
+  if (failed(axis))
+    return failure();
+  if (valueType.getRank() != 1 ||
+      valueType.getDimSize(0) != type.getDimSize(*axis))
+    return node.emitError() << "a per-axis scale or zero point must be 1-D "
+                            << "with " << type.getDimSize(*axis)
+                            << " elements";
+  llvm::SmallVector<int64_t> shape(type.getRank(), 1);
+  shape[*axis] = valueType.getDimSize(0);
+  return reshape(node, value, shape);
+}
+
+/// The input, its scale and (when given) zero point, the latter two
+/// shaped by alongAxis.
+static FailureOr<llvm::SmallVector<Value>>
+getQuantizationOperands(ONNXNode &node, bool floatInput) {
+  auto input = floatInput ? node.getFloatInput(0) : node.getInput(0);
   auto scale = node.getFloatInput(1);
   if (failed(input) || failed(scale))
     return failure();
-  RankedTensorType type = input->getType();
-  Value zeroPoint;
+  llvm::SmallVector<Value> operands = {*input};
+  llvm::SmallVector<Value> parameters = {*scale};
   if (node.hasInput(2)) {
     auto zp = node.getInput(2);
     if (failed(zp))
       return failure();
-    zeroPoint = *zp;
+    parameters.push_back(*zp);
   }
-  auto perAxis = [&](Value value) -> FailureOr<Value> {
-    auto valueType = cast<RankedTensorType>(value.getType());
-    if (valueType.getRank() == 0 || valueType.getNumElements() == 1)
-      return value;
-    auto axis =
-        normalizeAxis(node, node.getIntAttribute("axis", 1), type.getRank());
-    if (failed(axis))
+  for (Value parameter : parameters) {
+    auto shaped = alongAxis(node, input->getType(), parameter);
+    if (failed(shaped))
       return failure();
-    if (valueType.getRank() != 1 ||
-        valueType.getDimSize(0) != type.getDimSize(*axis))
-      return node.emitError() << "a per-axis scale or zero point must be 1-D "
-                              << "with " << type.getDimSize(*axis)
-                              << " elements";
-    llvm::SmallVector<int64_t> shape(type.getRank(), 1);
-    shape[*axis] = valueType.getDimSize(0);
-    return reshape(node, value, shape);
-  };
-  auto scaleValue = perAxis(*scale);
-  if (failed(scaleValue))
+    operands.push_back(*shaped);
+  }
+  return operands;
+}
+
+/// DequantizeLinear: (x - zero_point) * scale in float, per tensor or
+/// per `axis` (a 1-D scale then runs along that dimension).
+static Results lowerDequantizeLinear(ONNXNode &node) {
+  auto operands = getQuantizationOperands(node, /*floatInput=*/false);
+  if (failed(operands))
     return failure();
-  llvm::SmallVector<Value> operands = {*input, *scaleValue};
-  if (zeroPoint) {
-    auto zp = perAxis(zeroPoint);
-    if (failed(zp))
-      return failure();
-    operands.push_back(*zp);
-  }
-  Type floatType = scale->getType().getElementType();
+  Type floatType = getElementTypeOrSelf((*operands)[1].getType());
   bool isUnsigned = node.isUnsignedInput(0);
   auto result = broadcastElementwise(
-      node, operands, floatType,
+      node, *operands, floatType,
       [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
         Value x = castScalar(b, loc, args[0], floatType, isUnsigned);
         if (args.size() == 3)
@@ -474,6 +486,48 @@ static Results lowerDequantizeLinear(ONNXNode &node) {
   return llvm::SmallVector<Value>{*result};
 }
 
+/// QuantizeLinear: x / scale rounded half to even, plus the zero point,
+/// saturated to the zero point's type (UINT8 without one), per tensor or
+/// per `axis`.
+static Results lowerQuantizeLinear(ONNXNode &node) {
+  auto operands = getQuantizationOperands(node, /*floatInput=*/true);
+  if (failed(operands))
+    return failure();
+  Type floatType = getElementTypeOrSelf((*operands)[0].getType());
+  bool hasZeroPoint = operands->size() == 3;
+  Type resultType = hasZeroPoint
+                        ? getElementTypeOrSelf((*operands)[2].getType())
+                        : node.builder.getI8Type();
+  bool isUnsigned = !hasZeroPoint || node.isUnsignedInput(2);
+  if (!resultType.isInteger(8))
+    return node.emitError() << "the zero point must be an 8-bit integer";
+  double low = isUnsigned ? 0 : -128, high = isUnsigned ? 255 : 127;
+  auto result = broadcastElementwise(
+      node, *operands, resultType,
+      [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        auto constant = [&](double value) -> Value {
+          return arith::ConstantOp::create(b, loc,
+                                           b.getFloatAttr(floatType, value));
+        };
+        Value x = math::RoundEvenOp::create(
+            b, loc, arith::DivFOp::create(b, loc, args[0], args[1]));
+        if (hasZeroPoint)
+          x = arith::AddFOp::create(
+              b, loc, x, castScalar(b, loc, args[2], floatType, isUnsigned));
+        x = arith::MinimumFOp::create(
+            b, loc, arith::MaximumFOp::create(b, loc, x, constant(low)),
+            constant(high));
+        // In range now: through i32, so 255 does not overflow an i8 cast.
+        Value wide = arith::FPToSIOp::create(b, loc, b.getI32Type(), x);
+        return arith::TruncIOp::create(b, loc, resultType, wide);
+      });
+  if (failed(result))
+    return failure();
+  if (isUnsigned && node.hasOutput(0))
+    node.table.define(node.proto.output(0), *result, /*isUnsigned=*/true);
+  return llvm::SmallVector<Value>{*result};
+}
+
 void mlir::afm::onnx_import::registerContractionLowerings(
     llvm::StringMap<NodeLowering> &lowerings) {
   lowerings["MatMul"] = lowerMatMul;
@@ -481,4 +535,5 @@ void mlir::afm::onnx_import::registerContractionLowerings(
   lowerings["Einsum"] = lowerEinsum;
   lowerings["MatMulInteger"] = lowerMatMulInteger;
   lowerings["DequantizeLinear"] = lowerDequantizeLinear;
+  lowerings["QuantizeLinear"] = lowerQuantizeLinear;
 }

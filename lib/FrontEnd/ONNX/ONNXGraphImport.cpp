@@ -128,6 +128,36 @@ ONNXNode::getIntsAttribute(llvm::StringRef attrName) const {
   return llvm::SmallVector<int64_t>(attr->ints().begin(), attr->ints().end());
 }
 
+/// A Constant's value_float, value_floats, value_int or value_ints as a
+/// FLOAT or INT64 tensor (a scalar or a list), or null for other forms.
+static DenseElementsAttr getConstantNumbers(const ONNXNode &node) {
+  if (node.proto.output_size() != 1)
+    return nullptr;
+  MLIRContext *context = node.builder.getContext();
+  auto f32 = Float32Type::get(context);
+  auto i64 = IntegerType::get(context, 64);
+  if (const onnx::AttributeProto *attr = node.getAttribute("value_float"))
+    return DenseElementsAttr::get(RankedTensorType::get({}, f32), attr->f());
+  if (const onnx::AttributeProto *attr = node.getAttribute("value_int"))
+    return DenseElementsAttr::get(RankedTensorType::get({}, i64),
+                                  static_cast<int64_t>(attr->i()));
+  if (const onnx::AttributeProto *attr = node.getAttribute("value_floats")) {
+    llvm::SmallVector<float> values(attr->floats().begin(),
+                                    attr->floats().end());
+    return DenseElementsAttr::get(
+        RankedTensorType::get({static_cast<int64_t>(values.size())}, f32),
+        llvm::ArrayRef(values));
+  }
+  if (const onnx::AttributeProto *attr = node.getAttribute("value_ints")) {
+    llvm::SmallVector<int64_t> values(attr->ints().begin(),
+                                      attr->ints().end());
+    return DenseElementsAttr::get(
+        RankedTensorType::get({static_cast<int64_t>(values.size())}, i64),
+        llvm::ArrayRef(values));
+  }
+  return nullptr;
+}
+
 /// The type an empty tensor has at the entry point: compiled entry points
 /// take bare pointers to static buffers, which the LLVM lowering does not
 /// build for zero-sized memrefs, so an empty input or output is passed as
@@ -260,10 +290,15 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
 
   // A Constant is data, not computation: it joins the initializers.
   if (node.op_type() == "Constant") {
+    if (DenseElementsAttr number = getConstantNumbers(view)) {
+      table.defineConstant(node.output(0), number, view.loc);
+      return success();
+    }
     const onnx::AttributeProto *value = view.getAttribute("value");
     if (!value || !value->has_t() || node.output_size() != 1)
       return view.emitError()
-             << "only the 'value' tensor attribute is supported";
+             << "only the 'value' tensor attribute and its number forms "
+                "(value_float(s), value_int(s)) are supported";
     auto attr = convertTensor(context, value->t(),
                               llvm::sys::path::parent_path(modelPath));
     if (!attr)

@@ -280,6 +280,12 @@ void registerControlFlowLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerElementwiseMathLowerings(
     llvm::StringMap<NodeLowering> &lowerings);
 void registerActivationLowerings(llvm::StringMap<NodeLowering> &lowerings);
+void registerIndexLowerings(llvm::StringMap<NodeLowering> &lowerings);
+void registerPoolingLowerings(llvm::StringMap<NodeLowering> &lowerings);
+void registerLossLowerings(llvm::StringMap<NodeLowering> &lowerings);
+void registerResizeLowerings(llvm::StringMap<NodeLowering> &lowerings);
+void registerLayoutLowerings(llvm::StringMap<NodeLowering> &lowerings);
+void registerNormalizationLowerings(llvm::StringMap<NodeLowering> &lowerings);
 
 //===- ONNXMicrosoftOps.cpp -----------------------------------------------===//
 

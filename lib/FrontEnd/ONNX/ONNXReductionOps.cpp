@@ -1,14 +1,17 @@
 //===- ONNXReductionOps.cpp - ONNX reductions and normalizations ----------===//
 //
 // Reduce{Sum,Mean,Max,Min,SumSquare,L1,L2,LogSum,LogSumExp,Prod}, Softmax,
-// LogSoftmax and
-// LayerNormalization, each as a chain of TOSA reductions (one axis at a
-// time, keeping dimensions so results broadcast back over the input).
+// LogSoftmax, LayerNormalization and GlobalMaxPool / GlobalAveragePool,
+// each as a chain of TOSA reductions (one axis at a time, keeping
+// dimensions so results broadcast back over the input); CumSum as a
+// reduction linalg.generic.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ONNXBuilders.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 
 using namespace mlir;
@@ -50,9 +53,8 @@ static int64_t countOf(RankedTensorType type, llvm::ArrayRef<int64_t> axes) {
   return count;
 }
 
-/// The mean over `axes`, kept dimensions.
-static Value meanKeepDims(ONNXNode &node, Value input,
-                          llvm::ArrayRef<int64_t> axes) {
+Value mlir::afm::onnx_import::meanKeepDims(ONNXNode &node, Value input,
+                                           llvm::ArrayRef<int64_t> axes) {
   auto type = cast<RankedTensorType>(input.getType());
   Value sum = reduceKeepDims<tosa::ReduceSumOp>(node, input, axes);
   Value scale = splat(node, type.getElementType(),
@@ -185,26 +187,31 @@ getSoftmaxDims(ONNXNode &node, int64_t rank) {
 
 /// softmax = exp(x - max) / sum(exp(x - max)); log-softmax =
 /// (x - max) - log(sum(exp(x - max))). The max keeps exp from overflowing.
+Value mlir::afm::onnx_import::buildSoftmax(ONNXNode &node, Value input,
+                                           llvm::ArrayRef<int64_t> dims,
+                                           bool isLog) {
+  auto type = cast<RankedTensorType>(input.getType());
+  OpBuilder &b = node.builder;
+  Value max = reduceKeepDims<tosa::ReduceMaxOp>(node, input, dims);
+  Value shifted = tosa::SubOp::create(b, node.loc, type, input, max);
+  Value exp = tosa::ExpOp::create(b, node.loc, type, shifted);
+  Value sum = reduceKeepDims<tosa::ReduceSumOp>(node, exp, dims);
+  if (isLog) {
+    Value log = tosa::LogOp::create(b, node.loc, sum.getType(), sum);
+    return tosa::SubOp::create(b, node.loc, type, shifted, log);
+  }
+  Value inverse = tosa::ReciprocalOp::create(b, node.loc, sum.getType(), sum);
+  return multiply(node, type, exp, inverse);
+}
+
 template <bool isLog> static Results lowerSoftmax(ONNXNode &node) {
   auto input = node.getFloatInput(0);
   if (failed(input))
     return failure();
-  RankedTensorType type = input->getType();
-  auto dims = getSoftmaxDims(node, type.getRank());
+  auto dims = getSoftmaxDims(node, input->getType().getRank());
   if (failed(dims))
     return failure();
-  OpBuilder &b = node.builder;
-  Value max = reduceKeepDims<tosa::ReduceMaxOp>(node, *input, *dims);
-  Value shifted = tosa::SubOp::create(b, node.loc, type, *input, max);
-  Value exp = tosa::ExpOp::create(b, node.loc, type, shifted);
-  Value sum = reduceKeepDims<tosa::ReduceSumOp>(node, exp, *dims);
-  if (isLog) {
-    Value log = tosa::LogOp::create(b, node.loc, sum.getType(), sum);
-    return llvm::SmallVector<Value>{
-        tosa::SubOp::create(b, node.loc, type, shifted, log)};
-  }
-  Value inverse = tosa::ReciprocalOp::create(b, node.loc, sum.getType(), sum);
-  return llvm::SmallVector<Value>{multiply(node, type, exp, inverse)};
+  return llvm::SmallVector<Value>{buildSoftmax(node, *input, *dims, isLog)};
 }
 
 /// LayerNormalization over the dimensions from `axis` on:
@@ -270,6 +277,68 @@ static Results lowerLayerNormalization(ONNXNode &node) {
   return llvm::SmallVector<Value>{normalized, mean, invStdDev};
 }
 
+/// GlobalMaxPool and GlobalAveragePool: the maximum or mean over every
+/// spatial dimension (all from 2 on), kept as size 1.
+template <bool isMax> static Results lowerGlobalPool(ONNXNode &node) {
+  auto input = node.getFloatInput(0);
+  if (failed(input))
+    return failure();
+  int64_t rank = input->getType().getRank();
+  if (rank < 3)
+    return node.emitError() << "the input must have rank >= 3 (N, C and "
+                               "spatial dimensions), not "
+                            << rank;
+  llvm::SmallVector<int64_t> dims = llvm::to_vector(llvm::seq<int64_t>(2, rank));
+  return llvm::SmallVector<Value>{
+      isMax ? reduceKeepDims<tosa::ReduceMaxOp>(node, *input, dims)
+            : meanKeepDims(node, *input, dims)};
+}
+
+/// CumSum along the constant `axis`: out[i] sums x[j] over j <= i (j < i
+/// when exclusive; j >= i or j > i when reverse). A reduction over the
+/// whole axis per element: quadratic in the axis length, which keeps it
+/// one linalg.generic.
+static Results lowerCumSum(ONNXNode &node) {
+  auto input = node.getInput(0);
+  if (failed(input))
+    return failure();
+  RankedTensorType type = input->getType();
+  auto axisValues = node.getConstantInts(1, "axis");
+  if (failed(axisValues))
+    return failure();
+  if (axisValues->size() != 1)
+    return node.emitError() << "axis must hold one value, not "
+                            << axisValues->size();
+  auto axis = normalizeAxis(node, axisValues->front(), type.getRank());
+  if (failed(axis))
+    return failure();
+  bool exclusive = node.getIntAttribute("exclusive", 0) != 0;
+  bool reverse = node.getIntAttribute("reverse", 0) != 0;
+  using P = arith::CmpIPredicate;
+  P predicate = reverse ? (exclusive ? P::ugt : P::uge)
+                        : (exclusive ? P::ult : P::ule);
+  Type elementType = type.getElementType();
+  Value data = *input;
+  Value result = reduceIndexed(
+      node, type, {type.getDimSize(*axis)},
+      scalarAttr(node.builder, elementType, 0.0),
+      [&](OpBuilder &b, Location loc, ValueRange at, ValueRange over,
+          Value acc) -> Value {
+        llvm::SmallVector<Value> position(at);
+        position[*axis] = over[0];
+        Value x = tensor::ExtractOp::create(b, loc, data, position);
+        Value sum = isa<FloatType>(elementType)
+                        ? arith::AddFOp::create(b, loc, acc, x).getResult()
+                        : arith::AddIOp::create(b, loc, acc, x).getResult();
+        Value counted =
+            arith::CmpIOp::create(b, loc, predicate, over[0], at[*axis]);
+        return arith::SelectOp::create(b, loc, counted, sum, acc);
+      });
+  if (node.isUnsignedInput(0) && node.hasOutput(0))
+    node.table.define(node.proto.output(0), result, /*isUnsigned=*/true);
+  return llvm::SmallVector<Value>{result};
+}
+
 void mlir::afm::onnx_import::registerReductionLowerings(
     llvm::StringMap<NodeLowering> &lowerings) {
   lowerings["ReduceSum"] = lowerReduce<Reduction::Sum>;
@@ -285,4 +354,7 @@ void mlir::afm::onnx_import::registerReductionLowerings(
   lowerings["Softmax"] = lowerSoftmax<false>;
   lowerings["LogSoftmax"] = lowerSoftmax<true>;
   lowerings["LayerNormalization"] = lowerLayerNormalization;
+  lowerings["GlobalMaxPool"] = lowerGlobalPool<true>;
+  lowerings["GlobalAveragePool"] = lowerGlobalPool<false>;
+  lowerings["CumSum"] = lowerCumSum;
 }

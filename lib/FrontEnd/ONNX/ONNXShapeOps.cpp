@@ -447,31 +447,25 @@ static Results lowerExpand(ONNXNode &node) {
 /// Gather along `axis`: out[a, i..., b] = data[a, indices[i...], b], with
 /// negative indices counting from the end.
 static Results lowerGather(ONNXNode &node) {
-  auto data = node.getInput(0);
-  auto indices = node.getInput(1);
-  if (failed(data) || failed(indices))
+  auto operands = getGatherOperands(node);
+  if (failed(operands))
     return failure();
-  RankedTensorType dataType = data->getType(),
-                   indicesType = indices->getType();
-  if (!isa<IntegerType>(indicesType.getElementType()))
-    return node.emitError() << "indices must be integers";
-  auto axis =
-      normalizeAxis(node, node.getIntAttribute("axis", 0), dataType.getRank());
-  if (failed(axis))
-    return failure();
-  int64_t extent = dataType.getDimSize(*axis);
+  auto [data, indices, axis] = *operands;
+  RankedTensorType dataType = data.getType(),
+                   indicesType = indices.getType();
+  int64_t extent = dataType.getDimSize(axis);
   int64_t indexRank = indicesType.getRank();
-  llvm::SmallVector<int64_t> shape(dataType.getShape().take_front(*axis));
+  llvm::SmallVector<int64_t> shape(dataType.getShape().take_front(axis));
   llvm::append_range(shape, indicesType.getShape());
-  llvm::append_range(shape, dataType.getShape().drop_front(*axis + 1));
+  llvm::append_range(shape, dataType.getShape().drop_front(axis + 1));
   RankedTensorType type = dataType.clone(shape);
 
   // Constant data and indices (a shape and the dimensions it picks) fold.
-  DenseElementsAttr dataAttr = getFoldableConstant(*data),
-                    indicesAttr = getFoldableConstant(*indices);
+  DenseElementsAttr dataAttr = getFoldableConstant(data),
+                    indicesAttr = getFoldableConstant(indices);
   if (dataAttr && indicesAttr) {
-    int64_t outer = product(dataType.getShape().take_front(*axis));
-    int64_t inner = product(dataType.getShape().drop_front(*axis + 1));
+    int64_t outer = product(dataType.getShape().take_front(axis));
+    int64_t inner = product(dataType.getShape().drop_front(axis + 1));
     auto values = dataAttr.getValues<Attribute>();
     llvm::SmallVector<Attribute> elements;
     for (int64_t o = 0; o < outer; ++o)
@@ -489,22 +483,15 @@ static Results lowerGather(ONNXNode &node) {
     return single(constant(node, DenseElementsAttr::get(type, elements)));
   }
 
-  Value dataValue = *data, indicesValue = *indices;
+  Value dataValue = data, indicesValue = indices;
   return single(generateTensor(
       node, type, [&](OpBuilder &b, Location loc, ValueRange at) {
-        ValueRange indexAt = at.slice(*axis, indexRank);
-        Value raw = extractAt(b, loc, indicesValue, indexAt);
+        ValueRange indexAt = at.slice(axis, indexRank);
         Value index =
-            arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
-        Value zero = indexConstant(b, loc, 0);
-        Value negative = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::slt, index, zero);
-        Value wrapped = arith::AddIOp::create(
-            b, loc, index, indexConstant(b, loc, extent));
-        index = arith::SelectOp::create(b, loc, negative, wrapped, index);
-        llvm::SmallVector<Value> dataAt(at.take_front(*axis));
+            wrapIndex(b, loc, extractAt(b, loc, indicesValue, indexAt), extent);
+        llvm::SmallVector<Value> dataAt(at.take_front(axis));
         dataAt.push_back(index);
-        llvm::append_range(dataAt, at.drop_front(*axis + indexRank));
+        llvm::append_range(dataAt, at.drop_front(axis + indexRank));
         return extractAt(b, loc, dataValue, dataAt);
       }));
 }

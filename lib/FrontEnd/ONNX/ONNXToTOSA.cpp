@@ -408,6 +408,12 @@ mlir::afm::onnx_import::getONNXToTOSALowerings() {
     registerControlFlowLowerings(lowerings);
     registerElementwiseMathLowerings(lowerings);
     registerActivationLowerings(lowerings);
+    registerIndexLowerings(lowerings);
+    registerPoolingLowerings(lowerings);
+    registerLossLowerings(lowerings);
+    registerResizeLowerings(lowerings);
+    registerLayoutLowerings(lowerings);
+    registerNormalizationLowerings(lowerings);
     return true;
   }();
   (void)registered;
