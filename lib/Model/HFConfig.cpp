@@ -748,29 +748,30 @@ mlir::afm::loadHFModelFolder(StringRef dir, const HFLoadOptions &options) {
   std::string tokenizer = inFolder("tokenizer.json");
   if (llvm::sys::fs::exists(tokenizer))
     folder.tokenizerJson = tokenizer;
-  std::string generation = inFolder("generation_config.json");
-  if (llvm::sys::fs::exists(generation)) {
-    Expected<std::string> generationText = readText(generation);
-    if (!generationText)
-      return generationText.takeError();
-    Expected<HFGenerationConfig> parsed =
-        parseHFGenerationConfig(*generationText, generation);
-    if (!parsed)
-      return parsed.takeError();
-    folder.generationConfigJson = generation;
-    folder.generation = std::move(*parsed);
-  }
-  std::string tokenizerConfig = inFolder("tokenizer_config.json");
-  if (llvm::sys::fs::exists(tokenizerConfig)) {
-    Expected<std::string> configText = readText(tokenizerConfig);
-    if (!configText)
-      return configText.takeError();
-    Expected<HFTokenizerConfig> parsed =
-        parseHFTokenizerConfig(*configText, tokenizerConfig);
-    if (!parsed)
-      return parsed.takeError();
-    folder.tokenizerConfigJson = tokenizerConfig;
-    folder.tokenizerConfig = std::move(*parsed);
-  }
+  // The optional JSON files, each parsed when the folder has it.
+  auto readOptional = [&](StringRef name, auto parse, auto &path,
+                          auto &parsed) -> Error {
+    std::string file = inFolder(name);
+    if (!llvm::sys::fs::exists(file))
+      return Error::success();
+    Expected<std::string> text = readText(file);
+    if (!text)
+      return text.takeError();
+    auto result = parse(*text, file);
+    if (!result)
+      return result.takeError();
+    path = file;
+    parsed = std::move(*result);
+    return Error::success();
+  };
+  if (Error err = readOptional("generation_config.json",
+                               parseHFGenerationConfig,
+                               folder.generationConfigJson, folder.generation))
+    return std::move(err);
+  if (Error err = readOptional("tokenizer_config.json",
+                               parseHFTokenizerConfig,
+                               folder.tokenizerConfigJson,
+                               folder.tokenizerConfig))
+    return std::move(err);
   return folder;
 }

@@ -59,6 +59,16 @@ private:
   std::string reshape(const std::string &x, const std::vector<int64_t> &dims) {
     return apply("Reshape", {x, shape(dims)});
   }
+  /// x[..., begin:end] along the last axis.
+  std::string lastAxisSlice(const std::string &x, int64_t begin,
+                            int64_t end) {
+    std::string starts = fresh("starts"), ends = fresh("ends"),
+                axes = fresh("axes");
+    w.addInt(starts, {1}, {begin}, onnx::TensorProto::INT64);
+    w.addInt(ends, {1}, {end}, onnx::TensorProto::INT64);
+    w.addInt(axes, {1}, {-1}, onnx::TensorProto::INT64);
+    return apply("Slice", {x, starts, ends, axes});
+  }
   std::string transpose(const std::string &x,
                         const std::vector<int64_t> &perm) {
     std::string name = fresh("Transpose");
@@ -187,15 +197,8 @@ void HFGraphBuilder::addMask(const std::string &name, int64_t window) {
 std::string HFGraphBuilder::rope(const std::string &x, bool local) {
   // rotate_half(x) = cat(-x2, x1); x * cos + rotate_half(x) * sin.
   int64_t half = cfg.headDim / 2;
-  auto slice = [&](int64_t begin, int64_t end) {
-    std::string starts = fresh("starts"), ends = fresh("ends"),
-                axes = fresh("axes");
-    w.addInt(starts, {1}, {begin}, onnx::TensorProto::INT64);
-    w.addInt(ends, {1}, {end}, onnx::TensorProto::INT64);
-    w.addInt(axes, {1}, {-1}, onnx::TensorProto::INT64);
-    return apply("Slice", {x, starts, ends, axes});
-  };
-  std::string x1 = slice(0, half), x2 = slice(half, 2 * half);
+  std::string x1 = lastAxisSlice(x, 0, half);
+  std::string x2 = lastAxisSlice(x, half, 2 * half);
   std::string name = fresh("Concat");
   onnx::NodeProto &concat = w.addNode(
       "Concat", name, {apply("Neg", {x2}), x1}, {name + "/out"});
@@ -300,13 +303,8 @@ std::string HFGraphBuilder::moe(const std::string &x,
   ONNXGraphWriter::setInt(scatter, "axis", -1);
   std::string sum;
   for (int64_t x0 = 0; x0 < e; ++x0) {
-    std::string starts = fresh("starts"), ends = fresh("ends"),
-                axes = fresh("axes");
-    w.addInt(starts, {1}, {x0}, onnx::TensorProto::INT64);
-    w.addInt(ends, {1}, {x0 + 1}, onnx::TensorProto::INT64);
-    w.addInt(axes, {1}, {-1}, onnx::TensorProto::INT64);
-    std::string gate = apply("Slice", {scatterName + "/out", starts, ends,
-                                       axes}); // [1, S, 1]
+    std::string gate = lastAxisSlice(scatterName + "/out", x0,
+                                     x0 + 1); // [1, S, 1]
     std::string y = apply(
         "Mul", {gatedMLP(x, n.expertGateProj(x0), n.expertUpProj(x0),
                          n.expertDownProj(x0)),
