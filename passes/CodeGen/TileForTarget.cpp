@@ -80,9 +80,46 @@ static void markParallelLoop(const scf::SCFTilingResult &tiled,
   }
 }
 
+/// Whether a reduction's yielded values are the same on every iteration:
+/// nothing they compute from reads an input element or an iteration index
+/// (a count, `out + 1`). Upstream's vectorizer combines such a value once
+/// per tile instead of once per iteration (a sum of 15 ones gave 1), so
+/// these stay scalar loops.
+static bool reducesUniformValue(Operation *tile) {
+  auto op = dyn_cast<linalg::LinalgOp>(tile);
+  if (!op || op.getNumReductionLoops() == 0)
+    return false;
+  Block *body = op.getBlock();
+  SmallVector<Value> worklist(body->getTerminator()->getOperands());
+  DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    if (auto argument = dyn_cast<BlockArgument>(value)) {
+      if (argument.getOwner() == body &&
+          argument.getArgNumber() < op.getNumDpsInputs())
+        return false;
+      continue;
+    }
+    Operation *def = value.getDefiningOp();
+    if (!def || def->getBlock() != body)
+      continue;
+    if (isa<linalg::IndexOp>(def))
+      return false;
+    llvm::append_range(worklist, def->getOperands());
+  }
+  return true;
+}
+
 /// Vectorizes one tile; a contraction becomes a vector.contract.
 static void vectorizeTile(RewriterBase &rewriter, Operation *tile,
                           bool contraction) {
+  if (reducesUniformValue(tile)) {
+    LLVM_DEBUG(llvm::dbgs() << "not vectorizing " << tile->getLoc()
+                            << ": its reduction combines a uniform value\n");
+    return;
+  }
   rewriter.setInsertionPoint(tile);
   if (succeeded(linalg::vectorize(
           rewriter, tile, /*inputVectorSizes=*/{},

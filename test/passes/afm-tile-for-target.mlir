@@ -245,3 +245,29 @@ func.func @gemv_strided_rows(%x: memref<1x16x16xf32>, %w: memref<1024x16x16xf32,
   }
   return
 }
+
+// -----
+
+// A reduction whose combined value is the same on every iteration (here a
+// count: out + 1 over 3x5 elements, 15) stays a scalar linalg.generic in its
+// tile: upstream's vectorizer adds such a value once per tile, not once per
+// element (the sum came out as 1).
+// VEC-LABEL: func.func @count
+// VEC: linalg.generic
+// VEC-SAME: iterator_types = ["reduction", "reduction"]
+// VEC: arith.addf
+// VEC-NOT: vector.
+// VEC: return
+func.func @count(%in: memref<3x5xf32>, %out: memref<f32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<f32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>],
+                  iterator_types = ["reduction", "reduction"]}
+      ins(%in : memref<3x5xf32>) outs(%out : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %one = arith.constant 1.0 : f32
+    %sum = arith.addf %acc, %one : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
