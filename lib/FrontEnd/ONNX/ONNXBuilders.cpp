@@ -350,8 +350,6 @@ Value onnx_import::reduceIndexed(ONNXNode &node, RankedTensorType type,
                                  llvm::ArrayRef<int64_t> reducedShape,
                                  TypedAttr init, ReductionBody body) {
   OpBuilder &builder = node.builder;
-  int64_t rank = type.getRank();
-  int64_t reducedRank = reducedShape.size();
   Value empty = tensor::EmptyOp::create(builder, node.loc, type.getShape(),
                                         type.getElementType());
   if (type.getNumElements() == 0)
@@ -359,6 +357,18 @@ Value onnx_import::reduceIndexed(ONNXNode &node, RankedTensorType type,
   Value initValue = arith::ConstantOp::create(builder, node.loc, init);
   Value filled =
       linalg::FillOp::create(builder, node.loc, initValue, empty).result();
+  return reduceIndexedInto(node, filled, reducedShape, body);
+}
+
+Value onnx_import::reduceIndexedInto(ONNXNode &node, Value init,
+                                     llvm::ArrayRef<int64_t> reducedShape,
+                                     ReductionBody body) {
+  OpBuilder &builder = node.builder;
+  auto type = cast<RankedTensorType>(init.getType());
+  int64_t rank = type.getRank();
+  int64_t reducedRank = reducedShape.size();
+  if (type.getNumElements() == 0)
+    return init;
   // The operand whose shape gives the reduction loops their extents (as
   // linalg's pooling ops take their window); its elements are never read.
   Value window = tensor::EmptyOp::create(builder, node.loc, reducedShape,
@@ -374,7 +384,7 @@ Value onnx_import::reduceIndexed(ONNXNode &node, RankedTensorType type,
       rank, utils::IteratorType::parallel);
   iterators.append(reducedRank, utils::IteratorType::reduction);
   auto generic = linalg::GenericOp::create(
-      builder, node.loc, type, window, filled,
+      builder, node.loc, type, window, init,
       llvm::ArrayRef<AffineMap>{dims(rank, reducedRank), dims(0, rank)},
       iterators, [&](OpBuilder &b, Location loc, ValueRange args) {
         llvm::SmallVector<Value> indices;

@@ -107,6 +107,13 @@ Value reduceIndexed(ONNXNode &node, RankedTensorType type,
                     llvm::ArrayRef<int64_t> reducedShape, TypedAttr init,
                     ReductionBody body);
 
+/// The same fold starting from the elements of `init` (a tensor of the
+/// result's type) instead of one value: scatters, whose untouched
+/// elements keep the data's.
+Value reduceIndexedInto(ONNXNode &node, Value init,
+                        llvm::ArrayRef<int64_t> reducedShape,
+                        ReductionBody body);
+
 /// The ONNX index `raw` (any integer type, negative counting back from
 /// `extent`) as an index value, inside an index or reduction body.
 Value wrapIndex(OpBuilder &b, Location loc, Value raw, int64_t extent);

@@ -281,6 +281,7 @@ void registerElementwiseMathLowerings(
     llvm::StringMap<NodeLowering> &lowerings);
 void registerActivationLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerIndexLowerings(llvm::StringMap<NodeLowering> &lowerings);
+void registerScatterLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerPoolingLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerLossLowerings(llvm::StringMap<NodeLowering> &lowerings);
 void registerResizeLowerings(llvm::StringMap<NodeLowering> &lowerings);

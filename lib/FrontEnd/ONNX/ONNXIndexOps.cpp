@@ -3,7 +3,8 @@
 // GatherElements (an index per output element along one axis), GatherND
 // (index tuples naming slices), ArgMax / ArgMin (the position of the
 // extreme along one axis, as INT64), Hardmax (1 at the first maximum
-// along one axis), OneHot and EyeLike.
+// along one axis), TopK (the k extremes along one axis and their
+// positions), OneHot and EyeLike.
 // Both compute positions, which TOSA cannot say (tosa.argmax gives i32 and
 // always the first extreme), so they are linalg.generic ops reading their
 // inputs with tensor.extract.
@@ -14,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 
 using namespace mlir;
 using namespace mlir::afm::onnx_import;
@@ -179,6 +181,118 @@ static Results lowerHardmax(ONNXNode &node) {
   return llvm::SmallVector<Value>{reshape(node, result, type.getShape())};
 }
 
+/// The most k TopK takes: each of the k positions is one pass over the
+/// axis (an MoE router's k is at most a few dozen).
+static constexpr int64_t kMaxTopK = 256;
+
+/// TopK: the k largest (or smallest) elements along `axis`, sorted, and
+/// their positions as INT64; equal elements in order of position (the
+/// spec's rule since opset 11). Pass i finds the best element that comes
+/// after pass i - 1's in that total order (value, then lower position),
+/// so each pass is one reduction whose result does not depend on the
+/// order it visits the axis in.
+static Results lowerTopK(ONNXNode &node) {
+  auto input = getAxisInput(node, -1);
+  if (failed(input))
+    return failure();
+  TypedValue<RankedTensorType> data = input->first;
+  int64_t axis = input->second;
+  auto kValues = node.getConstantInts(1, "k");
+  if (failed(kValues))
+    return failure();
+  RankedTensorType type = data.getType();
+  int64_t extent = type.getDimSize(axis);
+  if (kValues->size() != 1)
+    return node.emitError() << "k must hold one value, not "
+                            << kValues->size();
+  int64_t k = kValues->front();
+  if (k < 1 || k > extent)
+    return node.emitError() << "k = " << k << " is outside [1, " << extent
+                            << "], the length of axis " << axis;
+  if (k > kMaxTopK)
+    return node.emitError() << "k = " << k << " is more than the "
+                            << kMaxTopK << " this importer takes";
+  bool largest = node.getIntAttribute("largest", 1) != 0;
+  bool isUnsigned = node.isUnsignedInput(0);
+  Type elementType = type.getElementType();
+  Type i64 = node.builder.getI64Type();
+  llvm::SmallVector<int64_t> oneShape(type.getShape());
+  oneShape[axis] = 1;
+  auto oneType = RankedTensorType::get(oneShape, i64);
+
+  // (a, i) before (b, j) in the output order.
+  auto before = [&](OpBuilder &b, Location loc, Value a, Value i, Value x,
+                    Value j) -> Value {
+    Value ahead, same;
+    if (isa<FloatType>(elementType)) {
+      using P = arith::CmpFPredicate;
+      ahead = arith::CmpFOp::create(b, loc, largest ? P::OGT : P::OLT, a, x);
+      same = arith::CmpFOp::create(b, loc, P::OEQ, a, x);
+    } else {
+      using P = arith::CmpIPredicate;
+      P order = largest ? (isUnsigned ? P::ugt : P::sgt)
+                        : (isUnsigned ? P::ult : P::slt);
+      ahead = arith::CmpIOp::create(b, loc, order, a, x);
+      same = arith::CmpIOp::create(b, loc, P::eq, a, x);
+    }
+    Value earlier =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, j);
+    Value tie = arith::AndIOp::create(b, loc, same, earlier);
+    return arith::OrIOp::create(b, loc, ahead, tie);
+  };
+
+  llvm::SmallVector<Value> passes;
+  for (int64_t pass = 0; pass < k; ++pass) {
+    Value previous = pass == 0 ? Value() : passes.back();
+    passes.push_back(reduceIndexed(
+        node, oneType, {extent}, node.builder.getI64IntegerAttr(-1),
+        [&](OpBuilder &b, Location loc, ValueRange at, ValueRange over,
+            Value best) -> Value {
+          auto read = [&](Value position) -> Value {
+            llvm::SmallVector<Value> where(at);
+            where[axis] =
+                arith::IndexCastOp::create(b, loc, b.getIndexType(), position);
+            return tensor::ExtractOp::create(b, loc, data, where);
+          };
+          Value zero = arith::ConstantIntOp::create(b, loc, i64, 0);
+          Value here = arith::IndexCastOp::create(b, loc, i64, over[0]);
+          Value candidate = read(here);
+          Value none = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                             best, zero);
+          Value incumbent =
+              read(arith::SelectOp::create(b, loc, none, zero, best));
+          Value take = arith::OrIOp::create(
+              b, loc, none, before(b, loc, candidate, here, incumbent, best));
+          if (previous) {
+            Value last = tensor::ExtractOp::create(b, loc, previous, at);
+            Value eligible = before(b, loc, read(last), last, candidate, here);
+            take = arith::AndIOp::create(b, loc, eligible, take);
+          }
+          return arith::SelectOp::create(b, loc, take, here, best);
+        }));
+  }
+  llvm::SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = k;
+  auto indicesType = RankedTensorType::get(shape, i64);
+  Value indices =
+      k == 1 ? passes.front()
+             : tosa::ConcatOp::create(node.builder, node.loc, indicesType,
+                                      passes, node.builder.getI32IntegerAttr(
+                                                  static_cast<int32_t>(axis)))
+                   .getResult();
+  Value values = generateTensor(
+      node, type.clone(shape), [&](OpBuilder &b, Location loc, ValueRange at) {
+        Value position = tensor::ExtractOp::create(b, loc, indices, at);
+        llvm::SmallVector<Value> where(at);
+        where[axis] =
+            arith::IndexCastOp::create(b, loc, b.getIndexType(), position);
+        return tensor::ExtractOp::create(b, loc, data, where).getResult();
+      });
+  if (isUnsigned && node.hasOutput(0))
+    node.table.define(node.proto.output(0), values, /*isUnsigned=*/true);
+  return llvm::SmallVector<Value>{values, indices};
+}
+
 /// GatherND: out[b..., i..., j...] = data[b..., indices[b..., i..., :],
 /// j...], the first batch_dims dimensions shared, each index tuple
 /// (negative from the end) naming a slice of the rest.
@@ -339,6 +453,7 @@ void mlir::afm::onnx_import::registerIndexLowerings(
   lowerings["ArgMax"] = lowerArgExtreme<true>;
   lowerings["ArgMin"] = lowerArgExtreme<false>;
   lowerings["Hardmax"] = lowerHardmax;
+  lowerings["TopK"] = lowerTopK;
   lowerings["GatherND"] = lowerGatherND;
   lowerings["OneHot"] = lowerOneHot;
   lowerings["EyeLike"] = lowerEyeLike;

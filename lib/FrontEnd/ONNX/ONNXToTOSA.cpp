@@ -409,6 +409,7 @@ mlir::afm::onnx_import::getONNXToTOSALowerings() {
     registerElementwiseMathLowerings(lowerings);
     registerActivationLowerings(lowerings);
     registerIndexLowerings(lowerings);
+    registerScatterLowerings(lowerings);
     registerPoolingLowerings(lowerings);
     registerLossLowerings(lowerings);
     registerResizeLowerings(lowerings);
