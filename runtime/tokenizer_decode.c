@@ -27,8 +27,7 @@ static const char *tokenText(const tokenList *list, size_t i) {
   return list->buf.data + list->spans.items[i].start;
 }
 
-/* GPT-2's unicode_to_bytes: the byte of a byte-level character, or -1. */
-static int byteLevelByte(unsigned code) {
+int tk_byte_level_byte(unsigned code) {
   if ((code >= 0x21 && code <= 0x7e) || (code >= 0xa1 && code <= 0xac) ||
       (code >= 0xae && code <= 0xff))
     return (int)code;
@@ -41,7 +40,7 @@ static int byteLevelByte(unsigned code) {
   return -1;
 }
 
-static unsigned decodeChar(const unsigned char *s, size_t length) {
+unsigned tk_decode_char(const unsigned char *s, size_t length) {
   switch (length) {
   case 1:
     return s[0];
@@ -66,7 +65,7 @@ static afm_status byteLevel(const tokenList *in, tokenList *out) {
     int mapped = 1;
     for (size_t i = 0; i < n && mapped && status == AFM_OK;) {
       size_t length = tk_utf8_char_length(s[i]);
-      int b = byteLevelByte(decodeChar(s + i, length));
+      int b = tk_byte_level_byte(tk_decode_char(s + i, length));
       if (b < 0)
         mapped = 0;
       else {
@@ -99,9 +98,7 @@ static int hexDigit(char c) {
   return -1;
 }
 
-/* The byte of a "<0xNN>" token (Rust's u8::from_str_radix on "NN", which
- * also takes "+N"), or -1. */
-static int fallbackByte(const char *s, size_t n) {
+int tk_fallback_byte(const char *s, size_t n) {
   if (n != 6 || memcmp(s, "<0x", 3) != 0 || s[5] != '>')
     return -1;
   if (s[3] == '+')
@@ -129,7 +126,7 @@ static afm_status byteFallback(const tokenList *in, tokenList *out) {
   for (size_t t = 0; t < in->spans.count && status == AFM_OK; ++t) {
     const char *s = tokenText(in, t);
     size_t n = in->spans.items[t].length;
-    int b = fallbackByte(s, n);
+    int b = tk_fallback_byte(s, n);
     if (b >= 0) {
       unsigned char byte = (unsigned char)b;
       status = tk_buf_append(&bytes, &byte, 1);
