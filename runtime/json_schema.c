@@ -18,6 +18,7 @@
 #include "error.h"
 #include "json_value.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,22 +341,19 @@ static afm_status countKeyword(ctx *c, const jv_value *schema,
     return AFM_OK;
   size_t saved = pushPath(c, key);
   afm_status status = AFM_OK;
-  if (v->kind != JV_NUMBER || v->number < 0 ||
-      v->number != (double)(long long)v->number)
+  if (v->kind != JV_NUMBER || !(v->number >= 0))
     status = schemaError(c, "'%s' must be a whole number >= 0", key);
   else if (v->number > JS_MAX_COUNT)
     status = schemaError(c, "'%s' is %s, more than the %d supported (the "
                             "automaton unrolls bounded counts)",
                          key, v->text, JS_MAX_COUNT);
+  else if (floor(v->number) != v->number)
+    status = schemaError(c, "'%s' must be a whole number >= 0", key);
   else
     *value = (size_t)v->number;
   popPath(c, saved);
   return status;
 }
-
-typedef struct separated {
-  const jv_value *items;
-} separated;
 
 static afm_status arrayItem(ctx *c, const void *arg, nfa_frag *out) {
   const jv_value *items = arg;
@@ -582,7 +580,7 @@ static int valueHasType(const jv_value *v, int type) {
     return type & T_BOOLEAN;
   case JV_NUMBER:
     return (type & T_NUMBER) ||
-           ((type & T_INTEGER) && v->number == (double)(long long)v->number);
+           ((type & T_INTEGER) && floor(v->number) == v->number);
   case JV_STRING:
     return type & T_STRING;
   case JV_ARRAY:
