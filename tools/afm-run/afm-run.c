@@ -101,7 +101,8 @@ static const char usage[] =
     "  prompt and generated token counts, the stop reason, ttft_ms,\n"
     "  decode_tokens_per_s and sample_ms_per_token (the sampler's time);\n"
     "  with --json-schema also mask_ms_per_token (the grammar's masks),\n"
-    "  grammar_dfa_states and grammar_cache_bytes; with --samples, totals\n"
+    "  grammar_dfa_states, grammar_cache_bytes and grammar_tokens (tokens\n"
+    "  with bytes, the others are never allowed); with --samples, totals\n"
     "  over the samples\n"
     "\n"
     "Errors go to stderr as 'afm-run: error: ...' with exit status 1.\n";
@@ -535,14 +536,15 @@ static int runText(const options *o, afm_session *session) {
       fprintf(stderr,
               "mask_ms_per_token: %.3f\ndecode_ms_per_token: %.3f\n"
               "grammar_dfa_states: %zu\ngrammar_masked_states: %zu\n"
-              "grammar_cache_bytes: %zu\n",
+              "grammar_cache_bytes: %zu\ngrammar_tokens: %zu\n",
               result.generated_tokens > 0
                   ? result.mask_seconds * 1e3 /
                         (double)result.generated_tokens
                   : 0.0,
               decoded > 0 ? result.decode_seconds * 1e3 / (double)decoded
                           : 0.0,
-              stats.dfa_states, stats.masked_states, stats.cache_bytes);
+              stats.dfa_states, stats.masked_states, stats.cache_bytes,
+              stats.tokens);
   }
   if (o->profile) {
     size_t decoded = result.generated_tokens > (size_t)samples
