@@ -234,42 +234,20 @@ static afm_status stringUnit(ctx *c, const void *arg, nfa_frag *out) {
   ascii['"' >> 5] &= ~(1u << ('"' & 31));
   ascii['\\' >> 5] &= ~(1u << ('\\' & 31));
   nfa_frag f = nfa_class(n, ascii);
-#define TAIL() nfa_range(n, 0x80, 0xbf)
-  f = nfa_alt(n, f, nfa_concat(n, nfa_range(n, 0xc2, 0xdf), TAIL()));
-  f = nfa_alt(n, f,
-              nfa_concat(n, nfa_concat(n, nfa_range(n, 0xe0, 0xe0),
-                                       nfa_range(n, 0xa0, 0xbf)),
-                         TAIL()));
-  uint32_t e3[8] = {0};
-  nfa_set_add(e3, 0xe1, 0xec);
-  nfa_set_add(e3, 0xee, 0xef);
-  f = nfa_alt(n, f,
-              nfa_concat(n, nfa_concat(n, nfa_class(n, e3), TAIL()), TAIL()));
-  f = nfa_alt(n, f,
-              nfa_concat(n, nfa_concat(n, nfa_range(n, 0xed, 0xed),
-                                       nfa_range(n, 0x80, 0x9f)),
-                         TAIL()));
-  f = nfa_alt(
-      n, f,
-      nfa_concat(n,
-                 nfa_concat(n, nfa_concat(n, nfa_range(n, 0xf0, 0xf0),
-                                          nfa_range(n, 0x90, 0xbf)),
-                            TAIL()),
-                 TAIL()));
-  f = nfa_alt(
-      n, f,
-      nfa_concat(
-          n, nfa_concat(n, nfa_concat(n, nfa_range(n, 0xf1, 0xf3), TAIL()),
-                        TAIL()),
-          TAIL()));
-  f = nfa_alt(
-      n, f,
-      nfa_concat(n,
-                 nfa_concat(n, nfa_concat(n, nfa_range(n, 0xf4, 0xf4),
-                                          nfa_range(n, 0x80, 0x8f)),
-                            TAIL()),
-                 TAIL()));
-#undef TAIL
+  /* Multi-byte UTF-8 (Unicode's table 3-7): the lead bytes, the range of
+   * the second byte, and how many continuation bytes follow it. */
+  static const unsigned char rows[][5] = {
+      {0xc2, 0xdf, 0x80, 0xbf, 0}, {0xe0, 0xe0, 0xa0, 0xbf, 1},
+      {0xe1, 0xec, 0x80, 0xbf, 1}, {0xed, 0xed, 0x80, 0x9f, 1},
+      {0xee, 0xef, 0x80, 0xbf, 1}, {0xf0, 0xf0, 0x90, 0xbf, 2},
+      {0xf1, 0xf3, 0x80, 0xbf, 2}, {0xf4, 0xf4, 0x80, 0x8f, 2}};
+  for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); ++r) {
+    nfa_frag seq = nfa_concat(n, nfa_range(n, rows[r][0], rows[r][1]),
+                              nfa_range(n, rows[r][2], rows[r][3]));
+    for (unsigned k = 0; k < rows[r][4]; ++k)
+      seq = nfa_concat(n, seq, nfa_range(n, 0x80, 0xbf));
+    f = nfa_alt(n, f, seq);
+  }
   /* Escapes. */
   uint32_t simple[8] = {0}, hex[8] = {0}, hexNoD[8] = {0}, low[8] = {0};
   for (const char *e = "\"\\/bfnrt"; *e; ++e)

@@ -168,23 +168,32 @@ static afm_status replace(const tk_decoder *d, const tokenList *in,
   return status;
 }
 
+void tk_strip_span(const tk_decoder *d, const char *s, size_t n,
+                   size_t *begin, size_t *end) {
+  size_t c = d->content_length;
+  *begin = 0;
+  *end = n;
+  if (c == 0)
+    return;
+  for (uint32_t k = 0; k < d->start && *begin + c <= *end &&
+                       memcmp(s + *begin, d->content, c) == 0;
+       ++k)
+    *begin += c;
+  for (uint32_t k = 0; k < d->stop && *end >= *begin + c &&
+                       memcmp(s + *end - c, d->content, c) == 0;
+       ++k)
+    *end -= c;
+}
+
 /* Up to `start` leading and `stop` trailing copies of one character off
  * each token. */
 static afm_status strip(const tk_decoder *d, const tokenList *in,
                         tokenList *out) {
   afm_status status = AFM_OK;
-  size_t c = d->content_length;
   for (size_t t = 0; t < in->spans.count && status == AFM_OK; ++t) {
     const char *s = tokenText(in, t);
-    size_t n = in->spans.items[t].length, begin = 0, end = n;
-    for (uint32_t k = 0; k < d->start && begin + c <= end &&
-                         memcmp(s + begin, d->content, c) == 0;
-         ++k)
-      begin += c;
-    for (uint32_t k = 0; k < d->stop && end >= begin + c &&
-                         memcmp(s + end - c, d->content, c) == 0;
-         ++k)
-      end -= c;
+    size_t begin, end;
+    tk_strip_span(d, s, in->spans.items[t].length, &begin, &end);
     status = pushToken(out, s + begin, end - begin);
   }
   return status;

@@ -259,6 +259,10 @@ afm_status tk_decode(const afm_tokenizer *tok, const int32_t *ids, size_t count,
 int tk_byte_level_byte(unsigned code);
 unsigned tk_decode_char(const unsigned char *s, size_t length);
 int tk_fallback_byte(const char *s, size_t n);
+/* Strip's span of s[0..n): up to `start` leading and `stop` trailing
+ * copies of its character off. */
+void tk_strip_span(const tk_decoder *d, const char *s, size_t n,
+                   size_t *begin, size_t *end);
 
 /* tokenizer_raw.c: the bytes token `id` adds in the middle of a text
  * (decoder chain without the lossy UTF-8 step) into `out`; 0 for ids that

@@ -95,17 +95,9 @@ static afm_status rawStep(const tk_decoder *d, const tk_buf *cur, tk_buf *next,
     return rawReplace(next, (const char *)s, n, d->content, d->content_length,
                       " ", 1);
   case TK_DEC_STRIP: {
-    size_t c = d->content_length, begin = 0, end = n;
-    if (!*joined && c > 0) {
-      for (uint32_t k = 0; k < d->start && begin + c <= end &&
-                           memcmp(s + begin, d->content, c) == 0;
-           ++k)
-        begin += c;
-      for (uint32_t k = 0; k < d->stop && end >= begin + c &&
-                           memcmp(s + end - c, d->content, c) == 0;
-           ++k)
-        end -= c;
-    }
+    size_t begin = 0, end = n;
+    if (!*joined)
+      tk_strip_span(d, (const char *)s, n, &begin, &end);
     return tk_buf_append(next, s + begin, end - begin);
   }
   }
