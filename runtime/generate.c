@@ -11,6 +11,7 @@
 
 #include "error.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -38,6 +39,8 @@ const char *afm_stop_reason_name(afm_stop_reason reason) {
     return "context";
   case AFM_STOP_CALLBACK:
     return "callback";
+  case AFM_STOP_GRAMMAR:
+    return "grammar";
   }
   return "unknown";
 }
@@ -222,6 +225,87 @@ static afm_status checkOptions(const afm_generate_options *o,
   return AFM_OK;
 }
 
+/*----------------------------------------------------------------- grammar --*/
+
+typedef struct guide {
+  afm_grammar_state *state; /* NULL without a grammar */
+  float *logits;            /* the masked copy, vocab_size floats */
+  bool can_end;             /* an end id exists to sample */
+  uint32_t id_limit;        /* the tokenizer's: the mask's size */
+} guide;
+
+/* Tokens that may still be generated, this one included. */
+static int64_t remainingTokens(const afm_generate_options *o,
+                               const afm_session *session, int64_t context,
+                               size_t generated) {
+  int64_t left = context - afm_session_position(session) + 1;
+  if (o->max_tokens > 0 && (int64_t)o->max_tokens - (int64_t)generated < left)
+    left = (int64_t)o->max_tokens - (int64_t)generated;
+  return left;
+}
+
+static afm_status guideCreate(const afm_generate_options *o,
+                              const afm_tokenizer *tokenizer, int32_t vocab,
+                              bool canEnd, guide *g) {
+  memset(g, 0, sizeof(*g));
+  if (!o->grammar)
+    return AFM_OK;
+  if (!tokenizer)
+    return afm_error(AFM_ERR_ARGUMENT,
+                     "afm_generate: a grammar needs the model's tokenizer "
+                     "(compile the model with --tokenizer or --model)");
+  afm_status status = afm_grammar_state_create(o->grammar, &g->state);
+  if (status != AFM_OK)
+    return status;
+  g->logits = malloc((size_t)vocab * sizeof(float));
+  if (!g->logits)
+    return afm_error(AFM_ERR_MEMORY, "afm_generate: out of memory");
+  g->can_end = canEnd;
+  g->id_limit = afm_tokenizer_id_limit(tokenizer);
+  return AFM_OK;
+}
+
+/* The logits with every token the grammar refuses at -inf (end ids only
+ * where the text is complete); *complete when the text is complete and
+ * nothing may be sampled, which ends generation. */
+static afm_status guideMask(guide *g, const afm_generate_options *o,
+                            const int32_t *eos, size_t eosCount,
+                            const float *logits, int32_t vocab,
+                            int64_t remaining, const float **out,
+                            bool *complete) {
+  const uint64_t *bits;
+  size_t count;
+  int accepting;
+  afm_status status =
+      afm_grammar_state_allowed(g->state, remaining, &bits, &count,
+                                &accepting);
+  if (status != AFM_OK)
+    return status;
+  *complete = accepting && count == 0 && !g->can_end;
+  if (!accepting && count == 0)
+    return afm_error(AFM_ERR_STATE,
+                     "afm_generate: the grammar allows no token here");
+  for (int32_t id = 0; id < vocab; ++id)
+    g->logits[id] = -INFINITY;
+  for (int32_t w = 0; (int64_t)w * 64 < (int64_t)g->id_limit; ++w)
+    for (uint64_t word = bits[w]; word; word &= word - 1) {
+      int32_t id = w * 64 + __builtin_ctzll(word);
+      if (id < vocab)
+        g->logits[id] = logits[id];
+    }
+  /* End ids end the text: only where it is complete. (A model's end id
+   * may also be an ordinary token with bytes.) */
+  for (size_t i = 0; o->stop_at_eos && i < eosCount; ++i)
+    if (eos[i] >= 0 && eos[i] < vocab)
+      g->logits[eos[i]] = accepting ? logits[eos[i]] : -INFINITY;
+  for (size_t i = 0; i < o->stop_id_count; ++i)
+    if (o->stop_ids[i] >= 0 && o->stop_ids[i] < vocab)
+      g->logits[o->stop_ids[i]] = accepting ? logits[o->stop_ids[i]]
+                                            : -INFINITY;
+  *out = g->logits;
+  return AFM_OK;
+}
+
 afm_status afm_generate(afm_session *session, const int32_t *prompt,
                         size_t count, const afm_generate_options *options,
                         afm_token_callback callback, void *user,
@@ -246,7 +330,31 @@ afm_status afm_generate(afm_session *session, const int32_t *prompt,
   int32_t limit =
       tokenizer ? (int32_t)afm_tokenizer_id_limit(tokenizer) : vocab;
   afm_sampler *sampler = NULL;
-  status = afm_sampler_create(&o->sampling, vocab, limit, &sampler);
+  size_t endCount = 0;
+  afm_model_eos_ids(model, &endCount);
+  guide g;
+  status = guideCreate(o, tokenizer, vocab,
+                       (o->stop_at_eos && endCount > 0) || o->stop_id_count,
+                       &g);
+  if (status == AFM_OK && g.state) {
+    /* The budget must fit the shortest complete text, one token a byte at
+     * worst. */
+    int64_t context = afm_model_context_length(model);
+    int64_t left = context - afm_session_position(session) -
+                   (int64_t)count + 1;
+    if (o->max_tokens > 0 && o->max_tokens < left)
+      left = o->max_tokens;
+    size_t need = afm_grammar_min_bytes(o->grammar);
+    if (left < 0 || (uint64_t)left < need)
+      status = afm_error(AFM_ERR_ARGUMENT,
+                         "afm_generate: the grammar's shortest text takes up "
+                         "to %zu tokens, but only %lld can be generated "
+                         "(max_tokens %d, context %lld)",
+                         need, (long long)(left > 0 ? left : 0),
+                         o->max_tokens, (long long)context);
+  }
+  if (status == AFM_OK)
+    status = afm_sampler_create(&o->sampling, vocab, limit, &sampler);
   if (status == AFM_OK && tokenizer)
     status = afm_detokenizer_create(tokenizer, o->skip_special,
                                     &text.detokenizer);
@@ -264,8 +372,24 @@ afm_status afm_generate(afm_session *session, const int32_t *prompt,
   bool stopped = false;
   while (status == AFM_OK && !stopped) {
     int32_t token;
+    const float *logits = afm_session_logits(session);
+    if (g.state) {
+      bool complete = false;
+      start = nowSeconds();
+      status = guideMask(&g, o, eos, eosCount, logits, vocab,
+                         remainingTokens(o, session, context,
+                                         r.generated_tokens),
+                         &logits, &complete);
+      r.mask_seconds += nowSeconds() - start;
+      if (status != AFM_OK)
+        break;
+      if (complete) {
+        r.stop_reason = AFM_STOP_GRAMMAR;
+        break;
+      }
+    }
     start = nowSeconds();
-    status = afm_sampler_sample(sampler, afm_session_logits(session), &token);
+    status = afm_sampler_sample(sampler, logits, &token);
     r.sample_seconds += nowSeconds() - start;
     if (status != AFM_OK)
       break;
@@ -274,6 +398,9 @@ afm_status afm_generate(afm_session *session, const int32_t *prompt,
       break;
     }
     ++r.generated_tokens;
+    if (g.state && (status = afm_grammar_state_advance(g.state, token)) !=
+                       AFM_OK)
+      break;
     status = deliver(&text, token, &stopped, &r.stop_reason);
     if (status == AFM_OK)
       status = afm_sampler_accept(sampler, token);
@@ -294,6 +421,8 @@ afm_status afm_generate(afm_session *session, const int32_t *prompt,
   if (status == AFM_OK)
     status = finish(&text, &r.stop_reason);
   afm_detokenizer_free(text.detokenizer);
+  afm_grammar_state_free(g.state);
+  free(g.logits);
   afm_sampler_free(sampler);
   free(text.pending);
   if (status == AFM_OK && result)

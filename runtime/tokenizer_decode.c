@@ -27,8 +27,7 @@ static const char *tokenText(const tokenList *list, size_t i) {
   return list->buf.data + list->spans.items[i].start;
 }
 
-/* GPT-2's unicode_to_bytes: the byte of a byte-level character, or -1. */
-static int byteLevelByte(unsigned code) {
+int tk_byte_level_byte(unsigned code) {
   if ((code >= 0x21 && code <= 0x7e) || (code >= 0xa1 && code <= 0xac) ||
       (code >= 0xae && code <= 0xff))
     return (int)code;
@@ -41,7 +40,7 @@ static int byteLevelByte(unsigned code) {
   return -1;
 }
 
-static unsigned decodeChar(const unsigned char *s, size_t length) {
+unsigned tk_decode_char(const unsigned char *s, size_t length) {
   switch (length) {
   case 1:
     return s[0];
@@ -66,7 +65,7 @@ static afm_status byteLevel(const tokenList *in, tokenList *out) {
     int mapped = 1;
     for (size_t i = 0; i < n && mapped && status == AFM_OK;) {
       size_t length = tk_utf8_char_length(s[i]);
-      int b = byteLevelByte(decodeChar(s + i, length));
+      int b = tk_byte_level_byte(tk_decode_char(s + i, length));
       if (b < 0)
         mapped = 0;
       else {
@@ -99,9 +98,7 @@ static int hexDigit(char c) {
   return -1;
 }
 
-/* The byte of a "<0xNN>" token (Rust's u8::from_str_radix on "NN", which
- * also takes "+N"), or -1. */
-static int fallbackByte(const char *s, size_t n) {
+int tk_fallback_byte(const char *s, size_t n) {
   if (n != 6 || memcmp(s, "<0x", 3) != 0 || s[5] != '>')
     return -1;
   if (s[3] == '+')
@@ -129,7 +126,7 @@ static afm_status byteFallback(const tokenList *in, tokenList *out) {
   for (size_t t = 0; t < in->spans.count && status == AFM_OK; ++t) {
     const char *s = tokenText(in, t);
     size_t n = in->spans.items[t].length;
-    int b = fallbackByte(s, n);
+    int b = tk_fallback_byte(s, n);
     if (b >= 0) {
       unsigned char byte = (unsigned char)b;
       status = tk_buf_append(&bytes, &byte, 1);
@@ -171,23 +168,32 @@ static afm_status replace(const tk_decoder *d, const tokenList *in,
   return status;
 }
 
+void tk_strip_span(const tk_decoder *d, const char *s, size_t n,
+                   size_t *begin, size_t *end) {
+  size_t c = d->content_length;
+  *begin = 0;
+  *end = n;
+  if (c == 0)
+    return;
+  for (uint32_t k = 0; k < d->start && *begin + c <= *end &&
+                       memcmp(s + *begin, d->content, c) == 0;
+       ++k)
+    *begin += c;
+  for (uint32_t k = 0; k < d->stop && *end >= *begin + c &&
+                       memcmp(s + *end - c, d->content, c) == 0;
+       ++k)
+    *end -= c;
+}
+
 /* Up to `start` leading and `stop` trailing copies of one character off
  * each token. */
 static afm_status strip(const tk_decoder *d, const tokenList *in,
                         tokenList *out) {
   afm_status status = AFM_OK;
-  size_t c = d->content_length;
   for (size_t t = 0; t < in->spans.count && status == AFM_OK; ++t) {
     const char *s = tokenText(in, t);
-    size_t n = in->spans.items[t].length, begin = 0, end = n;
-    for (uint32_t k = 0; k < d->start && begin + c <= end &&
-                         memcmp(s + begin, d->content, c) == 0;
-         ++k)
-      begin += c;
-    for (uint32_t k = 0; k < d->stop && end >= begin + c &&
-                         memcmp(s + end - c, d->content, c) == 0;
-         ++k)
-      end -= c;
+    size_t begin, end;
+    tk_strip_span(d, s, in->spans.items[t].length, &begin, &end);
     status = pushToken(out, s + begin, end - begin);
   }
   return status;

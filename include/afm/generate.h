@@ -5,7 +5,8 @@
  * and presence penalties, a seeded generator so runs repeat), and a loop
  * that prefills a prompt, samples, decodes and streams each token and the
  * text it completes to a callback until an end-of-sequence id, a stop
- * string, a token budget or the end of the context.
+ * string, a token budget or the end of the context; optionally guided by
+ * a grammar (afm/grammar.h) so the text follows a JSON Schema.
  *
  * Statuses and afm_last_error() are those of afm/runtime.h.
  *
@@ -14,6 +15,7 @@
 #ifndef AFM_GENERATE_H
 #define AFM_GENERATE_H
 
+#include "afm/grammar.h"
 #include "afm/runtime.h"
 #include "afm/tokenizer.h"
 
@@ -107,6 +109,16 @@ typedef struct afm_generate_options {
   size_t stop_string_count;
   /* Leave special tokens out of the streamed text; 1 by default. */
   int32_t skip_special;
+  /* Guided generation (afm/grammar.h): only tokens that keep the text in
+   * the grammar's language are sampled, end-of-sequence and stop ids only
+   * where the text is complete, and the text is complete before the token
+   * budget (max_tokens, or the context) runs out: near the end only tokens
+   * that bring it closer to completion are allowed. The mask comes before
+   * the penalties and the warpers (temperature, top-k, top-p, min-p), as a
+   * logits processor passed to transformers' generate does, so top-k
+   * counts allowed tokens only. Compiled with the model's tokenizer; used
+   * by one generation at a time. NULL: none. */
+  afm_grammar *grammar;
 } afm_generate_options;
 
 /* Greedy sampling, no token budget, stop at EOS, no stop ids or strings,
@@ -118,7 +130,9 @@ typedef enum afm_stop_reason {
   AFM_STOP_EOS = 1,      /* an end-of-sequence or stop id was sampled */
   AFM_STOP_STRING = 2,   /* the text reached a stop string */
   AFM_STOP_CONTEXT = 3,  /* the context is full */
-  AFM_STOP_CALLBACK = 4  /* the callback asked to stop */
+  AFM_STOP_CALLBACK = 4, /* the callback asked to stop */
+  AFM_STOP_GRAMMAR = 5   /* the grammar's text is complete and nothing may
+                            follow it (no end id to sample, or no budget) */
 } afm_stop_reason;
 
 /* Human-readable name of a stop reason ("length", "eos", ...). */
@@ -140,6 +154,7 @@ typedef struct afm_generate_result {
   double prefill_seconds; /* wall time of the prompt's prefill */
   double decode_seconds;  /* wall time of the decode steps */
   double sample_seconds;  /* wall time of the sampler, all tokens */
+  double mask_seconds;    /* wall time of the grammar's masks, all tokens */
 } afm_generate_result;
 
 /* Appends `count` prompt tokens to the session (which may hold earlier

@@ -62,6 +62,19 @@ afm_status afm_tokenizer_decode(const afm_tokenizer *tokenizer,
                                 const int32_t *ids, size_t count,
                                 int skip_special, char **text, size_t *length);
 
+/* The exact bytes token `id` adds when it stands in the middle of a text:
+ * the decoder chain on that token alone, without decode's replacement of
+ * invalid UTF-8 (a byte-level token may be part of a character). For
+ * ordinary tokens the bytes of a sequence join into afm_tokenizer_decode
+ * of it whenever that is valid UTF-8, except that a decoder may drop a
+ * space at the very start of a text (Llama 2's Strip, Metaspace's
+ * "first"). *bytes is malloc'ed (*length bytes, NUL-terminated) for the
+ * caller to free(), or NULL for added and special tokens and ids without a
+ * token, which give no text of their own. */
+afm_status afm_tokenizer_token_bytes(const afm_tokenizer *tokenizer,
+                                     int32_t id, char **bytes,
+                                     size_t *length);
+
 /* Streaming decode: feed ids one at a time and get the text they complete.
  * Text is only released once it no longer ends in an incomplete UTF-8
  * character (or the U+FFFD of one), so a multi-byte character split over

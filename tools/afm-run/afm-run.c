@@ -9,6 +9,7 @@
  *===----------------------------------------------------------------------===*/
 
 #include "afm/generate.h"
+#include "afm/grammar.h"
 #include "afm/runtime.h"
 
 #include "profile.h"
@@ -51,6 +52,12 @@ static const char usage[] =
     "  --stop STRING       text: end where the output contains STRING (not\n"
     "                      printed); may be repeated\n"
     "  --ignore-eos        text: go on past end-of-sequence ids\n"
+    "  --json-schema FILE  text: guided generation; the output is compact\n"
+    "                      JSON (no whitespace) that the JSON Schema in FILE\n"
+    "                      accepts, complete within --max-tokens (a subset\n"
+    "                      of JSON Schema: docs/generation.md)\n"
+    "  --samples N         text: generate N continuations, one per line, with\n"
+    "                      seeds S, S+1, ..., S+N-1 (default 1)\n"
     "\n"
     "sampling (Hugging Face transformers' order: penalties, temperature,\n"
     "top-k, top-p, min-p):\n"
@@ -92,7 +99,11 @@ static const char usage[] =
     "  target: the target the model was compiled for\n"
     "output (text): the continuation on stdout; on stderr, unless --quiet,\n"
     "  prompt and generated token counts, the stop reason, ttft_ms,\n"
-    "  decode_tokens_per_s and sample_ms_per_token (the sampler's time)\n"
+    "  decode_tokens_per_s and sample_ms_per_token (the sampler's time);\n"
+    "  with --json-schema also mask_ms_per_token (the grammar's masks),\n"
+    "  grammar_dfa_states, grammar_cache_bytes and grammar_tokens (tokens\n"
+    "  with bytes, the others are never allowed); with --samples, totals\n"
+    "  over the samples\n"
     "\n"
     "Errors go to stderr as 'afm-run: error: ...' with exit status 1.\n";
 
@@ -108,6 +119,8 @@ typedef struct options {
   const char *stops[MAX_STOPS];
   size_t stop_count;
   bool ignore_eos;
+  const char *json_schema;
+  long samples;
   afm_sampling_options sampling;
   long decode;
   long threads;
@@ -221,7 +234,7 @@ static int parseArgs(int argc, char **argv, options *o) {
         "--tokens",      "--text",   "--max-tokens", "--stop",
         "--temperature", "--top-k",  "--top-p",      "--min-p",
         "--repetition-penalty",      "--presence-penalty",
-        "--seed"};
+        "--seed",        "--json-schema",          "--samples"};
     const char *value = NULL;
     size_t which = 0;
     for (; which < sizeof(valued) / sizeof(valued[0]); ++which) {
@@ -286,6 +299,13 @@ static int parseArgs(int argc, char **argv, options *o) {
         return fail("--seed '%s' is not a number >= 0", value);
       o->sampling.seed = (uint64_t)number;
       break;
+    case 15:
+      o->json_schema = value;
+      break;
+    case 16:
+      if (!parseLong(value, 1, INT32_MAX, &o->samples))
+        return fail("--samples '%s' is not a number >= 1", value);
+      break;
     default: {
       /* The sampling options that are numbers; the runtime checks their
        * ranges and names the field. */
@@ -307,9 +327,9 @@ static int parseArgs(int argc, char **argv, options *o) {
     return fail("--decode and --logits-out are for --prompt token ids; with "
                 "--text, use --max-tokens");
   if (o->prompt && (o->stop_count || o->ignore_eos || o->no_bos ||
-                    o->max_tokens >= 0))
-    return fail("--stop, --ignore-eos, --no-bos and --max-tokens are for "
-                "--text; with token ids, use --decode");
+                    o->max_tokens >= 0 || o->json_schema || o->samples > 1))
+    return fail("--stop, --ignore-eos, --no-bos, --max-tokens, --json-schema "
+                "and --samples are for --text; with token ids, use --decode");
   return -1;
 }
 
@@ -387,6 +407,63 @@ static int printPiece(void *user, int32_t token, const char *text,
   return *failed;
 }
 
+/* The whole of a file, NUL-terminated; NULL with errno set. */
+static char *readFile(const char *path, size_t *length) {
+  FILE *file = fopen(path, "rb");
+  if (!file)
+    return NULL;
+  char *data = NULL;
+  size_t size = 0, capacity = 0;
+  for (;;) {
+    if (size + 4096 + 1 > capacity) {
+      capacity = capacity ? capacity * 2 : 8192;
+      char *grown = realloc(data, capacity);
+      if (!grown) {
+        free(data);
+        fclose(file);
+        errno = ENOMEM;
+        return NULL;
+      }
+      data = grown;
+    }
+    size_t got = fread(data + size, 1, 4096, file);
+    size += got;
+    if (got < 4096)
+      break;
+  }
+  int failed = ferror(file);
+  fclose(file);
+  if (failed) {
+    free(data);
+    errno = EIO;
+    return NULL;
+  }
+  data[size] = '\0';
+  *length = size;
+  return data;
+}
+
+/* --json-schema: the schema compiled against the model's tokenizer. */
+static int compileSchema(const options *o, afm_session *session,
+                         afm_grammar **grammar) {
+  const afm_tokenizer *tokenizer =
+      afm_model_tokenizer(afm_session_model(session));
+  if (!tokenizer)
+    return fail("--json-schema needs the model's tokenizer (compile it with "
+                "--tokenizer or --model)");
+  size_t length;
+  char *schema = readFile(o->json_schema, &length);
+  if (!schema)
+    return fail("cannot read --json-schema '%s': %s", o->json_schema,
+                strerror(errno));
+  afm_status status =
+      afm_grammar_compile_json_schema(tokenizer, schema, length, grammar);
+  free(schema);
+  if (status != AFM_OK)
+    return fail("%s: %s", o->json_schema, afm_last_error());
+  return 0;
+}
+
 /* --text: generate with the model's tokenizer, print as it streams. */
 static int runText(const options *o, afm_session *session) {
   afm_generate_options generate;
@@ -396,30 +473,58 @@ static int runText(const options *o, afm_session *session) {
   generate.stop_at_eos = !o->ignore_eos;
   generate.stop_strings = o->stops;
   generate.stop_string_count = o->stop_count;
-  afm_generate_result result;
+  afm_grammar *grammar = NULL;
+  if (o->json_schema && compileSchema(o, session, &grammar) != 0)
+    return 1;
+  generate.grammar = grammar;
+  afm_generate_result total = {0}, result;
   bool failed = false;
   char error[128];
-  if (o->profile && !afm_profile_start(1000, error, sizeof(error)))
+  if (o->profile && !afm_profile_start(1000, error, sizeof(error))) {
+    afm_grammar_free(grammar);
     return fail("%s", error);
-  afm_status status =
-      afm_generate_text(session, o->text, strlen(o->text), !o->no_bos,
-                        &generate, printPiece, &failed, &result);
+  }
+  long samples = o->samples > 0 ? o->samples : 1;
+  afm_status status = AFM_OK;
+  for (long i = 0; i < samples && status == AFM_OK && !failed; ++i) {
+    generate.sampling.seed = o->sampling.seed + (uint64_t)i;
+    if (i > 0)
+      afm_session_reset(session);
+    status = afm_generate_text(session, o->text, strlen(o->text), !o->no_bos,
+                               &generate, printPiece, &failed, &result);
+    if (status != AFM_OK)
+      break;
+    if (failed || fputc('\n', stdout) == EOF || fflush(stdout) != 0)
+      failed = true;
+    total.prompt_tokens = result.prompt_tokens;
+    total.generated_tokens += result.generated_tokens;
+    total.stop_reason = result.stop_reason;
+    total.prefill_seconds += result.prefill_seconds;
+    total.decode_seconds += result.decode_seconds;
+    total.sample_seconds += result.sample_seconds;
+    total.mask_seconds += result.mask_seconds;
+  }
   if (o->profile)
     afm_profile_stop();
+  afm_grammar_stats stats;
+  afm_grammar_get_stats(grammar, &stats);
+  afm_grammar_free(grammar);
   if (status != AFM_OK)
     return failRuntime();
-  if (failed || fputc('\n', stdout) == EOF || fflush(stdout) != 0)
+  if (failed)
     return fail("cannot write the text to stdout");
+  result = total;
   if (!o->quiet) {
-    size_t decoded = result.generated_tokens > 0 ? result.generated_tokens - 1
-                                                 : 0;
+    size_t decoded = result.generated_tokens > (size_t)samples
+                         ? result.generated_tokens - (size_t)samples
+                         : 0;
     fprintf(stderr,
             "prompt_tokens: %zu\ngenerated_tokens: %zu\nstop: %s\n"
             "ttft_ms: %.3f\ndecode_tokens_per_s: %.1f\n"
             "sample_ms_per_token: %.3f\n",
             result.prompt_tokens, result.generated_tokens,
             afm_stop_reason_name(result.stop_reason),
-            result.prefill_seconds * 1e3,
+            result.prefill_seconds * 1e3 / (double)samples,
             decoded > 0 && result.decode_seconds > 0
                 ? (double)decoded / result.decode_seconds
                 : 0.0,
@@ -427,10 +532,24 @@ static int runText(const options *o, afm_session *session) {
                 ? result.sample_seconds * 1e3 /
                       (double)result.generated_tokens
                 : 0.0);
+    if (o->json_schema)
+      fprintf(stderr,
+              "mask_ms_per_token: %.3f\ndecode_ms_per_token: %.3f\n"
+              "grammar_dfa_states: %zu\ngrammar_masked_states: %zu\n"
+              "grammar_cache_bytes: %zu\ngrammar_tokens: %zu\n",
+              result.generated_tokens > 0
+                  ? result.mask_seconds * 1e3 /
+                        (double)result.generated_tokens
+                  : 0.0,
+              decoded > 0 ? result.decode_seconds * 1e3 / (double)decoded
+                          : 0.0,
+              stats.dfa_states, stats.masked_states, stats.cache_bytes,
+              stats.tokens);
   }
   if (o->profile) {
-    size_t decoded =
-        result.generated_tokens > 0 ? result.generated_tokens - 1 : 0;
+    size_t decoded = result.generated_tokens > (size_t)samples
+                         ? result.generated_tokens - (size_t)samples
+                         : 0;
     afm_profile_report(stderr, (long)decoded, result.decode_seconds);
   }
   return 0;
