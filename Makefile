@@ -56,7 +56,7 @@ SAN_FLAGS = -fsanitize=undefined -fno-sanitize-recover=undefined
 SAN_ENV = ASAN_OPTIONS=allow_user_poisoning=0:detect_leaks=1:detect_container_overflow=0:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 SAN_GTESTS = AFMRuntimeTests AFMUnitTests AFMReferenceTests AFMCompressTests \
-	  AFMCompilerTests AFMTokenizerTests
+	  AFMCompilerTests AFMTokenizerTests AFMGrammarTests
 SAN_LIT_DIRS = e2e runtime tools
 sanitize: deps
 	$(CMAKE_CONFIGURE) -B $(SAN_BUILD) \
