@@ -252,14 +252,11 @@ TEST_P(RealTokenizer, RawBytesJoinIntoDecode) {
   uint32_t limit = afm_tokenizer_id_limit(tok.get());
   std::vector<int32_t> ordinary;
   std::vector<std::string> bytes(limit);
-  size_t none = 0;
   for (uint32_t id = 0; id < limit; ++id) {
     bool has;
     bytes[id] = rawBytes(tok.get(), (int32_t)id, &has);
     if (has && !bytes[id].empty())
       ordinary.push_back((int32_t)id);
-    else
-      ++none;
   }
   EXPECT_GT(ordinary.size(), limit * 9 / 10);
   // The first token: one whose bytes are "a" (no leading space to strip).
