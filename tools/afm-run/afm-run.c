@@ -13,6 +13,7 @@
 #include "afm/runtime.h"
 
 #include "profile.h"
+#include "read_file.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -407,41 +408,6 @@ static int printPiece(void *user, int32_t token, const char *text,
   return *failed;
 }
 
-/* The whole of a file, NUL-terminated; NULL with errno set. */
-static char *readFile(const char *path, size_t *length) {
-  FILE *file = fopen(path, "rb");
-  if (!file)
-    return NULL;
-  char *data = NULL;
-  size_t size = 0, capacity = 0;
-  for (;;) {
-    if (size + 4096 + 1 > capacity) {
-      capacity = capacity ? capacity * 2 : 8192;
-      char *grown = realloc(data, capacity);
-      if (!grown) {
-        free(data);
-        fclose(file);
-        errno = ENOMEM;
-        return NULL;
-      }
-      data = grown;
-    }
-    size_t got = fread(data + size, 1, 4096, file);
-    size += got;
-    if (got < 4096)
-      break;
-  }
-  int failed = ferror(file);
-  fclose(file);
-  if (failed) {
-    free(data);
-    errno = EIO;
-    return NULL;
-  }
-  data[size] = '\0';
-  *length = size;
-  return data;
-}
 
 /* --json-schema: the schema compiled against the model's tokenizer. */
 static int compileSchema(const options *o, afm_session *session,
@@ -452,7 +418,7 @@ static int compileSchema(const options *o, afm_session *session,
     return fail("--json-schema needs the model's tokenizer (compile it with "
                 "--tokenizer or --model)");
   size_t length;
-  char *schema = readFile(o->json_schema, &length);
+  char *schema = afm_run_read_file(o->json_schema, &length);
   if (!schema)
     return fail("cannot read --json-schema '%s': %s", o->json_schema,
                 strerror(errno));

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 
 #include "profile.h"
+#include "read_file.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -107,33 +108,6 @@ typedef struct symbol_table {
   int numObjects;
 } symbol_table;
 
-static char *readWholeFile(const char *path, size_t *size) {
-  FILE *file = fopen(path, "rb");
-  if (!file)
-    return NULL;
-  char *data = NULL;
-  size_t used = 0, capacity = 0;
-  for (;;) {
-    if (used == capacity) {
-      capacity = capacity ? capacity * 2 : 1 << 20;
-      char *grown = realloc(data, capacity);
-      if (!grown) {
-        free(data);
-        fclose(file);
-        return NULL;
-      }
-      data = grown;
-    }
-    size_t got = fread(data + used, 1, capacity - used, file);
-    used += got;
-    if (got == 0)
-      break;
-  }
-  fclose(file);
-  *size = used;
-  return data;
-}
-
 static bool inBounds(size_t offset, size_t length, size_t size) {
   return offset <= size && length <= size - offset;
 }
@@ -157,7 +131,7 @@ static void readELFSymbols(symbol_table *table, const char *path,
                                  sizeof(table->objects[0])))
     return;
   size_t size = 0;
-  char *image = readWholeFile(path, &size);
+  char *image = afm_run_read_file(path, &size);
   if (!image)
     return;
   const Elf64_Ehdr *header = (const Elf64_Ehdr *)image;
