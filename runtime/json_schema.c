@@ -333,6 +333,24 @@ static afm_status countKeyword(ctx *c, const jv_value *schema,
   return status;
 }
 
+/* A pair of count keywords (minItems/maxItems, minLength/maxLength):
+ * *min 0 and *max SIZE_MAX when absent; min above max is an error. */
+static afm_status countBounds(ctx *c, const jv_value *schema,
+                              const char *minKey, const char *maxKey,
+                              size_t *min, size_t *max) {
+  *min = 0;
+  *max = SIZE_MAX;
+  afm_status status = countKeyword(c, schema, minKey, min);
+  if (status == AFM_OK)
+    status = countKeyword(c, schema, maxKey, max);
+  if (status != AFM_OK)
+    return status;
+  if (*min > *max)
+    return schemaError(c, "%s %zu is more than %s %zu", minKey, *min, maxKey,
+                       *max);
+  return AFM_OK;
+}
+
 static afm_status arrayItem(ctx *c, const void *arg, nfa_frag *out) {
   const jv_value *items = arg;
   size_t saved = pushPath(c, "items");
@@ -360,14 +378,10 @@ static afm_status arrayFrag(ctx *c, const jv_value *schema, nfa_frag *out) {
     popPath(c, saved);
     return status;
   }
-  size_t min = 0, max = SIZE_MAX;
-  afm_status status = countKeyword(c, schema, "minItems", &min);
-  if (status == AFM_OK)
-    status = countKeyword(c, schema, "maxItems", &max);
+  size_t min, max;
+  afm_status status = countBounds(c, schema, "minItems", "maxItems", &min, &max);
   if (status != AFM_OK)
     return status;
-  if (min > max)
-    return schemaError(c, "minItems %zu is more than maxItems %zu", min, max);
   nfa *n = c->n;
   nfa_frag body;
   if (max == 0)
@@ -390,15 +404,11 @@ static afm_status arrayFrag(ctx *c, const jv_value *schema, nfa_frag *out) {
 }
 
 static afm_status stringFrag(ctx *c, const jv_value *schema, nfa_frag *out) {
-  size_t min = 0, max = SIZE_MAX;
-  afm_status status = countKeyword(c, schema, "minLength", &min);
-  if (status == AFM_OK)
-    status = countKeyword(c, schema, "maxLength", &max);
+  size_t min, max;
+  afm_status status =
+      countBounds(c, schema, "minLength", "maxLength", &min, &max);
   if (status != AFM_OK)
     return status;
-  if (min > max)
-    return schemaError(c, "minLength %zu is more than maxLength %zu", min,
-                       max);
   nfa_frag body;
   status = repeat(c, stringUnit, NULL, min, max, &body);
   if (status != AFM_OK)
