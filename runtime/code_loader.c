@@ -163,7 +163,7 @@ afm_status afm_code_facts(afm_code *code, const char *name,
                      "was compiled for (recompile it with this afm-compile)",
                      name, AFM_MODEL_FACTS_SYMBOL);
   memcpy(out, address, sizeof(*out));
-  if (out->abi_version != AFM_KERNEL_ABI_VERSION || out->reserved != 0)
+  if (out->abi_version != AFM_KERNEL_ABI_VERSION)
     return afm_error(AFM_ERR_CODE,
                      "%s: the code's %s is for kernel ABI version %llu; this "
                      "runtime implements version %d",

@@ -10,6 +10,7 @@
 #include "afm/generate.h"
 
 #include "error.h"
+#include "generate_internal.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -45,7 +46,7 @@ const char *afm_stop_reason_name(afm_stop_reason reason) {
   return "unknown";
 }
 
-static double nowSeconds(void) {
+double afm_now_seconds(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
@@ -53,17 +54,6 @@ static double nowSeconds(void) {
 
 /*------------------------------------------------------------ text output --*/
 
-typedef struct textStream {
-  afm_detokenizer *detokenizer; /* NULL without a tokenizer */
-  const char *const *stops;
-  size_t stop_count;
-  size_t longest_stop;
-  char *pending; /* text not yet released */
-  size_t length;
-  size_t capacity;
-  afm_token_callback callback;
-  void *user;
-} textStream;
 
 static afm_status append(textStream *t, const char *text, size_t length) {
   if (length == 0)
@@ -185,10 +175,10 @@ static afm_status finish(textStream *t, afm_stop_reason *reason) {
 
 /*---------------------------------------------------------------- the loop --*/
 
-static bool isStopId(const afm_generate_options *o, const int32_t *eos,
-                     size_t eosCount, int32_t token) {
-  for (size_t i = 0; o->stop_at_eos && i < eosCount; ++i)
-    if (eos[i] == token)
+bool afm_generation_is_stop_id(const afm_generation *gen, int32_t token) {
+  const afm_generate_options *o = gen->o;
+  for (size_t i = 0; o->stop_at_eos && i < gen->eos_count; ++i)
+    if (gen->eos[i] == token)
       return true;
   for (size_t i = 0; i < o->stop_id_count; ++i)
     if (o->stop_ids[i] == token)
@@ -227,20 +217,15 @@ static afm_status checkOptions(const afm_generate_options *o,
 
 /*----------------------------------------------------------------- grammar --*/
 
-typedef struct guide {
-  afm_grammar_state *state; /* NULL without a grammar */
-  float *logits;            /* the masked copy, vocab_size floats */
-  bool can_end;             /* an end id exists to sample */
-  uint32_t id_limit;        /* the tokenizer's: the mask's size */
-} guide;
 
-/* Tokens that may still be generated, this one included. */
-static int64_t remainingTokens(const afm_generate_options *o,
-                               const afm_session *session, int64_t context,
-                               size_t generated) {
-  int64_t left = context - afm_session_position(session) + 1;
-  if (o->max_tokens > 0 && (int64_t)o->max_tokens - (int64_t)generated < left)
-    left = (int64_t)o->max_tokens - (int64_t)generated;
+int64_t afm_generation_remaining(const afm_generation *gen, int64_t position,
+                                 int64_t ahead) {
+  const afm_generate_options *o = gen->o;
+  int64_t left = gen->context - position + 1;
+  int64_t budget =
+      (int64_t)o->max_tokens - (int64_t)gen->r.generated_tokens - ahead;
+  if (o->max_tokens > 0 && budget < left)
+    left = budget;
   return left;
 }
 
@@ -268,16 +253,19 @@ static afm_status guideCreate(const afm_generate_options *o,
 /* The logits with every token the grammar refuses at -inf (end ids only
  * where the text is complete); *complete when the text is complete and
  * nothing may be sampled, which ends generation. */
-static afm_status guideMask(guide *g, const afm_generate_options *o,
-                            const int32_t *eos, size_t eosCount,
-                            const float *logits, int32_t vocab,
-                            int64_t remaining, const float **out,
-                            bool *complete) {
+afm_status afm_generation_mask(afm_generation *gen, afm_grammar_state *state,
+                               const float *logits, int64_t remaining,
+                               const float **out, bool *complete) {
+  guide *g = &gen->g;
+  const afm_generate_options *o = gen->o;
+  const int32_t *eos = gen->eos;
+  size_t eosCount = gen->eos_count;
+  int32_t vocab = gen->vocab;
   const uint64_t *bits;
   size_t count;
   int accepting;
   afm_status status =
-      afm_grammar_state_allowed(g->state, remaining, &bits, &count,
+      afm_grammar_state_allowed(state, remaining, &bits, &count,
                                 &accepting);
   if (status != AFM_OK)
     return status;
@@ -306,6 +294,72 @@ static afm_status guideMask(guide *g, const afm_generate_options *o,
   return AFM_OK;
 }
 
+afm_status afm_generation_emit(afm_generation *gen, int32_t token) {
+  afm_generate_result *r = &gen->r;
+  if (afm_generation_is_stop_id(gen, token)) {
+    r->stop_reason = AFM_STOP_EOS;
+    gen->stopped = true;
+    return AFM_OK;
+  }
+  ++r->generated_tokens;
+  afm_status status = AFM_OK;
+  if (gen->g.state)
+    status = afm_grammar_state_advance(gen->g.state, token);
+  if (status == AFM_OK)
+    status = deliver(&gen->text, token, &gen->stopped, &r->stop_reason);
+  if (status == AFM_OK)
+    status = afm_sampler_accept(gen->sampler, token);
+  if (status == AFM_OK && !gen->stopped && gen->o->max_tokens > 0 &&
+      r->generated_tokens == (size_t)gen->o->max_tokens) {
+    r->stop_reason = AFM_STOP_LENGTH;
+    gen->stopped = true;
+  }
+  return status;
+}
+
+/* One token per step: sample from the session's logits, deliver, decode. */
+static afm_status generateByToken(afm_generation *gen) {
+  afm_session *session = gen->session;
+  afm_generate_result *r = &gen->r;
+  afm_status status = AFM_OK;
+  while (status == AFM_OK && !gen->stopped) {
+    int32_t token;
+    const float *logits = afm_session_logits(session);
+    if (gen->o->logits_callback)
+      gen->o->logits_callback(gen->o->logits_user, logits);
+    if (gen->g.state) {
+      bool complete = false;
+      double start = afm_now_seconds();
+      status = afm_generation_mask(
+          gen, gen->g.state, logits,
+          afm_generation_remaining(gen, afm_session_position(session), 0),
+          &logits, &complete);
+      r->mask_seconds += afm_now_seconds() - start;
+      if (status != AFM_OK)
+        break;
+      if (complete) {
+        r->stop_reason = AFM_STOP_GRAMMAR;
+        break;
+      }
+    }
+    double start = afm_now_seconds();
+    status = afm_sampler_sample(gen->sampler, logits, &token);
+    r->sample_seconds += afm_now_seconds() - start;
+    if (status == AFM_OK)
+      status = afm_generation_emit(gen, token);
+    if (status != AFM_OK || gen->stopped)
+      break;
+    if (afm_session_position(session) >= gen->context) {
+      r->stop_reason = AFM_STOP_CONTEXT;
+      break;
+    }
+    start = afm_now_seconds();
+    status = afm_session_decode(session, token);
+    r->decode_seconds += afm_now_seconds() - start;
+  }
+  return status;
+}
+
 afm_status afm_generate(afm_session *session, const int32_t *prompt,
                         size_t count, const afm_generate_options *options,
                         afm_token_callback callback, void *user,
@@ -318,29 +372,33 @@ afm_status afm_generate(afm_session *session, const int32_t *prompt,
   const afm_generate_options *o = options ? options : &defaults;
   const afm_model *model = afm_session_model(session);
   const afm_tokenizer *tokenizer = afm_model_tokenizer(model);
-  textStream text = {.stops = o->stop_strings,
-                     .stop_count = o->stop_string_count,
-                     .callback = callback,
-                     .user = user};
-  afm_status status = checkOptions(o, tokenizer, &text.longest_stop);
+  afm_generation gen = {.session = session,
+                        .o = o,
+                        .vocab = afm_model_vocab_size(model),
+                        .context = afm_model_context_length(model),
+                        .text = {.stops = o->stop_strings,
+                                 .stop_count = o->stop_string_count,
+                                 .callback = callback,
+                                 .user = user},
+                        .r = {.prompt_tokens = count}};
+  gen.eos = afm_model_eos_ids(model, &gen.eos_count);
+  afm_status status = checkOptions(o, tokenizer, &gen.text.longest_stop);
+  if (status == AFM_OK && o->draft)
+    status = afm_speculative_check(session, o);
   if (status != AFM_OK)
     return status;
 
-  int32_t vocab = afm_model_vocab_size(model);
+  int32_t vocab = gen.vocab;
   int32_t limit =
       tokenizer ? (int32_t)afm_tokenizer_id_limit(tokenizer) : vocab;
-  afm_sampler *sampler = NULL;
-  size_t endCount = 0;
-  afm_model_eos_ids(model, &endCount);
-  guide g;
   status = guideCreate(o, tokenizer, vocab,
-                       (o->stop_at_eos && endCount > 0) || o->stop_id_count,
-                       &g);
-  if (status == AFM_OK && g.state) {
+                       (o->stop_at_eos && gen.eos_count > 0) ||
+                           o->stop_id_count,
+                       &gen.g);
+  if (status == AFM_OK && gen.g.state) {
     /* The budget must fit the shortest complete text, one token a byte at
      * worst. */
-    int64_t context = afm_model_context_length(model);
-    int64_t left = context - afm_session_position(session) -
+    int64_t left = gen.context - afm_session_position(session) -
                    (int64_t)count + 1;
     if (o->max_tokens > 0 && o->max_tokens < left)
       left = o->max_tokens;
@@ -351,82 +409,33 @@ afm_status afm_generate(afm_session *session, const int32_t *prompt,
                          "to %zu tokens, but only %lld can be generated "
                          "(max_tokens %d, context %lld)",
                          need, (long long)(left > 0 ? left : 0),
-                         o->max_tokens, (long long)context);
+                         o->max_tokens, (long long)gen.context);
   }
   if (status == AFM_OK)
-    status = afm_sampler_create(&o->sampling, vocab, limit, &sampler);
+    status = afm_sampler_create(&o->sampling, vocab, limit, &gen.sampler);
   if (status == AFM_OK && tokenizer)
     status = afm_detokenizer_create(tokenizer, o->skip_special,
-                                    &text.detokenizer);
-  afm_generate_result r = {.prompt_tokens = count};
-  double start = nowSeconds();
+                                    &gen.text.detokenizer);
+  double start = afm_now_seconds();
   if (status == AFM_OK)
     status = afm_session_prefill(session, prompt, count);
-  r.prefill_seconds = nowSeconds() - start;
+  if (status == AFM_OK && o->draft)
+    status = afm_session_prefill(o->draft, prompt, count);
+  gen.r.prefill_seconds = afm_now_seconds() - start;
   for (size_t i = 0; status == AFM_OK && i < count; ++i)
-    status = afm_sampler_accept(sampler, prompt[i]);
+    status = afm_sampler_accept(gen.sampler, prompt[i]);
 
-  size_t eosCount;
-  const int32_t *eos = afm_model_eos_ids(model, &eosCount);
-  int64_t context = afm_model_context_length(model);
-  bool stopped = false;
-  while (status == AFM_OK && !stopped) {
-    int32_t token;
-    const float *logits = afm_session_logits(session);
-    if (g.state) {
-      bool complete = false;
-      start = nowSeconds();
-      status = guideMask(&g, o, eos, eosCount, logits, vocab,
-                         remainingTokens(o, session, context,
-                                         r.generated_tokens),
-                         &logits, &complete);
-      r.mask_seconds += nowSeconds() - start;
-      if (status != AFM_OK)
-        break;
-      if (complete) {
-        r.stop_reason = AFM_STOP_GRAMMAR;
-        break;
-      }
-    }
-    start = nowSeconds();
-    status = afm_sampler_sample(sampler, logits, &token);
-    r.sample_seconds += nowSeconds() - start;
-    if (status != AFM_OK)
-      break;
-    if (isStopId(o, eos, eosCount, token)) {
-      r.stop_reason = AFM_STOP_EOS;
-      break;
-    }
-    ++r.generated_tokens;
-    if (g.state && (status = afm_grammar_state_advance(g.state, token)) !=
-                       AFM_OK)
-      break;
-    status = deliver(&text, token, &stopped, &r.stop_reason);
-    if (status == AFM_OK)
-      status = afm_sampler_accept(sampler, token);
-    if (status != AFM_OK || stopped)
-      break;
-    if (o->max_tokens > 0 && r.generated_tokens == (size_t)o->max_tokens) {
-      r.stop_reason = AFM_STOP_LENGTH;
-      break;
-    }
-    if (afm_session_position(session) >= context) {
-      r.stop_reason = AFM_STOP_CONTEXT;
-      break;
-    }
-    start = nowSeconds();
-    status = afm_session_decode(session, token);
-    r.decode_seconds += nowSeconds() - start;
-  }
   if (status == AFM_OK)
-    status = finish(&text, &r.stop_reason);
-  afm_detokenizer_free(text.detokenizer);
-  afm_grammar_state_free(g.state);
-  free(g.logits);
-  afm_sampler_free(sampler);
-  free(text.pending);
+    status = o->draft ? afm_generation_speculate(&gen) : generateByToken(&gen);
+  if (status == AFM_OK)
+    status = finish(&gen.text, &gen.r.stop_reason);
+  afm_detokenizer_free(gen.text.detokenizer);
+  afm_grammar_state_free(gen.g.state);
+  free(gen.g.logits);
+  afm_sampler_free(gen.sampler);
+  free(gen.text.pending);
   if (status == AFM_OK && result)
-    *result = r;
+    *result = gen.r;
   return status;
 }
 

@@ -482,6 +482,20 @@ void afm_grammar_state_reset(afm_grammar_state *s) {
     s->current = s->grammar->start;
 }
 
+afm_status afm_grammar_state_copy(afm_grammar_state *to,
+                                  const afm_grammar_state *from) {
+  if (!to || !from)
+    return afm_error(AFM_ERR_ARGUMENT,
+                     "afm_grammar_state_copy: `%s` is NULL",
+                     to ? "from" : "to");
+  if (to->grammar != from->grammar)
+    return afm_error(AFM_ERR_ARGUMENT,
+                     "afm_grammar_state_copy: the states belong to different "
+                     "grammars");
+  to->current = from->current;
+  return AFM_OK;
+}
+
 size_t afm_grammar_state_distance(const afm_grammar_state *s) {
   return s ? s->grammar->states[s->current].dist : 0;
 }

@@ -95,13 +95,13 @@ static const char *entryKindName(Afm__Manifest__EntryPoint__Kind kind) {
     return "PREFILL";
   case AFM__MANIFEST__ENTRY_POINT__KIND__DECODE:
     return "DECODE";
+  case AFM__MANIFEST__ENTRY_POINT__KIND__VERIFY:
+    return "VERIFY";
   default:
     return "unknown";
   }
 }
 
-/* Exactly one PREFILL and one DECODE entry, each named as the kernel ABI
- * names it. */
 /* Every end-of-sequence id names a token of the vocabulary. */
 static afm_status checkGeneration(const char *name,
                                   const Afm__Manifest__Manifest *m) {
@@ -117,15 +117,29 @@ static afm_status checkGeneration(const char *name,
   return AFM_OK;
 }
 
+static const char *entrySymbol(Afm__Manifest__EntryPoint__Kind kind) {
+  switch (kind) {
+  case AFM__MANIFEST__ENTRY_POINT__KIND__PREFILL:
+    return AFM_PREFILL_SYMBOL;
+  case AFM__MANIFEST__ENTRY_POINT__KIND__DECODE:
+    return AFM_DECODE_SYMBOL;
+  default:
+    return AFM_VERIFY_SYMBOL;
+  }
+}
+
+/* Exactly one PREFILL and one DECODE entry, at most one VERIFY, each named
+ * as the kernel ABI names it. */
 static afm_status checkEntries(const char *name,
                                const Afm__Manifest__Manifest *m,
                                afm_manifest *out) {
   /* Index of the entry of each kind seen so far, SIZE_MAX for none. */
-  size_t seen[2] = {SIZE_MAX, SIZE_MAX};
+  size_t seen[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
   for (size_t i = 0; i < m->n_entry_points; ++i) {
     const Afm__Manifest__EntryPoint *e = m->entry_points[i];
     if (e->kind != AFM__MANIFEST__ENTRY_POINT__KIND__PREFILL &&
-        e->kind != AFM__MANIFEST__ENTRY_POINT__KIND__DECODE)
+        e->kind != AFM__MANIFEST__ENTRY_POINT__KIND__DECODE &&
+        e->kind != AFM__MANIFEST__ENTRY_POINT__KIND__VERIFY)
       return afm_error(AFM_ERR_FORMAT,
                        "%s: entry point %zu has unknown kind %d", name, i,
                        (int)e->kind);
@@ -138,10 +152,7 @@ static afm_status checkEntries(const char *name,
       return afm_error(AFM_ERR_FORMAT,
                        "%s: entry point %zu (%s) has an empty symbol", name, i,
                        entryKindName(e->kind));
-    const char *expected =
-        e->kind == AFM__MANIFEST__ENTRY_POINT__KIND__PREFILL
-            ? AFM_PREFILL_SYMBOL
-            : AFM_DECODE_SYMBOL;
+    const char *expected = entrySymbol(e->kind);
     if (strcmp(e->symbol, expected) != 0) {
       char shown[128];
       return afm_error(AFM_ERR_FORMAT,
@@ -161,6 +172,8 @@ static afm_status checkEntries(const char *name,
   out->prefill =
       m->entry_points[seen[AFM__MANIFEST__ENTRY_POINT__KIND__PREFILL]];
   out->decode = m->entry_points[seen[AFM__MANIFEST__ENTRY_POINT__KIND__DECODE]];
+  size_t verify = seen[AFM__MANIFEST__ENTRY_POINT__KIND__VERIFY];
+  out->verify = verify == SIZE_MAX ? NULL : m->entry_points[verify];
   char symbol[128];
   if (out->prefill->max_tokens < 1)
     return afm_error(
@@ -175,6 +188,12 @@ static afm_status checkEntries(const char *name,
                      name,
                      afm_printable(out->decode->symbol, symbol, sizeof(symbol)),
                      out->decode->max_tokens);
+  if (out->verify && (out->verify->max_tokens < 2 ||
+                      out->verify->max_tokens > AFM_MAX_VERIFY_TOKENS))
+    return afm_error(AFM_ERR_FORMAT,
+                     "%s: the VERIFY entry point has max_tokens %u, expected "
+                     "2 to %d",
+                     name, out->verify->max_tokens, AFM_MAX_VERIFY_TOKENS);
   return AFM_OK;
 }
 
@@ -304,6 +323,10 @@ afm_status afm_manifest_check_facts(const char *name,
   if (manifest->decode->max_tokens != facts->decode_max_tokens)
     return disagree(name, "DECODE max_tokens", manifest->decode->max_tokens,
                     facts->decode_max_tokens);
+  uint64_t verify = manifest->verify ? manifest->verify->max_tokens : 0;
+  if (verify != facts->verify_max_tokens)
+    return disagree(name, "VERIFY max_tokens (0: no VERIFY entry)", verify,
+                    facts->verify_max_tokens);
   if (manifest->arena_bytes != facts->arena_bytes)
     return disagree(name, "kv_cache.arena_bytes", manifest->arena_bytes,
                     facts->arena_bytes);

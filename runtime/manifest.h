@@ -17,11 +17,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The most rows a VERIFY entry may have: its logits are rows x vocab
+ * floats (afm-compile --verify-tokens caps it the same). */
+#define AFM_MAX_VERIFY_TOKENS 16
+
 /* A manifest that passed validation, with the fields the runtime uses. */
 typedef struct afm_manifest {
   Afm__Manifest__Manifest *message; /* owned; strings below point into it */
   const Afm__Manifest__EntryPoint *prefill;
   const Afm__Manifest__EntryPoint *decode;
+  const Afm__Manifest__EntryPoint *verify; /* NULL: the model has none */
   const char *target_name; /* target.name, or target.triple if unnamed */
   uint32_t vocab_size;     /* 1 .. INT32_MAX */
   uint32_t context_length; /* 1 .. INT32_MAX */

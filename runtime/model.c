@@ -130,6 +130,12 @@ static afm_status loadInto(afm_model *model, const char *path, uint32_t flags) {
                             &model->decode.fn);
   model->prefill.max_tokens = prefill->max_tokens;
   model->decode.max_tokens = decode->max_tokens;
+  const Afm__Manifest__EntryPoint *verify = model->manifest.verify;
+  if (status == AFM_OK && verify) {
+    status = afm_code_entry(model->code, path, verify->symbol, "VERIFY",
+                            &model->verify.fn);
+    model->verify.max_tokens = verify->max_tokens;
+  }
   if (status == AFM_OK && layout.has_tokenizer)
     status = loadTokenizer(model, path, bytes + layout.tokenizer.offset,
                            (size_t)layout.tokenizer.size);

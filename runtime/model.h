@@ -29,6 +29,7 @@ struct afm_model {
   afm_code *code;
   afm_entry prefill;
   afm_entry decode;
+  afm_entry verify; /* max_tokens 0: the model has none */
   afm_tokenizer *tokenizer; /* from the optional tokenizer section */
 };
 

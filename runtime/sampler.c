@@ -16,6 +16,7 @@
 #include "afm/generate.h"
 
 #include "error.h"
+#include "sampler_internal.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -291,12 +292,13 @@ static double scaledExp(double logit, double top, float invT) {
   return (double)expf((float)(logit - top) * invT);
 }
 
-afm_status afm_sampler_sample(afm_sampler *sampler, const float *logits,
-                              int32_t *token) {
-  if (!sampler || !logits || !token)
-    return afm_error(AFM_ERR_ARGUMENT, "afm_sampler_sample: `%s` is NULL",
-                     !sampler ? "sampler" : !logits ? "logits" : "token");
-  afm_sampler *s = sampler;
+/* What one draw picks from: after the penalties and the warpers, the
+ * candidates ids[0..*n) with unnormalized probabilities probs[id] of total
+ * *mass; or, greedy (temperature 0, top-k 1, an infinite logit, one id),
+ * *n = 0 and *best the largest penalized logit, lowest id on ties. */
+static afm_status candidates(afm_sampler *s, const float *logits,
+                             const char *function, size_t *count,
+                             double *totalMass, int32_t *bestId) {
   const afm_sampling_options *o = &s->options;
   int32_t limit = s->id_limit;
 
@@ -306,18 +308,17 @@ afm_status afm_sampler_sample(afm_sampler *sampler, const float *logits,
   for (int32_t id = 0; id < limit; ++id) {
     double logit = penalized(s, logits, id);
     if (isnan(logit))
-      return afm_error(AFM_ERR_ARGUMENT,
-                       "afm_sampler_sample: the logit of token %d is NaN",
-                       id);
+      return afm_error(AFM_ERR_ARGUMENT, "%s: the logit of token %d is NaN",
+                       function, id);
     probs[id] = logit;
     if (logit > probs[best])
       best = id;
   }
+  *bestId = best;
+  *count = 0;
   double top = probs[best];
-  if (o->temperature <= 0 || o->top_k == 1 || isinf(top) || limit == 1) {
-    *token = best;
+  if (o->temperature <= 0 || o->top_k == 1 || isinf(top) || limit == 1)
     return AFM_OK;
-  }
 
   /* Candidates, sorted most likely first when a filter needs the order,
    * and their probabilities after temperature, unnormalized (the largest
@@ -355,12 +356,31 @@ afm_status afm_sampler_sample(afm_sampler *sampler, const float *logits,
       mass += p;
     }
   }
-  n = kept;
+  *count = kept;
+  *totalMass = mass;
+  return AFM_OK;
+}
 
+afm_status afm_sampler_sample(afm_sampler *sampler, const float *logits,
+                              int32_t *token) {
+  if (!sampler || !logits || !token)
+    return afm_error(AFM_ERR_ARGUMENT, "afm_sampler_sample: `%s` is NULL",
+                     !sampler ? "sampler" : !logits ? "logits" : "token");
+  afm_sampler *s = sampler;
+  size_t n;
+  double mass = 0;
+  int32_t best;
+  afm_status status =
+      candidates(s, logits, "afm_sampler_sample", &n, &mass, &best);
+  if (status != AFM_OK || n == 0) {
+    *token = best;
+    return status;
+  }
   /* One draw over what is left, renormalized. */
+  const int32_t *ids = s->ids;
   double u = nextUniform(s->state) * mass;
   for (size_t i = 0; i < n; ++i) {
-    u -= probs[ids[i]];
+    u -= s->probs[ids[i]];
     if (u < 0) {
       *token = ids[i];
       return AFM_OK;
@@ -368,4 +388,48 @@ afm_status afm_sampler_sample(afm_sampler *sampler, const float *logits,
   }
   *token = ids[n - 1]; /* rounding left u at the edge; p > 0 for all n */
   return AFM_OK;
+}
+
+/*------------------------------------------------- speculative decoding --*/
+
+afm_status afm_sampler_distribution(afm_sampler *s, const float *logits,
+                                    double *probs) {
+  size_t n;
+  double mass = 0;
+  int32_t best;
+  afm_status status =
+      candidates(s, logits, "afm_sampler_distribution", &n, &mass, &best);
+  if (status != AFM_OK)
+    return status;
+  memset(probs, 0, (size_t)s->id_limit * sizeof(*probs));
+  if (n == 0) {
+    probs[best] = 1;
+    return AFM_OK;
+  }
+  for (size_t i = 0; i < n; ++i)
+    probs[s->ids[i]] = s->probs[s->ids[i]] / mass;
+  return AFM_OK;
+}
+
+double afm_sampler_uniform(afm_sampler *s) { return nextUniform(s->state); }
+
+int32_t afm_sampler_draw(afm_sampler *s, const double *weights, double total) {
+  double u = nextUniform(s->state) * total;
+  int32_t last = 0;
+  for (int32_t id = 0; id < s->id_limit; ++id) {
+    if (weights[id] <= 0)
+      continue;
+    last = id;
+    u -= weights[id];
+    if (u < 0)
+      return id;
+  }
+  return last; /* rounding left u at the edge: the last id with weight */
+}
+
+int32_t afm_sampler_id_limit(const afm_sampler *s) { return s->id_limit; }
+
+bool afm_sampler_has_penalties(const afm_sampler *s) {
+  return s->options.repetition_penalty != 1.0f ||
+         s->options.presence_penalty != 0.0f;
 }

@@ -28,10 +28,16 @@ struct afm_session {
   afm_thread_pool *pool;
   afm_host_api host;
   afm_arena kv_arena; /* KV caches and scratch, touched only as used */
-  float *logits;
-  int32_t *tokens; /* the padded buffer entry points read */
+  float *logits;     /* prefill and decode write here */
+  float *rows;       /* verify writes here: max_tokens x vocab (or NULL) */
+  const float *last; /* logits of the last processed position, or NULL */
+  size_t row_count;  /* rows of the last call if it was a verify, else 0 */
+  int32_t *tokens;   /* the padded buffer entry points read */
   int64_t position;
-  bool has_logits;
+  /* The furthest position any call has written KV rows for since the
+   * last reset: rewinding is safe while it is at most the ring caches'
+   * slack ahead (afm_session_rewind). */
+  int64_t written;
 };
 
 /* A zeroed, 64-byte aligned buffer of at least `bytes` (at least one
@@ -83,9 +89,11 @@ afm_status afm_session_create(afm_model *model,
     return afm_error(AFM_ERR_MEMORY, "afm_session_create: out of memory");
   afm_model_retain(model);
   s->model = model;
-  uint32_t tokenCapacity = model->prefill.max_tokens > model->decode.max_tokens
-                               ? model->prefill.max_tokens
-                               : model->decode.max_tokens;
+  uint32_t tokenCapacity = model->prefill.max_tokens;
+  if (model->decode.max_tokens > tokenCapacity)
+    tokenCapacity = model->decode.max_tokens;
+  if (model->verify.max_tokens > tokenCapacity)
+    tokenCapacity = model->verify.max_tokens;
   status = afm_arena_create(model->manifest.arena_bytes, "afm_session_create",
                             &s->kv_arena);
   if (status != AFM_OK) {
@@ -95,7 +103,10 @@ afm_status afm_session_create(afm_model *model,
   s->logits =
       allocBuffer((uint64_t)model->manifest.vocab_size * sizeof(float));
   s->tokens = allocBuffer((uint64_t)tokenCapacity * sizeof(int32_t));
-  if (!s->logits || !s->tokens) {
+  if (model->verify.max_tokens)
+    s->rows = allocBuffer((uint64_t)model->verify.max_tokens *
+                          model->manifest.vocab_size * sizeof(float));
+  if (!s->logits || !s->tokens || (model->verify.max_tokens && !s->rows)) {
     afm_session_free(s);
     return afm_error(AFM_ERR_MEMORY,
                      "afm_session_create: cannot allocate %u logits and %u "
@@ -120,6 +131,7 @@ void afm_session_free(afm_session *session) {
   afm_thread_pool_free(session->pool);
   free(session->tokens);
   free(session->logits);
+  free(session->rows);
   afm_arena_free(&session->kv_arena);
   afm_model_release(session->model);
   free(session);
@@ -145,16 +157,20 @@ static afm_status checkAppend(const afm_session *s, const char *function,
 }
 
 /* Runs `entry` on `count` tokens at the current position through the padded
- * buffer: exactly max_tokens entries, zeros after the first `count`. */
+ * buffer: exactly max_tokens entries, zeros after the first `count`. The
+ * logits go to `out`: one row, or one per token for the verify entry. */
 AFM_CALLS_LOADED_CODE
 static void runEntry(afm_session *s, const afm_entry *entry,
-                     const int32_t *tokens, size_t count) {
+                     const int32_t *tokens, size_t count, float *out) {
   memcpy(s->tokens, tokens, count * sizeof(int32_t));
   memset(s->tokens + count, 0, (entry->max_tokens - count) * sizeof(int32_t));
   entry->fn(s->model->weights, s->tokens, (int64_t)count, s->position,
-            s->kv_arena.data, s->logits, &s->host);
+            s->kv_arena.data, out, &s->host);
   s->position += (int64_t)count;
-  s->has_logits = true;
+  if (s->position > s->written)
+    s->written = s->position;
+  s->last = out;
+  s->row_count = 0;
 }
 
 afm_status afm_session_prefill(afm_session *session, const int32_t *tokens,
@@ -174,7 +190,7 @@ afm_status afm_session_prefill(afm_session *session, const int32_t *tokens,
   for (size_t done = 0; done < count;) {
     size_t chunk =
         count - done < prefill->max_tokens ? count - done : prefill->max_tokens;
-    runEntry(session, prefill, tokens + done, chunk);
+    runEntry(session, prefill, tokens + done, chunk, session->logits);
     done += chunk;
   }
   return AFM_OK;
@@ -190,23 +206,87 @@ afm_status afm_session_decode(afm_session *session, int32_t token) {
   afm_status status = checkAppend(session, "afm_session_decode", &token, 1);
   if (status != AFM_OK)
     return status;
-  runEntry(session, &session->model->decode, &token, 1);
+  runEntry(session, &session->model->decode, &token, 1, session->logits);
+  return AFM_OK;
+}
+
+int32_t afm_model_verify_tokens(const afm_model *model) {
+  return model ? (int32_t)model->verify.max_tokens : 0;
+}
+
+afm_status afm_session_verify(afm_session *session, const int32_t *tokens,
+                              size_t count) {
+  if (!session || !tokens)
+    return afm_error(AFM_ERR_ARGUMENT, "afm_session_verify: `%s` is NULL",
+                     session ? "tokens" : "session");
+  const afm_entry *verify = &session->model->verify;
+  if (verify->max_tokens == 0)
+    return afm_error(AFM_ERR_STATE,
+                     "afm_session_verify: the model has no verify entry "
+                     "(compile it with afm-compile --verify-tokens N)");
+  if (count == 0 || count > verify->max_tokens)
+    return afm_error(AFM_ERR_ARGUMENT,
+                     "afm_session_verify: count is %zu, expected 1 to %u "
+                     "(the verify entry's max_tokens)",
+                     count, verify->max_tokens);
+  afm_status status = checkAppend(session, "afm_session_verify", tokens, count);
+  if (status != AFM_OK)
+    return status;
+  uint32_t vocab = session->model->manifest.vocab_size;
+  runEntry(session, verify, tokens, count, session->rows);
+  session->last = session->rows + (count - 1) * (size_t)vocab;
+  session->row_count = count;
+  return AFM_OK;
+}
+
+const float *afm_session_verify_logits(const afm_session *session,
+                                       size_t *rows) {
+  if (rows)
+    *rows = session ? session->row_count : 0;
+  return session && session->row_count ? session->rows : NULL;
+}
+
+afm_status afm_session_rewind(afm_session *session, int64_t position) {
+  if (!session)
+    return afm_error(AFM_ERR_ARGUMENT, "afm_session_rewind: `session` is NULL");
+  int64_t slack = session->model->verify.max_tokens
+                      ? (int64_t)session->model->verify.max_tokens - 1
+                      : 0;
+  if (position < 0 || position > session->position)
+    return afm_error(AFM_ERR_ARGUMENT,
+                     "afm_session_rewind: position %lld is outside the "
+                     "context [0, %lld]",
+                     (long long)position, (long long)session->position);
+  if (session->written - position > slack)
+    return afm_error(AFM_ERR_ARGUMENT,
+                     "afm_session_rewind: position %lld is more than %lld "
+                     "behind the furthest position written (%lld): local "
+                     "layers' ring caches keep only that many spare slots "
+                     "(the verify entry's max_tokens - 1); reset and "
+                     "prefill instead",
+                     (long long)position, (long long)slack,
+                     (long long)session->written);
+  if (position != session->position) {
+    session->position = position;
+    session->last = NULL;
+    session->row_count = 0;
+  }
   return AFM_OK;
 }
 
 const float *afm_session_logits(const afm_session *session) {
-  return session && session->has_logits ? session->logits : NULL;
+  return session ? session->last : NULL;
 }
 
 afm_status afm_session_argmax(const afm_session *session, int32_t *token) {
   if (!session || !token)
     return afm_error(AFM_ERR_ARGUMENT, "afm_session_argmax: `%s` is NULL",
                      session ? "token" : "session");
-  if (!session->has_logits)
+  if (!session->last)
     return afm_error(AFM_ERR_STATE,
                      "afm_session_argmax: no logits yet; prefill a prompt "
                      "first");
-  const float *logits = session->logits;
+  const float *logits = session->last;
   uint32_t best = 0;
   /* Lowest index on ties; a NaN never beats a number. */
   for (uint32_t v = 1; v < session->model->manifest.vocab_size; ++v)
@@ -229,6 +309,8 @@ afm_status afm_session_reset(afm_session *session) {
     return afm_error(AFM_ERR_ARGUMENT, "afm_session_reset: `session` is NULL");
   afm_arena_clear(&session->kv_arena);
   session->position = 0;
-  session->has_logits = false;
+  session->written = 0;
+  session->last = NULL;
+  session->row_count = 0;
   return AFM_OK;
 }

@@ -40,6 +40,7 @@ tools = [
     ToolSubst("afm-reference", unresolved="fatal"),
     ToolSubst("afm-pack-test-binary", unresolved="fatal"),
     ToolSubst("afm-run", unresolved="fatal"),
+    ToolSubst("afm-spec-check", unresolved="fatal"),
     ToolSubst("afm-steady-state", unresolved="fatal"),
     ToolSubst("afm-tokenize", unresolved="fatal"),
     ToolSubst("afm-translate", unresolved="fatal"),

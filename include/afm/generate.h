@@ -119,6 +119,25 @@ typedef struct afm_generate_options {
    * counts allowed tokens only. Compiled with the model's tokenizer; used
    * by one generation at a time. NULL: none. */
   afm_grammar *grammar;
+  /* Speculative decoding: a session of a draft model with the same
+   * vocabulary, holding the same context as `session` (it gets the prompt
+   * too). Each step the draft proposes up to draft_tokens tokens one by
+   * one; the target checks them all in one verify step (its model needs
+   * afm-compile --verify-tokens >= draft_tokens + 1, and the draft's
+   * >= draft_tokens, for the rewinds) and keeps each with probability
+   * min(1, p/q), drawing a correction from max(0, p - q) at the first
+   * rejection (Leviathan et al. 2023; Chen et al. 2023). The output has the
+   * target's distribution; greedy output is the target's greedy output.
+   * With a grammar the draft proposes only tokens the grammar allows. The
+   * repetition and presence penalties are not supported with a draft.
+   * NULL: none. */
+  afm_session *draft;
+  int32_t draft_tokens; /* 1 .. 15 with a draft */
+  /* Called with the logits each generated token is sampled from (the
+   * target's, before the grammar's mask and the sampler; vocab_size
+   * floats), in order, also for the id that ends generation. NULL: none. */
+  void (*logits_callback)(void *user, const float *logits);
+  void *logits_user;
 } afm_generate_options;
 
 /* Greedy sampling, no token budget, stop at EOS, no stop ids or strings,
@@ -151,10 +170,19 @@ typedef struct afm_generate_result {
   size_t prompt_tokens;
   size_t generated_tokens; /* delivered to the callback */
   afm_stop_reason stop_reason;
-  double prefill_seconds; /* wall time of the prompt's prefill */
-  double decode_seconds;  /* wall time of the decode steps */
+  double prefill_seconds; /* wall time of the prompt's prefill (the
+                           * draft's too) */
+  double decode_seconds;  /* wall time of the decode steps (the draft's
+                           * and the verify steps, speculating) */
   double sample_seconds;  /* wall time of the sampler, all tokens */
   double mask_seconds;    /* wall time of the grammar's masks, all tokens */
+  /* Speculative decoding (zeros without a draft): steps of the target's
+   * verify entry, tokens the draft proposed and the ones the target kept,
+   * and the draft's share of decode_seconds. */
+  size_t verify_steps;
+  size_t drafted_tokens;
+  size_t accepted_tokens;
+  double draft_seconds;
 } afm_generate_result;
 
 /* Appends `count` prompt tokens to the session (which may hold earlier

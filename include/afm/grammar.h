@@ -74,6 +74,10 @@ afm_status afm_grammar_state_create(afm_grammar *grammar,
 void afm_grammar_state_free(afm_grammar_state *state);
 /* Back to the start of the text. */
 void afm_grammar_state_reset(afm_grammar_state *state);
+/* Moves `to` to where `from` is (two states of one grammar): a draft's
+ * tentative position, say. */
+afm_status afm_grammar_state_copy(afm_grammar_state *to,
+                                  const afm_grammar_state *from);
 
 /* The tokens allowed next when `remaining` tokens (>= 1, this one
  * included) may still be generated: a bitset over the tokenizer's ids

@@ -50,7 +50,7 @@ typedef struct afm_model_facts {
   uint64_t weights_bytes;      /* weights the code reads: the section's
                                 * size at least */
   uint64_t arena_bytes;        /* KV caches and scratch the code uses */
-  uint64_t reserved;           /* 0 */
+  uint64_t verify_max_tokens;  /* tokens buffer of afm_verify; 0: none */
 } afm_model_facts;
 
 /* The entry points' names. The manifest repeats them; the runtime refuses
@@ -58,8 +58,11 @@ typedef struct afm_model_facts {
  * or a libc function, would run the wrong code). */
 #define AFM_PREFILL_SYMBOL "afm_prefill"
 #define AFM_DECODE_SYMBOL "afm_decode"
+/* Optional (afm-compile --verify-tokens T): T rows in, the logits of
+ * every real row out, for speculative decoding. */
+#define AFM_VERIFY_SYMBOL "afm_verify"
 
-/* Every entry point (prefill and decode) has this signature.
+/* Every entry point (prefill, decode, verify) has this signature.
  *   weights   start of the weights section (mmapped, read-only, 64-byte
  *             aligned; each tensor at the offset the manifest gives)
  *   tokens    `max_tokens` token ids (the entry's max_tokens in the
@@ -74,7 +77,9 @@ typedef struct afm_model_facts {
  *             is the entries' scratch memory (their temporaries), so
  *             compiled code needs no allocation per call
  *   logits    vocab_size floats: written with the logits of position
- *             `position + count - 1`
+ *             `position + count - 1`. Verify: max_tokens x vocab_size
+ *             floats, row r the logits of position `position + r` for
+ *             r < count (later rows unspecified)
  *   host      runtime services (threads); never NULL. Compiled code runs
  *             its parallel loops as parallel_for calls of internal
  *             trampolines `void(void *ctx, int64_t i)`

@@ -97,8 +97,35 @@ afm_status afm_session_prefill(afm_session *session, const int32_t *tokens,
 /* Appends one token and computes its logits. */
 afm_status afm_session_decode(afm_session *session, int32_t token);
 
+/* Speculative decoding. A model compiled with --verify-tokens T has a
+ * verify entry: up to T tokens in one step, the logits of every one out.
+ * Tokens the target model rejects are dropped again with
+ * afm_session_rewind. afm_model_verify_tokens is T, 0 without the entry. */
+int32_t afm_model_verify_tokens(const afm_model *model);
+
+/* Appends `count` tokens (1 .. T) at the current position and computes the
+ * logits of each: row r is the logits of position (old position) + r.
+ * AFM_ERR_STATE when the model has no verify entry. */
+afm_status afm_session_verify(afm_session *session, const int32_t *tokens,
+                              size_t count);
+
+/* The rows of the last call if it was afm_session_verify (*rows of them,
+ * vocab_size floats each), else NULL and *rows 0. */
+const float *afm_session_verify_logits(const afm_session *session,
+                                       size_t *rows);
+
+/* Keeps only the first `position` positions of the context. Local layers
+ * keep ring caches with T - 1 spare slots, so a rewind may drop at most
+ * T - 1 positions counted from the furthest position ever written since
+ * the last reset (the end of the last verify step, say); further back is
+ * AFM_ERR_ARGUMENT (reset and prefill instead). Without a verify entry
+ * only a rewind to the current position is allowed. No logits afterwards
+ * until the next call computes some. */
+afm_status afm_session_rewind(afm_session *session, int64_t position);
+
 /* Logits of the last processed position (vocab_size floats), or NULL
- * before any token was processed. Valid until the next prefill/decode. */
+ * before any token was processed. Valid until the next prefill, decode,
+ * verify or rewind. */
 const float *afm_session_logits(const afm_session *session);
 
 /* Index of the largest logit (lowest index on ties); AFM_ERR_STATE before

@@ -167,6 +167,22 @@ struct Options {
                "when the chunk is a multiple of 4); a prompt pays for whole "
                "chunks. 128 is the fastest measured for the 3B preset"),
       cl::init(16), cl::cat(category)};
+  cl::opt<int64_t> verifyTokens{
+      "verify-tokens",
+      cl::desc("With --model or --config: also build afm_verify, an entry "
+               "that runs up to N tokens in one step and returns the logits "
+               "of every one, for speculative decoding (afm-run --draft); "
+               "local layers' ring caches get N-1 spare slots so rejected "
+               "drafts can be rewound. 0 (default): none; else 2 to 16"),
+      cl::value_desc("N"), cl::init(0), cl::cat(category)};
+  cl::opt<int64_t> draftLayers{
+      "draft-layers",
+      cl::desc("With --model or --config: compile only the first N layers "
+               "(then the final norm and the LM head) as an early-exit "
+               "draft for afm-run --draft, reading the same weights: "
+               "self-speculative decoding. Give it --verify-tokens too "
+               "(the draft rewinds rejected tokens)"),
+      cl::value_desc("N"), cl::init(0), cl::cat(category)};
   cl::opt<Emit> emit{
       "emit", cl::desc("What to write (default: afmb)"), cl::init(Emit::AFMB),
       cl::values(clEnumValN(Emit::AFMB, "afmb", "the runtime-loadable binary"),
@@ -363,6 +379,12 @@ importFolder(MLIRContext &context, const Options &opts,
   if (llvm::Error err = validateModelConfig(
           config, opts.model + " with the compression flags"))
     return std::move(err);
+  if (opts.draftLayers > 0) {
+    auto draft = earlyExitConfig(config, opts.draftLayers);
+    if (!draft)
+      return draft.takeError();
+    config = std::move(*draft);
+  }
   weightsPath = folder->weightsPath;
   if (opts.tokenizer.empty() && folder->tokenizerJson) {
     auto description =
@@ -389,6 +411,7 @@ importFolder(MLIRContext &context, const Options &opts,
   importOptions.weightsPath = weightsPath;
   if (opts.prefillChunk.getNumOccurrences())
     importOptions.prefillChunk = opts.prefillChunk;
+  importOptions.verifyTokens = opts.verifyTokens;
   if (llvm::Error err = checkConfigImportOptions(importOptions))
     return std::move(err);
   return importModelConfig(&context, config, importOptions);
@@ -416,6 +439,14 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
       3)
     return error("give exactly one of --model DIR, --config FILE, --onnx FILE "
                  "or an input .mlir file");
+  if ((opts.verifyTokens.getNumOccurrences() ||
+       opts.draftLayers.getNumOccurrences()) &&
+      (!opts.onnx.empty() || !opts.input.empty()))
+    return error("--verify-tokens and --draft-layers go with --model or "
+                 "--config (an ONNX graph or an IR file brings its own "
+                 "entry points)");
+  if (opts.draftLayers.getNumOccurrences() && opts.draftLayers < 1)
+    return error("--draft-layers must be at least 1");
   if (!opts.bindDims.empty() && opts.onnx.empty())
     return error("--bind-dim goes with --onnx (the graph's symbolic "
                  "dimensions)");
@@ -454,6 +485,9 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
     importOptions.weightsPath = weightsPath;
     if (opts.prefillChunk.getNumOccurrences())
       importOptions.prefillChunk = opts.prefillChunk;
+    importOptions.verifyTokens = opts.verifyTokens;
+    importOptions.draftLayers = opts.draftLayers;
+  importOptions.draftLayers = opts.draftLayers;
     auto imported = importModelFiles(&context, opts.config, importOptions);
     if (!imported)
       return error(llvm::toString(imported.takeError()));

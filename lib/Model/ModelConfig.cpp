@@ -696,6 +696,35 @@ int64_t mlir::afm::kvSourceLayer(const ModelConfig &config, int64_t layer) {
   return last - (last - config.localPerGlobal) % period;
 }
 
+llvm::Expected<ModelConfig>
+mlir::afm::earlyExitConfig(const ModelConfig &config, int64_t layers) {
+  int64_t total = config.numHiddenLayers;
+  if (layers < 1 || layers >= total)
+    return llvm::createStringError(llvm::formatv(
+        "an early-exit draft keeps 1 to {0} of the model's {1} layers, not "
+        "{2}",
+        total - 1, total, layers));
+  ModelConfig draft = config;
+  draft.numHiddenLayers = layers;
+  if (config.architecture == Architecture::OnDevice) {
+    // Block-2 layers read caches by a rule that depends on the layer
+    // count; the first Block-1 layers compute the same alone.
+    if (layers > block1Layers(config))
+      return llvm::createStringError(llvm::formatv(
+          "an early-exit draft of an afm-on-device model keeps Block-1 "
+          "layers only: at most {0}, not {1}",
+          block1Layers(config), layers));
+    draft.block1Fraction = 1.0;
+  }
+  if (config.architecture == Architecture::PTMoE &&
+      layers % config.trackBlockDepth != 0)
+    return llvm::createStringError(llvm::formatv(
+        "an early-exit draft of an afm-pt-moe model keeps whole track "
+        "blocks: a multiple of track_block_depth {0}, not {1}",
+        config.trackBlockDepth, layers));
+  return draft;
+}
+
 bool mlir::afm::hasMoELayers(const ModelConfig &config) {
   return config.architecture == Architecture::PTMoE ||
          (config.architecture == Architecture::Dense && config.denseMoE);

@@ -171,7 +171,8 @@ llvm::Error mlir::afm::checkWeights(const ModelConfig &config,
 }
 
 llvm::Error mlir::afm::checkWeights(const ModelConfig &config,
-                                    const WeightSource &weights) {
+                                    const WeightSource &weights,
+                                    bool allowUnused) {
   std::string problems;
   llvm::raw_string_ostream os(problems);
   llvm::StringSet<> expectedNames;
@@ -188,7 +189,7 @@ llvm::Error mlir::afm::checkWeights(const ModelConfig &config,
          << formatShape(tensor.shape) << "\n";
   }
   for (WeightTensor tensor : weights.tensors())
-    if (!expectedNames.contains(tensor.info->name))
+    if (!allowUnused && !expectedNames.contains(tensor.info->name))
       os << tensor.file->path() << ": unexpected tensor '" << tensor.info->name << "' ("
          << (tensor.info->name == kLmHeadName
                  ? "the config ties the LM head to the embeddings"

@@ -196,6 +196,14 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
   decode->set_kind(::afm::manifest::EntryPoint::DECODE);
   decode->set_symbol(AFM_DECODE_SYMBOL);
   decode->set_max_tokens(1);
+  // The optional verify entry, as afm-export-model-facts found it.
+  if (IntegerAttr verifyTokens =
+          afmAttrs.getVerifyTokensAttrHelper().getAttr(lowered)) {
+    auto *verify = manifest.add_entry_points();
+    verify->set_kind(::afm::manifest::EntryPoint::VERIFY);
+    verify->set_symbol(AFM_VERIFY_SYMBOL);
+    verify->set_max_tokens(verifyTokens.getInt());
+  }
 
   auto weightsBytes = afmAttrs.getWeightsBytesAttrHelper().getAttr(lowered);
   std::vector<uint8_t> section(weightsBytes ? weightsBytes.getInt() : 0, 0);

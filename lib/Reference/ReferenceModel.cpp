@@ -70,10 +70,11 @@ ReferenceModel::create(const ModelConfig &config,
 }
 
 llvm::Expected<ReferenceModel>
-ReferenceModel::create(const ModelConfig &config, const WeightSource &weights) {
+ReferenceModel::create(const ModelConfig &config, const WeightSource &weights,
+                       bool allowUnused) {
   if (llvm::Error err = validateModelConfig(config, "the model config"))
     return std::move(err);
-  if (llvm::Error err = checkWeights(config, weights))
+  if (llvm::Error err = checkWeights(config, weights, allowUnused))
     return std::move(err);
   // checkWeights guarantees that every lookup below succeeds: only the
   // tensors of expectedTensors are loaded.

@@ -26,6 +26,11 @@ static llvm::cl::opt<int64_t> prefillChunk(
     llvm::cl::desc("Tokens per prefill call (--import-afm-config; default: "
                    "by model size, as afm-compile)"),
     llvm::cl::init(16), llvm::cl::cat(importCategory));
+static llvm::cl::opt<int64_t> verifyTokens(
+    "afm-verify-tokens",
+    llvm::cl::desc("Also emit a verify entry of N rows, every row's logits "
+                   "(--import-afm-config; as afm-compile --verify-tokens)"),
+    llvm::cl::init(0), llvm::cl::cat(importCategory));
 
 void afm::registerConfigImportTranslation() {
   TranslateToMLIRRegistration registration(
@@ -40,6 +45,7 @@ void afm::registerConfigImportTranslation() {
         options.weightsPath = weightsPath;
         if (prefillChunk.getNumOccurrences())
           options.prefillChunk = prefillChunk;
+        options.verifyTokens = verifyTokens;
         auto module = importModelJSON(context, input->getBuffer(),
                                       input->getBufferIdentifier(), options);
         if (!module) {

@@ -105,6 +105,24 @@ struct AFMExportModelFactsPass
     FailureOr<EntrySizes> p = entrySizes(prefill), d = entrySizes(decode);
     if (failed(p) || failed(d))
       return signalPassFailure();
+    // The optional verify entry writes one row of logits per token.
+    int64_t verifyTokens = 0;
+    if (auto verify = module.lookupSymbol<func::FuncOp>(AFM_VERIFY_SYMBOL)) {
+      FailureOr<EntrySizes> v = entrySizes(verify);
+      if (failed(v))
+        return signalPassFailure();
+      if (v->tokens < 2 || v->vocab != v->tokens * p->vocab ||
+          v->weightsBytes != p->weightsBytes ||
+          v->arenaBytes != p->arenaBytes) {
+        verify.emitError("afm_verify must read at least 2 tokens and write "
+                         "tokens x ")
+            << p->vocab << " logits over afm_prefill's weights and arena; "
+            << "it reads " << v->tokens << " tokens and writes " << v->vocab
+            << " logits";
+        return signalPassFailure();
+      }
+      verifyTokens = v->tokens;
+    }
     if (p->vocab != d->vocab || p->weightsBytes != d->weightsBytes ||
         p->arenaBytes != d->arenaBytes) {
       module.emitError("afm_prefill and afm_decode disagree on the logits, "
@@ -144,6 +162,13 @@ struct AFMExportModelFactsPass
                               p->weightsBytes)))
       return signalPassFailure();
 
+    // The packager writes the manifest after the code is gone: it learns
+    // of the verify entry from here.
+    if (verifyTokens > 0)
+      afmAttrs.getVerifyTokensAttrHelper().setAttr(
+          module, IntegerAttr::get(IntegerType::get(module.getContext(), 64),
+                                   verifyTokens));
+
     // The record, as kernel_abi.h lays it out: 8 u64.
     static_assert(sizeof(afm_model_facts) == 8 * sizeof(uint64_t));
     SmallVector<int64_t> facts = {AFM_KERNEL_ABI_VERSION,
@@ -153,7 +178,7 @@ struct AFMExportModelFactsPass
                                   d->tokens,
                                   p->weightsBytes,
                                   p->arenaBytes,
-                                  0};
+                                  verifyTokens};
     LLVM_DEBUG({
       llvm::dbgs() << "facts: ";
       llvm::interleaveComma(facts, llvm::dbgs());

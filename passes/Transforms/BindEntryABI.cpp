@@ -41,6 +41,19 @@ using namespace mlir::afm;
 
 static constexpr uint64_t kAlignment = 64;
 
+/// The kernel ABI's name of each entry kind.
+static StringRef entrySymbol(EntryKind kind) {
+  switch (kind) {
+  case EntryKind::Prefill:
+    return AFM_PREFILL_SYMBOL;
+  case EntryKind::Decode:
+    return AFM_DECODE_SYMBOL;
+  case EntryKind::Verify:
+    return AFM_VERIFY_SYMBOL;
+  }
+  llvm_unreachable("unknown entry kind");
+}
+
 static uint64_t byteSize(ShapedType type) {
   return type.getNumElements() *
          llvm::divideCeil(type.getElementTypeBitWidth(), 8);
@@ -128,12 +141,20 @@ FailureOr<EntrySignature> Binder::checkSignature(func::FuncOp func) {
            << type.getInput(0);
   if (!type.getInput(1).isIndex() || !type.getInput(2).isIndex())
     return fail("count and position must be index values");
+  // Prefill and decode return one row of logits, verify one per token.
   auto logits = dyn_cast<RankedTensorType>(type.getResult(0));
+  int64_t rows =
+      getEntryKind(func) == EntryKind::Verify ? sig.tokens.getDimSize(0) : 1;
   if (!logits || !logits.hasStaticShape() ||
       !logits.getElementType().isF32() || logits.getRank() > 2 ||
-      (logits.getRank() == 2 && logits.getDimSize(0) != 1))
-    return fail("must return tensor<Vxf32> or tensor<1xVxf32>, got ")
-           << type.getResult(0);
+      (logits.getRank() == 2 && logits.getDimSize(0) != rows) ||
+      (logits.getRank() == 1 && rows != 1))
+    return rows == 1
+               ? fail("must return tensor<Vxf32> or tensor<1xVxf32>, got ")
+                     << type.getResult(0)
+               : fail("(verify) must return tensor<")
+                     << rows << "xVxf32>, one row per token, got "
+                     << type.getResult(0);
   sig.logits = RankedTensorType::get({logits.getNumElements()},
                                      logits.getElementType());
   for (unsigned i = 3; i < type.getNumInputs(); ++i) {
@@ -328,8 +349,7 @@ void Binder::rewrite(func::FuncOp func, const EntrySignature &sig) {
   // Argument attributes described the old arguments.
   func.setAllArgAttrs(SmallVector<DictionaryAttr>(inputs.size(),
                                                   DictionaryAttr::get(ctx)));
-  func.setSymName(*getEntryKind(func) == EntryKind::Prefill ? AFM_PREFILL_SYMBOL
-                                                           : AFM_DECODE_SYMBOL);
+  func.setSymName(entrySymbol(*getEntryKind(func)));
 }
 
 void Binder::recordLayout() {
@@ -366,9 +386,17 @@ void Binder::recordLayout() {
 
 LogicalResult Binder::run() {
   SmallVector<std::pair<func::FuncOp, EntrySignature>> entries;
+  llvm::SmallDenseMap<unsigned, func::FuncOp> byKind;
   for (auto func : module.getOps<func::FuncOp>()) {
-    if (!getEntryKind(func))
+    std::optional<EntryKind> kind = getEntryKind(func);
+    if (!kind)
       continue;
+    auto [seen, inserted] =
+        byKind.try_emplace(static_cast<unsigned>(*kind), func);
+    if (!inserted)
+      return func.emitOpError("is a second ")
+             << stringifyEntryKind(*kind) << " entry (@"
+             << seen->second.getSymName() << " is one already)";
     FailureOr<EntrySignature> sig = checkSignature(func);
     if (failed(sig) || failed(collectWeights(func)) ||
         failed(collectCaches(func, *sig)))

@@ -53,6 +53,18 @@ struct AFMSizeKVCachesPass
       if (getEntryKind(func) && !func.isExternal())
         entries.push_back(func);
 
+    // A verify entry of T rows may be rewound by up to T-1 positions
+    // (speculative decoding drops rejected drafts): the rows it wrote past
+    // the new position must not have overwritten a slot still needed, so
+    // every ring keeps T-1 more slots than its readers' window.
+    int64_t slack = 0;
+    for (func::FuncOp func : entries)
+      if (getEntryKind(func) == EntryKind::Verify)
+        if (auto tokens = dyn_cast<RankedTensorType>(
+                func.getFunctionType().getInput(0));
+            tokens && tokens.hasStaticShape())
+          slack = std::max(slack, tokens.getDimSize(0) - 1);
+
     // layer -> capacity every entry agrees on (nullopt: keep as is).
     std::map<int64_t, std::optional<int64_t>> capacity;
     auto forEachCache = [&](auto fn) {
@@ -67,6 +79,8 @@ struct AFMSizeKVCachesPass
     };
     forEachCache([&](func::FuncOp, BlockArgument arg, int64_t layer) {
       std::optional<int64_t> needed = neededPositions(arg);
+      if (needed)
+        *needed += slack;
       auto [it, inserted] = capacity.try_emplace(layer, needed);
       if (!inserted)
         it->second = (it->second && needed)

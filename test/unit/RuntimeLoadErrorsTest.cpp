@@ -371,6 +371,33 @@ TEST_F(RuntimeLoad, BadEntryPoints) {
   };
   EXPECT_AFM_ERROR(load(pack({}, unknownKind)), AFM_ERR_FORMAT,
                    "entry point 1 has unknown kind 5");
+  // The optional VERIFY entry: at most one, 2 to 16 tokens.
+  auto verifyOf = [](uint32_t maxTokens) {
+    return [maxTokens](Manifest &m) {
+      auto *verify = m.add_entry_points();
+      verify->set_kind(afm::manifest::EntryPoint::VERIFY);
+      verify->set_symbol("afm_verify");
+      verify->set_max_tokens(maxTokens);
+    };
+  };
+  EXPECT_AFM_ERROR(load(pack({}, verifyOf(1))), AFM_ERR_FORMAT,
+                   "the VERIFY entry point has max_tokens 1, expected 2 to 16");
+  EXPECT_AFM_ERROR(load(pack({}, verifyOf(17))), AFM_ERR_FORMAT,
+                   "the VERIFY entry point has max_tokens 17, expected 2 to "
+                   "16");
+  auto twoVerify = [&](Manifest &m) {
+    verifyOf(4)(m);
+    verifyOf(4)(m);
+  };
+  EXPECT_AFM_ERROR(load(pack({}, twoVerify)), AFM_ERR_FORMAT,
+                   "entry points 2 and 3 are both VERIFY");
+  auto misnamed = [&](Manifest &m) {
+    verifyOf(4)(m);
+    m.mutable_entry_points(2)->set_symbol("afm_decode");
+  };
+  EXPECT_AFM_ERROR(load(pack({}, misnamed)), AFM_ERR_FORMAT,
+                   "entry point 2 (VERIFY) is named 'afm_decode'; the kernel "
+                   "ABI names it 'afm_verify'");
 }
 
 TEST_F(RuntimeLoad, TensorOutOfRange) {
@@ -485,6 +512,16 @@ TEST_F(RuntimeLoad, ManifestDisagreesWithTheCode) {
       {"the manifest's kv_cache.arena_bytes is 4096, but the code was "
        "compiled for 256",
        [](Manifest &m) { m.mutable_kv_cache()->set_arena_bytes(4096); }},
+      // A VERIFY entry the code was not built with: its logits would
+      // overflow the buffer the runtime sizes from the manifest.
+      {"the manifest's VERIFY max_tokens (0: no VERIFY entry) is 4, but the "
+       "code was compiled for 0",
+       [](Manifest &m) {
+         auto *verify = m.add_entry_points();
+         verify->set_kind(afm::manifest::EntryPoint::VERIFY);
+         verify->set_symbol("afm_verify");
+         verify->set_max_tokens(4);
+       }},
   };
   for (const Case &c : cases)
     EXPECT_AFM_ERROR(load(pack({}, c.edit)), AFM_ERR_FORMAT, c.expected);

@@ -224,6 +224,32 @@ TEST_F(RuntimeSession, ResetForgetsTheContext) {
             std::vector<int32_t>{predictor.prefill({4})});
 }
 
+// The fake model has no verify entry: speculative decoding's calls say so,
+// and a rewind may only stay where it is (no ring slack to drop rows into).
+TEST_F(RuntimeSession, VerifyAndRewindNeedAVerifyEntry) {
+  Loaded loaded;
+  open(pack(), loaded);
+  EXPECT_EQ(afm_model_verify_tokens(loaded.model), 0);
+  greedy(loaded.session, {11, 12, 13}, 2);
+  int32_t tokens[2] = {1, 2};
+  EXPECT_AFM_ERROR(afm_session_verify(loaded.session, tokens, 2),
+                   AFM_ERR_STATE, "--verify-tokens");
+  size_t rows = 7;
+  EXPECT_EQ(afm_session_verify_logits(loaded.session, &rows), nullptr);
+  EXPECT_EQ(rows, 0u);
+  int64_t position = afm_session_position(loaded.session);
+  EXPECT_AFM_ERROR(afm_session_rewind(loaded.session, position - 1),
+                   AFM_ERR_ARGUMENT, "keep only that many spare slots");
+  EXPECT_AFM_ERROR(afm_session_rewind(loaded.session, position + 1),
+                   AFM_ERR_ARGUMENT, "outside the context");
+  EXPECT_AFM_ERROR(afm_session_rewind(nullptr, 0), AFM_ERR_ARGUMENT,
+                   "`session` is NULL");
+  // Staying put is allowed and keeps the logits.
+  ASSERT_EQ(afm_session_rewind(loaded.session, position), AFM_OK);
+  EXPECT_NE(afm_session_logits(loaded.session), nullptr);
+  EXPECT_EQ(afm_session_position(loaded.session), position);
+}
+
 TEST_F(RuntimeSession, RejectsBadArguments) {
   Loaded loaded;
   open(pack(), loaded);

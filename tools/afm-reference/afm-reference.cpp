@@ -55,6 +55,12 @@ static cl::opt<unsigned>
                 cl::desc("Greedy decode steps N after the prompt (prints N+1 "
                          "tokens; default 0)"),
                 cl::value_desc("N"), cl::init(0), cl::cat(category));
+static cl::opt<int64_t> draftLayers(
+    "draft-layers",
+    cl::desc("Evaluate only the first N layers (then the final norm and the "
+             "LM head), as afm-compile --draft-layers builds an early-exit "
+             "draft"),
+    cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<std::string> logitsOut(
     "logits-out",
     cl::desc("Write the logits of the N+1 steps as raw little-endian f32"),
@@ -87,8 +93,11 @@ int main(int argc, char **argv) {
   } else {
     config = exitOnErr(loadModelConfig(configPath));
   }
+  if (draftLayers.getNumOccurrences())
+    config = exitOnErr(earlyExitConfig(config, draftLayers));
   WeightSource weights = exitOnErr(WeightSource::open(weightsAt));
-  ReferenceModel model = exitOnErr(ReferenceModel::create(config, weights));
+  ReferenceModel model = exitOnErr(ReferenceModel::create(
+      config, weights, /*allowUnused=*/draftLayers.getNumOccurrences() > 0));
   std::vector<int32_t> tokens = exitOnErr(parseTokenList(prompt));
   GreedyResult result = exitOnErr(greedyDecode(model, tokens, decodeSteps));
 

@@ -74,6 +74,16 @@ static const char usage[] =
     "  --seed S            the generator's seed (default 0): the same seed\n"
     "                      and options give the same output\n"
     "\n"
+    "speculative decoding (the output keeps the model's distribution; greedy\n"
+    "output is the model's own greedy output):\n"
+    "  --draft FILE        a draft .afmb with the same vocabulary (a smaller\n"
+    "                      model, or the first layers of this one); it\n"
+    "                      proposes tokens, MODEL checks them in one step.\n"
+    "                      MODEL needs afm-compile --verify-tokens K+1, the\n"
+    "                      draft --verify-tokens K (for K > 1)\n"
+    "  --draft-tokens K    tokens the draft proposes per step, 1 to 15\n"
+    "                      (default 4)\n"
+    "\n"
     "run:\n"
     "  --threads T         threads for the model's kernels; 0 = one per\n"
     "                      online CPU (default 0)\n"
@@ -102,6 +112,10 @@ static const char usage[] =
     "  prompt and generated token counts, the stop reason, ttft_ms,\n"
     "  decode_tokens_per_s and sample_ms_per_token (the sampler's time);\n"
     "  with --json-schema also mask_ms_per_token (the grammar's masks),\n"
+    "  with --draft (both modes) verify_steps, drafted_tokens,\n"
+    "  accepted_tokens, acceptance_rate (accepted / drafted),\n"
+    "  tokens_per_step (generated tokens per verify step) and draft_ms\n"
+    "  (the draft's share of the decode time),\n"
     "  grammar_dfa_states, grammar_cache_bytes and grammar_tokens (tokens\n"
     "  with bytes, the others are never allowed); with --samples, totals\n"
     "  over the samples\n"
@@ -126,6 +140,8 @@ typedef struct options {
   long decode;
   long threads;
   const char *logits_out;
+  const char *draft;
+  long draft_tokens; /* 0: not given (4 with --draft) */
   bool verify_weights;
   bool profile;
   bool quiet;
@@ -235,7 +251,8 @@ static int parseArgs(int argc, char **argv, options *o) {
         "--tokens",      "--text",   "--max-tokens", "--stop",
         "--temperature", "--top-k",  "--top-p",      "--min-p",
         "--repetition-penalty",      "--presence-penalty",
-        "--seed",        "--json-schema",          "--samples"};
+        "--seed",        "--json-schema",          "--samples",
+        "--draft",       "--draft-tokens"};
     const char *value = NULL;
     size_t which = 0;
     for (; which < sizeof(valued) / sizeof(valued[0]); ++which) {
@@ -307,6 +324,14 @@ static int parseArgs(int argc, char **argv, options *o) {
       if (!parseLong(value, 1, INT32_MAX, &o->samples))
         return fail("--samples '%s' is not a number >= 1", value);
       break;
+    case 17:
+      o->draft = value;
+      break;
+    case 18:
+      if (!parseLong(value, 1, 15, &o->draft_tokens))
+        return fail("--draft-tokens '%s' is not a number from 1 to 15",
+                    value);
+      break;
     default: {
       /* The sampling options that are numbers; the runtime checks their
        * ranges and names the field. */
@@ -331,6 +356,11 @@ static int parseArgs(int argc, char **argv, options *o) {
                     o->max_tokens >= 0 || o->json_schema || o->samples > 1))
     return fail("--stop, --ignore-eos, --no-bos, --max-tokens, --json-schema "
                 "and --samples are for --text; with token ids, use --decode");
+  if (o->draft_tokens && !o->draft)
+    return fail("--draft-tokens goes with --draft MODEL.afmb");
+  if (o->draft && o->profile)
+    return fail("--profile samples one model's decode steps; it does not "
+                "go with --draft");
   return -1;
 }
 
@@ -340,9 +370,8 @@ static double nowSeconds(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Appends the session's logits to `out` as little-endian f32. */
-static bool writeLogits(FILE *out, const afm_session *session, int32_t vocab) {
-  const float *logits = afm_session_logits(session);
+/* Appends one row of logits to `out` as little-endian f32. */
+static bool writeRow(FILE *out, const float *logits, int32_t vocab) {
   for (int32_t v = 0; v < vocab; ++v) {
     uint32_t bits;
     memcpy(&bits, &logits[v], sizeof(bits));
@@ -353,6 +382,11 @@ static bool writeLogits(FILE *out, const afm_session *session, int32_t vocab) {
       return false;
   }
   return true;
+}
+
+/* Appends the session's logits to `out` as little-endian f32. */
+static bool writeLogits(FILE *out, const afm_session *session, int32_t vocab) {
+  return writeRow(out, afm_session_logits(session), vocab);
 }
 
 /* Samples the next token of `session` (and counts it for the penalties). */
@@ -398,6 +432,78 @@ static int generate(const options *o, afm_model *model, afm_session *session,
   return 0;
 }
 
+/* --draft: the speculative statistics. */
+static void printSpeculation(FILE *out, const afm_generate_result *r) {
+  fprintf(out,
+          "verify_steps: %zu\ndrafted_tokens: %zu\naccepted_tokens: %zu\n"
+          "acceptance_rate: %.3f\ntokens_per_step: %.2f\ndraft_ms: %.3f\n",
+          r->verify_steps, r->drafted_tokens, r->accepted_tokens,
+          r->drafted_tokens ? (double)r->accepted_tokens /
+                                  (double)r->drafted_tokens
+                            : 0.0,
+          r->verify_steps ? (double)(r->generated_tokens - 1) /
+                                (double)r->verify_steps
+                          : 0.0,
+          r->draft_seconds * 1e3);
+}
+
+/* Token ids with --draft: afm_generate collects the ids and the logits
+ * each was sampled from. */
+typedef struct collected {
+  int32_t *tokens;
+  long count, capacity;
+  FILE *logits;
+  int32_t vocab;
+  bool failed;
+} collected;
+
+static int collectToken(void *user, int32_t token, const char *text,
+                        size_t length) {
+  (void)text;
+  (void)length;
+  collected *c = user;
+  if (token >= 0 && c->count < c->capacity)
+    c->tokens[c->count++] = token;
+  return 0;
+}
+
+static void collectLogits(void *user, const float *logits) {
+  collected *c = user;
+  if (c->logits && !writeRow(c->logits, logits, c->vocab))
+    c->failed = true;
+}
+
+static int generateSpeculative(const options *o, afm_session *session,
+                               afm_session *draft, FILE *logitsOut,
+                               int32_t *tokens, double *prefillSeconds,
+                               double *decodeSeconds,
+                               afm_generate_result *result) {
+  afm_generate_options generate;
+  afm_generate_options_init(&generate);
+  generate.sampling = o->sampling;
+  generate.max_tokens = (int32_t)o->decode + 1;
+  generate.stop_at_eos = 0;
+  generate.draft = draft;
+  generate.draft_tokens = (int32_t)o->draft_tokens;
+  collected c = {.tokens = tokens,
+                 .capacity = o->decode + 1,
+                 .logits = logitsOut,
+                 .vocab = afm_model_vocab_size(afm_session_model(session))};
+  generate.logits_callback = collectLogits;
+  generate.logits_user = &c;
+  if (afm_generate(session, o->prompt, o->prompt_size, &generate,
+                   collectToken, &c, result) != AFM_OK)
+    return failRuntime();
+  if (c.failed)
+    return fail("cannot write --logits-out '%s'", o->logits_out);
+  if (c.count != o->decode + 1)
+    return fail("generation stopped after %ld of %ld tokens (%s)", c.count,
+                o->decode + 1, afm_stop_reason_name(result->stop_reason));
+  *prefillSeconds = result->prefill_seconds;
+  *decodeSeconds = result->decode_seconds;
+  return 0;
+}
+
 /* Streams the text of each token to stdout as it comes. */
 static int printPiece(void *user, int32_t token, const char *text,
                       size_t length) {
@@ -431,7 +537,8 @@ static int compileSchema(const options *o, afm_session *session,
 }
 
 /* --text: generate with the model's tokenizer, print as it streams. */
-static int runText(const options *o, afm_session *session) {
+static int runText(const options *o, afm_session *session,
+                   afm_session *draft) {
   afm_generate_options generate;
   afm_generate_options_init(&generate);
   generate.sampling = o->sampling;
@@ -443,6 +550,8 @@ static int runText(const options *o, afm_session *session) {
   if (o->json_schema && compileSchema(o, session, &grammar) != 0)
     return 1;
   generate.grammar = grammar;
+  generate.draft = draft;
+  generate.draft_tokens = (int32_t)o->draft_tokens;
   afm_generate_result total = {0}, result;
   bool failed = false;
   char error[128];
@@ -454,8 +563,11 @@ static int runText(const options *o, afm_session *session) {
   afm_status status = AFM_OK;
   for (long i = 0; i < samples && status == AFM_OK && !failed; ++i) {
     generate.sampling.seed = o->sampling.seed + (uint64_t)i;
-    if (i > 0)
+    if (i > 0) {
       afm_session_reset(session);
+      if (draft)
+        afm_session_reset(draft);
+    }
     status = afm_generate_text(session, o->text, strlen(o->text), !o->no_bos,
                                &generate, printPiece, &failed, &result);
     if (status != AFM_OK)
@@ -469,6 +581,10 @@ static int runText(const options *o, afm_session *session) {
     total.decode_seconds += result.decode_seconds;
     total.sample_seconds += result.sample_seconds;
     total.mask_seconds += result.mask_seconds;
+    total.verify_steps += result.verify_steps;
+    total.drafted_tokens += result.drafted_tokens;
+    total.accepted_tokens += result.accepted_tokens;
+    total.draft_seconds += result.draft_seconds;
   }
   if (o->profile)
     afm_profile_stop();
@@ -511,6 +627,8 @@ static int runText(const options *o, afm_session *session) {
                           : 0.0,
               stats.dfa_states, stats.masked_states, stats.cache_bytes,
               stats.tokens);
+    if (draft)
+      printSpeculation(stderr, &result);
   }
   if (o->profile) {
     size_t decoded = result.generated_tokens > (size_t)samples
@@ -522,8 +640,9 @@ static int runText(const options *o, afm_session *session) {
 }
 
 static int run(const options *o) {
-  afm_model *model = NULL;
-  afm_session *session = NULL;
+  afm_model *model = NULL, *draftModel = NULL;
+  afm_session *session = NULL, *draft = NULL;
+  afm_generate_result speculation = {0};
   afm_sampler *sampler = NULL;
   FILE *logitsOut = NULL;
   int32_t *tokens = calloc((size_t)o->decode + 1, sizeof(int32_t));
@@ -540,8 +659,15 @@ static int run(const options *o) {
     failRuntime();
     goto done;
   }
+  if (o->draft &&
+      (afm_model_load(o->draft, o->verify_weights ? AFM_LOAD_VERIFY_WEIGHTS : 0,
+                      &draftModel) != AFM_OK ||
+       afm_session_create(draftModel, &sessionOptions, &draft) != AFM_OK)) {
+    fail("--draft: %s", afm_last_error());
+    goto done;
+  }
   if (o->text) {
-    status = runText(o, session);
+    status = runText(o, session, draft);
     goto done;
   }
   int32_t vocab = afm_model_vocab_size(model);
@@ -553,8 +679,12 @@ static int run(const options *o) {
     fail("cannot open --logits-out '%s': %s", o->logits_out, strerror(errno));
     goto done;
   }
-  int generated = generate(o, model, session, sampler, logitsOut, tokens,
-                           &prefillSeconds, &decodeSeconds);
+  int generated =
+      draft ? generateSpeculative(o, session, draft, logitsOut, tokens,
+                                  &prefillSeconds, &decodeSeconds,
+                                  &speculation)
+            : generate(o, model, session, sampler, logitsOut, tokens,
+                       &prefillSeconds, &decodeSeconds);
   if (o->profile)
     afm_profile_stop();
   if (generated != 0)
@@ -584,6 +714,8 @@ static int run(const options *o) {
     printf("weight_bytes: %llu\n",
            (unsigned long long)afm_model_weight_bytes(model));
     printf("target: %s\n", afm_model_target(model));
+    if (draft)
+      printSpeculation(stdout, &speculation);
   }
   /* While the model is loaded: its code's symbols name the samples. */
   if (o->profile)
@@ -596,6 +728,8 @@ done:
   afm_sampler_free(sampler);
   afm_session_free(session);
   afm_model_free(model);
+  afm_session_free(draft);
+  afm_model_free(draftModel);
   free(tokens);
   return status;
 }
@@ -605,6 +739,8 @@ int main(int argc, char **argv) {
   o.max_tokens = -1; /* not given: 256 with --text */
   afm_sampling_options_init(&o.sampling);
   int status = parseArgs(argc, argv, &o);
+  if (o.draft && !o.draft_tokens)
+    o.draft_tokens = 4;
   if (status < 0)
     status = run(&o);
   free(o.prompt);

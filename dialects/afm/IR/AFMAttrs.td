@@ -100,13 +100,15 @@ def AFM_ASTCDataAttr : AFM_Attr<"ASTCData", "astc_blocks"> {
 def AFM_EntryKind : I32EnumAttr<"EntryKind",
     "which entry point of a compiled model a function is", [
       I32EnumAttrCase<"Prefill", 0, "prefill">,
-      I32EnumAttrCase<"Decode", 1, "decode">]> {
+      I32EnumAttrCase<"Decode", 1, "decode">,
+      I32EnumAttrCase<"Verify", 2, "verify">]> {
   let cppNamespace = "::mlir::afm";
   let genSpecializedAttr = 0;
 }
 
 def AFM_EntryKindAttr : EnumAttr<AFM_Dialect, AFM_EntryKind, "entry"> {
-  let summary = "Marks a function as the model's prefill or decode entry";
+  let summary = "Marks a function as the model's prefill, decode or verify "
+                "entry";
   let assemblyFormat = "`<` $value `>`";
 }
 

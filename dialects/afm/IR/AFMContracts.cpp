@@ -157,7 +157,8 @@ LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 //===----------------------------------------------------------------------===//
 
 /// `afm.model` against the entry points still in their imported form
-/// (tokens tensor -> logits tensor): the vocabulary and the prefill chunk.
+/// (tokens tensor -> logits tensor): the vocabulary and the prefill chunk
+/// (the verify entry: a logits row per token).
 /// Bound entry points are checked by afm-export-model-facts.
 static LogicalResult checkModelAgainstEntries(ModuleOp module,
                                               ModelAttr model) {
@@ -176,6 +177,19 @@ static LogicalResult checkModelAgainstEntries(ModuleOp module,
       return op.emitOpError("returns ")
              << vocab << " logits, but afm.model's vocab_size is "
              << model.getVocabSize();
+    if (*kind == EntryKind::Verify) {
+      // Its own row count (afm-compile --verify-tokens), one logits row
+      // per token.
+      if (tokens.hasStaticShape() &&
+          (logits.getRank() != 2 ||
+           logits.getDimSize(0) != tokens.getDimSize(0)))
+        return op.emitOpError("(verify) reads ")
+               << tokens.getDimSize(0)
+               << " tokens, so it must return one row of logits per token, "
+                  "not "
+               << logits;
+      continue;
+    }
     int64_t expected = *kind == EntryKind::Decode ? 1 : model.getPrefillChunk();
     if (tokens.getDimSize(0) != expected)
       return op.emitOpError("reads ")
@@ -248,7 +262,8 @@ LogicalResult AFMDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == getWeightsBytesAttrHelper().getName() ||
       name == getKvArenaBytesAttrHelper().getName() ||
-      name == getScratchBytesAttrHelper().getName()) {
+      name == getScratchBytesAttrHelper().getName() ||
+      name == getVerifyTokensAttrHelper().getName()) {
     if (!isa<IntegerAttr>(attr.getValue()))
       return wrongType("an integer");
     if (failed(onModule()))
@@ -258,8 +273,9 @@ LogicalResult AFMDialect::verifyOperationAttribute(Operation *op,
   if (name == getEntryAttrHelper().getName() ||
       name == getHostArgumentAttrHelper().getName()) {
     if (name == getEntryAttrHelper().getName()) {
-      AFM_EXPECT(getEntryAttrHelper, "#afm.entry<prefill> or "
-                                     "#afm.entry<decode>")
+      AFM_EXPECT(getEntryAttrHelper, "#afm.entry<prefill>, "
+                                     "#afm.entry<decode> or "
+                                     "#afm.entry<verify>")
     } else {
       AFM_EXPECT(getHostArgumentAttrHelper, "an argument index")
       if (failed(nonNegative()))

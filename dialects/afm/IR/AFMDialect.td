@@ -45,6 +45,7 @@ def AFM_Dialect : Dialect {
     "::mlir::ArrayAttr":$kv_layout,
     "::mlir::IntegerAttr":$kv_arena_bytes,
     "::mlir::IntegerAttr":$scratch_bytes,
+    "::mlir::IntegerAttr":$verify_tokens,
     "::mlir::afm::SVDFactorAttr":$svd_factor,
     "::mlir::afm::SVDResidualAttr":$svd_residual,
     "::mlir::UnitAttr":$int8_activations,

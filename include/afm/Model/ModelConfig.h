@@ -272,6 +272,15 @@ bool isBlock2Layer(const ModelConfig &config, int64_t layer);
 /// `validateModelConfig` rejects).
 int64_t kvSourceLayer(const ModelConfig &config, int64_t layer);
 
+/// The config of the model's first `layers` layers, with its final norm
+/// and LM head: an early-exit model that reads a subset of the same
+/// weights (a self-speculative draft, afm-compile --draft-layers). Each
+/// layer computes what it computes in the whole model: on-device models
+/// keep only Block-1 layers (all own their caches), PT-MoE models whole
+/// track blocks. An error says why `layers` does not fit.
+llvm::Expected<ModelConfig> earlyExitConfig(const ModelConfig &config,
+                                            int64_t layers);
+
 /// Whether the config has MoE layers: afm-pt-moe, and afm-dense with
 /// `denseMoE`.
 bool hasMoELayers(const ModelConfig &config);

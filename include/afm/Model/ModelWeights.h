@@ -103,9 +103,12 @@ llvm::Error checkWeights(const ModelConfig &config,
                          const SafeTensorsFile &file);
 
 /// The same check over the tensors of a weight source (one file or the
-/// shards of a checkpoint); problems name the file of the tensor.
+/// shards of a checkpoint); problems name the file of the tensor. With
+/// `allowUnused`, tensors the config does not name are fine (an early-exit
+/// draft reads a subset of its model's weights).
 llvm::Error checkWeights(const ModelConfig &config,
-                         const WeightSource &weights);
+                         const WeightSource &weights,
+                         bool allowUnused = false);
 
 } // namespace mlir::afm
 

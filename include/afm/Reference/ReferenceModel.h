@@ -33,8 +33,11 @@ public:
   static llvm::Expected<ReferenceModel> create(const ModelConfig &config,
                                                const SafeTensorsFile &weights);
   /// The same over a weight source (one file or the shards of a checkpoint).
+  /// With `allowUnused`, tensors the config does not name are ignored (an
+  /// early-exit model: the first layers of a larger one).
   static llvm::Expected<ReferenceModel> create(const ModelConfig &config,
-                                               const WeightSource &weights);
+                                               const WeightSource &weights,
+                                               bool allowUnused = false);
 
   /// Appends `tokens` at the current position and returns the logits (V
   /// floats) of the last one. An error, leaving the context unchanged, if

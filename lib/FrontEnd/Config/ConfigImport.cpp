@@ -45,8 +45,10 @@ public:
     b.setInsertionPointToEnd(module.getBody());
   }
 
-  /// Emits the entry point `kind` ("prefill" or "decode") over `tokens`.
-  void buildEntry(StringRef kind, int64_t tokens);
+  /// Emits the entry point `kind` over `tokens` rows: "prefill" and
+  /// "decode" return the last real row's logits [V], "verify" every row's
+  /// [T, V] (speculative decoding checks each drafted token).
+  void buildEntry(EntryKind kind, int64_t tokens);
 
 private:
   RankedTensorType tensor(ArrayRef<int64_t> shape) {
@@ -260,8 +262,9 @@ Value DecoderBuilder::layers(Value h, const TrackLayout &track, int64_t begin,
   return h;
 }
 
-void DecoderBuilder::buildEntry(StringRef kind, int64_t numTokens) {
+void DecoderBuilder::buildEntry(EntryKind kind, int64_t numTokens) {
   tokens = numTokens;
+  bool everyRow = kind == EntryKind::Verify;
   int64_t d = config.hiddenSize, vocab = config.vocabSize;
   int64_t layersPerTrack = config.numHiddenLayers;
   int64_t tracks = trackCount(config);
@@ -283,11 +286,13 @@ void DecoderBuilder::buildEntry(StringRef kind, int64_t numTokens) {
         cacheIndices.push_back(kvCacheIndex(config, t, i));
         inputs.push_back(cacheType);
       }
-  auto func = func::FuncOp::create(
-      b, loc, kind, b.getFunctionType(inputs, {tensor({vocab})}));
+  RankedTensorType logitsType =
+      everyRow ? tensor({tokens, vocab}) : tensor({vocab});
+  auto func = func::FuncOp::create(b, loc, stringifyEntryKind(kind),
+                                   b.getFunctionType(inputs, {logitsType}));
   AFMDialect &afmAttrs = contracts(func);
   afmAttrs.getEntryAttrHelper().setAttr(
-      func, EntryKindAttr::get(b.getContext(), *symbolizeEntryKind(kind)));
+      func, EntryKindAttr::get(b.getContext(), kind));
   for (auto [i, cache] : llvm::enumerate(cacheIndices))
     func.setArgAttr(3 + i, afmAttrs.getLayerAttrHelper().getName(),
                     b.getI64IntegerAttr(cache));
@@ -340,14 +345,21 @@ void DecoderBuilder::buildEntry(StringRef kind, int64_t numTokens) {
     }
   }
 
+  Value head = config.tieWordEmbeddings ? table
+                                        : weight(kLmHeadName, {vocab, d});
+  if (everyRow) {
+    // Every row's logits; padding rows' are unspecified.
+    Value normed = rmsNorm(h, kFinalNormName);
+    Value logits = LMHeadOp::create(b, loc, logitsType, normed, head);
+    func::ReturnOp::create(b, loc, logits);
+    return;
+  }
   // Logits of the last real token.
   Value row = tensor::ExtractSliceOp::create(
       b, loc, tensor({1, d}), h, ValueRange{last}, ValueRange{}, ValueRange{},
       b.getDenseI64ArrayAttr({ShapedType::kDynamic, 0}),
       b.getDenseI64ArrayAttr({1, d}), b.getDenseI64ArrayAttr({1, 1}));
   Value normed = rmsNorm(row, kFinalNormName);
-  Value head = config.tieWordEmbeddings ? table
-                                        : weight(kLmHeadName, {vocab, d});
   Value logits = LMHeadOp::create(b, loc, tensor({1, vocab}), normed, head);
   Value flat = tensor::CollapseShapeOp::create(
       b, loc, tensor({vocab}), logits,
@@ -385,8 +397,10 @@ afm::importModelConfig(MLIRContext *context, const ModelConfig &config,
     afmAttrs.getWeightsFileAttrHelper().setAttr(
         *module, b.getStringAttr(options.weightsPath));
   DecoderBuilder builder(*module, config);
-  builder.buildEntry("prefill", chunk);
-  builder.buildEntry("decode", 1);
+  builder.buildEntry(EntryKind::Prefill, chunk);
+  builder.buildEntry(EntryKind::Decode, 1);
+  if (options.verifyTokens > 0)
+    builder.buildEntry(EntryKind::Verify, options.verifyTokens);
   return module;
 }
 
@@ -394,6 +408,12 @@ llvm::Error afm::checkConfigImportOptions(const ConfigImportOptions &options) {
   if (options.prefillChunk && *options.prefillChunk < 1)
     return llvm::createStringError("prefill chunk must be at least 1, got " +
                                    std::to_string(*options.prefillChunk));
+  if (options.verifyTokens < 0 || options.verifyTokens == 1 ||
+      options.verifyTokens > kMaxVerifyTokens)
+    return llvm::createStringError(
+        "verify tokens must be 0 (no verify entry) or 2 to " +
+        std::to_string(kMaxVerifyTokens) + ", got " +
+        std::to_string(options.verifyTokens));
   return llvm::Error::success();
 }
 
@@ -406,11 +426,19 @@ afm::importModelJSON(MLIRContext *context, llvm::StringRef json,
   auto config = parseModelConfig(json, origin);
   if (!config)
     return config.takeError();
+  if (options.draftLayers > 0) {
+    auto draft = earlyExitConfig(*config, options.draftLayers);
+    if (!draft)
+      return draft.takeError();
+    config = std::move(*draft);
+  }
   if (!options.weightsPath.empty()) {
     auto weights = WeightSource::open(options.weightsPath);
     if (!weights)
       return weights.takeError();
-    if (llvm::Error error = checkWeights(*config, *weights))
+    if (llvm::Error error = checkWeights(*config, *weights,
+                                         /*allowUnused=*/options.draftLayers >
+                                             0))
       return std::move(error);
   }
   return importModelConfig(context, *config, options);

@@ -27,10 +27,21 @@ namespace mlir::afm {
 /// than max_position_embeddings.
 int64_t defaultPrefillChunk(const ModelConfig &config);
 
+/// The most rows a verify entry may have (its logits are T x vocab floats).
+inline constexpr int64_t kMaxVerifyTokens = 16;
+
 struct ConfigImportOptions {
   /// Tokens per prefill call; the runtime pads the last chunk. Absent:
   /// defaultPrefillChunk.
   std::optional<int64_t> prefillChunk;
+  /// Rows of the verify entry (speculative decoding: the last accepted
+  /// token and up to T-1 drafted ones, every row's logits); 0: no verify
+  /// entry. Local layers' ring caches get T-1 slots of slack so a verify
+  /// step can be rewound.
+  int64_t verifyTokens = 0;
+  /// Import only the first N layers (earlyExitConfig): a self-speculative
+  /// draft over the same weights file; 0: every layer.
+  int64_t draftLayers = 0;
   /// Recorded on the module as `afm.weights_file` for the packager.
   std::string weightsPath;
   /// Recorded as the model's name.
@@ -38,7 +49,7 @@ struct ConfigImportOptions {
 };
 
 /// Checks what `importModelConfig` assumes of `options` (a prefill chunk
-/// of at least 1 token).
+/// of at least 1 token; verify rows 0 or in [2, kMaxVerifyTokens]).
 llvm::Error checkConfigImportOptions(const ConfigImportOptions &options);
 
 /// The afm IR of `config` (any architecture of docs/model-config.md).
