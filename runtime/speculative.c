@@ -138,7 +138,11 @@ static afm_status proposeDrafts(speculation *sp, int64_t position, int count,
   *drafted = 0;
   if (count == 0)
     return AFM_OK;
-  afm_status status = afm_session_prefill(draft, sp->lag, sp->lag_count);
+  /* One decode step per owed token (at most 3): a prefill call would run
+   * its whole chunk of rows (128 at the paper's size) for them. */
+  afm_status status = AFM_OK;
+  for (size_t i = 0; status == AFM_OK && i < sp->lag_count; ++i)
+    status = afm_session_decode(draft, sp->lag[i]);
   sp->lag_count = 0;
   if (status == AFM_OK && sp->draft_state)
     status = afm_grammar_state_copy(sp->draft_state, gen->g.state);

@@ -38,11 +38,13 @@ LinearChoice afm::chooseLinearKernel(RankedTensorType x, Type weightType,
   if (!bound)
     return {LinearKernel::NeedsBinding};
   if (auto q2 = dyn_cast<Q2WeightType>(weightType)) {
+    // Several rows in tiles of four (a prompt, or a verify step of
+    // speculative decoding): integer GEMM tiles, exact like the GEMV, which
+    // read each code once per four rows where the GEMV reads it per row.
+    if (int8 && rows > 1 && canBuildQ2Int8Gemm(x, q2))
+      return {LinearKernel::Q2Int8GEMM};
     if (int8 && !decodeOnce && supportsQ2Int8Matmul(q2))
       return {LinearKernel::Q2Int8GEMV};
-    // Many rows: integer GEMM tiles, exact like the GEMV.
-    if (int8 && decodeOnce && canBuildQ2Int8Gemm(x, q2))
-      return {LinearKernel::Q2Int8GEMM};
     if (!int8 && !decodeOnce)
       return {LinearKernel::Q2F32GEMV};
     return {LinearKernel::Dequantized, int8};
