@@ -112,7 +112,32 @@ func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index, %kv: !afm.
 
 // -----
 
-// expected-error @+1 {{'func.func' op 'afm.entry' must be #afm.entry<prefill> or #afm.entry<decode>, got "train"}}
+// A verify entry returns one row of logits per token it reads.
+// expected-error @+1 {{'func.func' op entry point (verify) must return tensor<3xVxf32>, one row per token, got 'tensor<32xf32>'}}
+func.func @verify(%tokens: tensor<3xi32>, %count: index, %pos: index) -> tensor<32xf32>
+    attributes {afm.entry = #afm.entry<verify>} {
+  %z = arith.constant dense<0.0> : tensor<32xf32>
+  return %z : tensor<32xf32>
+}
+
+// -----
+
+// One entry of each kind: a second would take the same ABI symbol.
+func.func @verify(%tokens: tensor<3xi32>, %count: index, %pos: index) -> tensor<3x32xf32>
+    attributes {afm.entry = #afm.entry<verify>} {
+  %z = arith.constant dense<0.0> : tensor<3x32xf32>
+  return %z : tensor<3x32xf32>
+}
+// expected-error @+1 {{'func.func' op is a second verify entry (@verify is one already)}}
+func.func @verify2(%tokens: tensor<4xi32>, %count: index, %pos: index) -> tensor<4x32xf32>
+    attributes {afm.entry = #afm.entry<verify>} {
+  %z = arith.constant dense<0.0> : tensor<4x32xf32>
+  return %z : tensor<4x32xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'afm.entry' must be #afm.entry<prefill>, #afm.entry<decode> or #afm.entry<verify>, got "train"}}
 func.func @train(%tokens: tensor<1xi32>, %count: index, %pos: index) -> tensor<32xf32>
     attributes {afm.entry = "train"} {
   %z = arith.constant dense<0.0> : tensor<32xf32>

@@ -287,3 +287,40 @@ module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, co
     return
   }
 }
+
+// -----
+
+// A verify entry (speculative decoding) of 3 tokens writes 3 x 32 logits:
+// its token count is the facts' last word and afm.verify_tokens, which the
+// packager reads to write the manifest's VERIFY entry.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: afm.verify_tokens = 3 : i64
+// CHECK: llvm.mlir.global external constant @afm_compiled_facts(dense<[2, 32, 8, 4, 1, 1024, 2048, 3]> : tensor<8xi64>)
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>} {
+  func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
+    return
+  }
+  func.func @afm_decode(%w: memref<1024xi8>, %t: memref<1xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
+    return
+  }
+  func.func @afm_verify(%w: memref<1024xi8>, %t: memref<3xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<96xf32>, %h: !llvm.ptr) {
+    return
+  }
+}
+
+// -----
+
+// A verify entry whose logits are not one row per token would overflow the
+// runtime's buffer.
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>} {
+  func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
+    return
+  }
+  func.func @afm_decode(%w: memref<1024xi8>, %t: memref<1xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
+    return
+  }
+  // expected-error @+1 {{afm_verify must read at least 2 tokens and write tokens x 32 logits over afm_prefill's weights and arena; it reads 3 tokens and writes 64 logits}}
+  func.func @afm_verify(%w: memref<1024xi8>, %t: memref<3xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<64xf32>, %h: !llvm.ptr) {
+    return
+  }
+}

@@ -60,7 +60,7 @@ func.func private @f() attributes {afm.model = #afm.model<vocab_size = 32, conte
 // -----
 
 // The entry kind is prefill or decode.
-// expected-error @+1 {{'func.func' op 'afm.entry' must be #afm.entry<prefill> or #afm.entry<decode>, got "train"}}
+// expected-error @+1 {{'func.func' op 'afm.entry' must be #afm.entry<prefill>, #afm.entry<decode> or #afm.entry<verify>, got "train"}}
 func.func private @train() attributes {afm.entry = "train"}
 
 // -----
