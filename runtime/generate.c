@@ -253,9 +253,9 @@ static afm_status guideCreate(const afm_generate_options *o,
 /* The logits with every token the grammar refuses at -inf (end ids only
  * where the text is complete); *complete when the text is complete and
  * nothing may be sampled, which ends generation. */
-afm_status afm_generation_mask(afm_generation *gen, afm_grammar_state *state,
-                               const float *logits, int64_t remaining,
-                               const float **out, bool *complete) {
+static afm_status maskLogits(afm_generation *gen, afm_grammar_state *state,
+                             const float *logits, int64_t remaining,
+                             const float **out, bool *complete) {
   guide *g = &gen->g;
   const afm_generate_options *o = gen->o;
   const int32_t *eos = gen->eos;
@@ -294,6 +294,18 @@ afm_status afm_generation_mask(afm_generation *gen, afm_grammar_state *state,
   return AFM_OK;
 }
 
+afm_status afm_generation_mask(afm_generation *gen, afm_grammar_state *state,
+                               const float *logits, int64_t position,
+                               int64_t ahead, const float **out,
+                               bool *complete) {
+  double start = afm_now_seconds();
+  afm_status status =
+      maskLogits(gen, state, logits,
+                 afm_generation_remaining(gen, position, ahead), out, complete);
+  gen->r.mask_seconds += afm_now_seconds() - start;
+  return status;
+}
+
 afm_status afm_generation_emit(afm_generation *gen, int32_t token) {
   afm_generate_result *r = &gen->r;
   if (afm_generation_is_stop_id(gen, token)) {
@@ -329,12 +341,9 @@ static afm_status generateByToken(afm_generation *gen) {
       gen->o->logits_callback(gen->o->logits_user, logits);
     if (gen->g.state) {
       bool complete = false;
-      double start = afm_now_seconds();
-      status = afm_generation_mask(
-          gen, gen->g.state, logits,
-          afm_generation_remaining(gen, afm_session_position(session), 0),
-          &logits, &complete);
-      r->mask_seconds += afm_now_seconds() - start;
+      status = afm_generation_mask(gen, gen->g.state, logits,
+                                   afm_session_position(session), 0, &logits,
+                                   &complete);
       if (status != AFM_OK)
         break;
       if (complete) {

@@ -65,11 +65,15 @@ int64_t afm_generation_remaining(const afm_generation *gen, int64_t position,
 bool afm_generation_is_stop_id(const afm_generation *gen, int32_t token);
 
 /* The logits with every token the grammar refuses at `state` set to
- * -inf (end ids only where the text is complete), into gen->g.logits;
- * *complete when the text is complete and nothing may be sampled. */
+ * -inf (end ids only where the text is complete), into gen->g.logits,
+ * for the token after `position` processed positions and `ahead`
+ * uncounted drafts (afm_generation_remaining gives its budget); *complete
+ * when the text is complete and nothing may be sampled. Its time goes to
+ * gen->r.mask_seconds. */
 afm_status afm_generation_mask(afm_generation *gen, afm_grammar_state *state,
-                               const float *logits, int64_t remaining,
-                               const float **out, bool *complete);
+                               const float *logits, int64_t position,
+                               int64_t ahead, const float **out,
+                               bool *complete);
 
 /* A sampled token: an end or stop id ends generation (not delivered);
  * anything else is counted, moves the grammar, goes to the text stream

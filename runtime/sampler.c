@@ -428,8 +428,3 @@ int32_t afm_sampler_draw(afm_sampler *s, const double *weights, double total) {
 }
 
 int32_t afm_sampler_id_limit(const afm_sampler *s) { return s->id_limit; }
-
-bool afm_sampler_has_penalties(const afm_sampler *s) {
-  return s->options.repetition_penalty != 1.0f ||
-         s->options.presence_penalty != 0.0f;
-}

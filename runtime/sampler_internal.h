@@ -12,8 +12,6 @@
 
 #include "afm/generate.h"
 
-#include <stdbool.h>
-
 /* The distribution afm_sampler_sample draws from, normalized, into
  * probs[0..id_limit): zero outside the candidates; greedy is one-hot on the
  * largest logit (lowest id on ties). */
@@ -28,8 +26,5 @@ int32_t afm_sampler_draw(afm_sampler *sampler, const double *weights,
                          double total);
 
 int32_t afm_sampler_id_limit(const afm_sampler *sampler);
-
-/* Whether the repetition or presence penalty is on. */
-bool afm_sampler_has_penalties(const afm_sampler *sampler);
 
 #endif /* AFM_RUNTIME_SAMPLER_INTERNAL_H */

@@ -115,11 +115,8 @@ static afm_status distributionAt(afm_generation *gen, afm_grammar_state *state,
                                  bool *complete) {
   *complete = false;
   if (state) {
-    double start = afm_now_seconds();
-    afm_status status = afm_generation_mask(
-        gen, state, logits, afm_generation_remaining(gen, position, ahead),
-        &logits, complete);
-    gen->r.mask_seconds += afm_now_seconds() - start;
+    afm_status status = afm_generation_mask(gen, state, logits, position,
+                                            ahead, &logits, complete);
     if (status != AFM_OK || *complete)
       return status;
   }
