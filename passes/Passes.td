@@ -203,8 +203,18 @@ def AFMLowerTracksPass : Pass<"afm-lower-tracks", "mlir::ModuleOp"> {
     runtime's threads. Each track writes its stream into its slice itself
     (`bufferization.materialize_in_destination`), so bufferizing the switch
     allocates nothing.
+
+    In an entry point bound to the kernel ABI, the tracks may be split
+    between processes: the iteration of a track outside the host's
+    `[track_begin, track_end)` yields zeros, and the sum over the stacked
+    tracks goes through one `afm_cpu.track_allreduce` (the host's
+    reduction, in place) before it is scaled to the mean. The pass records
+    the tracks per block as the module's `afm.track_count`.
   }];
   let dependentDialects = [
+    "mlir::afm_cpu::AFMCPUDialect",
+    "mlir::LLVM::LLVMDialect",
+    "mlir::memref::MemRefDialect",
     "mlir::arith::ArithDialect",
     "mlir::bufferization::BufferizationDialect",
     "mlir::linalg::LinalgDialect",
@@ -448,7 +458,9 @@ def AFMExportModelFactsPass
     with `afm.model`'s context length, as the exported constant
     `afm_compiled_facts` (8 u64: ABI version, vocab, context, prefill and
     decode tokens, weights bytes, arena bytes, 0), which the runtime checks
-    every manifest field against at load.
+    every manifest field against at load. A module with run-time adapter
+    slots (`afm.adapter_layout`) also exports `afm_adapter_slots`: their
+    count, then each one's arena offset, rows and columns.
 
     The module's own description must agree with the types, since the
     manifest is written from it: `afm.model` `vocab_size` and

@@ -173,6 +173,16 @@ afm_status afm_code_facts(afm_code *code, const char *name,
   return AFM_OK;
 }
 
+const uint64_t *afm_code_adapter_slots(afm_code *code) {
+  dlerror();
+  return (const uint64_t *)dlsym(code->handle, AFM_ADAPTER_SLOTS_SYMBOL);
+}
+
+const uint64_t *afm_code_track_count(afm_code *code) {
+  dlerror();
+  return (const uint64_t *)dlsym(code->handle, AFM_TRACK_COUNT_SYMBOL);
+}
+
 void afm_code_free(afm_code *code) {
   if (!code)
     return;

@@ -32,6 +32,14 @@ afm_status afm_code_entry(afm_code *code, const char *name, const char *symbol,
 afm_status afm_code_facts(afm_code *code, const char *name,
                           afm_model_facts *out);
 
+/* The code's `afm_adapter_slots` table (kernel_abi.h), or NULL when it
+ * exports none (a model without adapter slots). */
+const uint64_t *afm_code_adapter_slots(afm_code *code);
+
+/* The code's `afm_track_count` (kernel_abi.h), or NULL when it exports
+ * none (a model without track blocks). */
+const uint64_t *afm_code_track_count(afm_code *code);
+
 void afm_code_free(afm_code *code);
 
 #endif /* AFM_RUNTIME_CODE_LOADER_H */

@@ -32,6 +32,8 @@ const char *afm_status_name(afm_status status) {
     return "AFM_ERR_MEMORY";
   case AFM_ERR_STATE:
     return "AFM_ERR_STATE";
+  case AFM_ERR_MISMATCH:
+    return "AFM_ERR_MISMATCH";
   }
   return "AFM_ERR_UNKNOWN";
 }

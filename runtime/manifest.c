@@ -13,6 +13,7 @@
 #include "error.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef unsigned long long ull;
@@ -253,6 +254,94 @@ static afm_status checkKVCache(const char *name,
   return AFM_OK;
 }
 
+static int compareSlotOffsets(const void *a, const void *b) {
+  const Afm__Manifest__AdapterSlot *x = *(const Afm__Manifest__AdapterSlot *const *)a;
+  const Afm__Manifest__AdapterSlot *y = *(const Afm__Manifest__AdapterSlot *const *)b;
+  return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static int compareSlotNames(const void *a, const void *b) {
+  const Afm__Manifest__AdapterSlot *x = *(const Afm__Manifest__AdapterSlot *const *)a;
+  const Afm__Manifest__AdapterSlot *y = *(const Afm__Manifest__AdapterSlot *const *)b;
+  return strcmp(x->name, y->name);
+}
+
+/* Every adapter slot inside the arena after the caches, aligned, sized as
+ * its shape says, none overlapping another or sharing its name: attaching
+ * an adapter writes exactly these bytes. */
+static afm_status checkAdapters(const char *name,
+                                const Afm__Manifest__Manifest *m,
+                                afm_manifest *out) {
+  const Afm__Manifest__AdapterLayout *layout = m->adapters;
+  if (!layout || layout->n_slots == 0)
+    return AFM_OK;
+  if (layout->n_slots > AFM_MAX_ADAPTER_SLOTS)
+    return afm_error(AFM_ERR_FORMAT,
+                     "%s: %zu adapter slots, more than the %d a model can "
+                     "have",
+                     name, layout->n_slots, AFM_MAX_ADAPTER_SLOTS);
+  char shown[128];
+  for (size_t i = 0; i < layout->n_slots; ++i) {
+    const Afm__Manifest__AdapterSlot *slot = layout->slots[i];
+    uint64_t bytes, end;
+    const char *what = afm_printable(slot->name, shown, sizeof(shown));
+    if (slot->name[0] == '\0' || slot->rows == 0 || slot->cols == 0 ||
+        !afm_checked_mul((uint64_t)slot->rows * slot->cols, sizeof(float),
+                         &bytes) ||
+        bytes != slot->bytes)
+      return afm_error(AFM_ERR_FORMAT,
+                       "%s: adapter slot %zu ('%s') must be named and hold "
+                       "rows x cols f32 (%u x %u), not %llu bytes",
+                       name, i, what, slot->rows, slot->cols,
+                       (ull)slot->bytes);
+    if (slot->offset % AFMB_TENSOR_ALIGNMENT != 0 ||
+        slot->offset < out->kv_cache_bytes ||
+        !afm_checked_add(slot->offset, slot->bytes, &end) ||
+        end > out->arena_bytes)
+      return afm_error(AFM_ERR_FORMAT,
+                       "%s: adapter slot %zu ('%s') at offset %llu of %llu "
+                       "bytes is not a %d-byte aligned part of the arena "
+                       "between the KV caches (%llu bytes) and its end "
+                       "(%llu)",
+                       name, i, what, (ull)slot->offset, (ull)slot->bytes,
+                       AFMB_TENSOR_ALIGNMENT, (ull)out->kv_cache_bytes,
+                       (ull)out->arena_bytes);
+  }
+  const Afm__Manifest__AdapterSlot **sorted =
+      malloc(layout->n_slots * sizeof(*sorted));
+  if (!sorted)
+    return afm_error(AFM_ERR_MEMORY, "%s: out of memory checking %zu adapter "
+                     "slots", name, layout->n_slots);
+  memcpy(sorted, layout->slots, layout->n_slots * sizeof(*sorted));
+  afm_status status = AFM_OK;
+  char other[128];
+  qsort(sorted, layout->n_slots, sizeof(*sorted), compareSlotOffsets);
+  for (size_t i = 1; i < layout->n_slots && status == AFM_OK; ++i)
+    if (sorted[i - 1]->offset + sorted[i - 1]->bytes > sorted[i]->offset)
+      status = afm_error(AFM_ERR_FORMAT,
+                         "%s: adapter slots '%s' and '%s' overlap", name,
+                         afm_printable(sorted[i - 1]->name, shown,
+                                       sizeof(shown)),
+                         afm_printable(sorted[i]->name, other,
+                                       sizeof(other)));
+  if (status == AFM_OK) {
+    qsort(sorted, layout->n_slots, sizeof(*sorted), compareSlotNames);
+    for (size_t i = 1; i < layout->n_slots && status == AFM_OK; ++i)
+      if (strcmp(sorted[i - 1]->name, sorted[i]->name) == 0)
+        status = afm_error(AFM_ERR_FORMAT,
+                           "%s: two adapter slots are named '%s'", name,
+                           afm_printable(sorted[i]->name, shown,
+                                         sizeof(shown)));
+  }
+  free(sorted);
+  if (status != AFM_OK)
+    return status;
+  out->adapter_slots =
+      (const Afm__Manifest__AdapterSlot *const *)layout->slots;
+  out->adapter_slot_count = layout->n_slots;
+  return AFM_OK;
+}
+
 afm_status afm_manifest_decode(const char *name, const uint8_t *data,
                                size_t size, uint64_t weights_size,
                                afm_manifest *out) {
@@ -283,6 +372,8 @@ afm_status afm_manifest_decode(const char *name, const uint8_t *data,
     status = checkKVCache(name, m->kv_cache, &out->arena_bytes,
                           &out->kv_cache_bytes);
   if (status == AFM_OK)
+    status = checkAdapters(name, m, out);
+  if (status == AFM_OK)
     status = checkGeneration(name, m);
   if (status != AFM_OK) {
     afm_manifest_release(out);
@@ -292,6 +383,7 @@ afm_status afm_manifest_decode(const char *name, const uint8_t *data,
       m->target->name[0] != '\0' ? m->target->name : m->target->triple;
   out->vocab_size = m->model->vocab_size;
   out->context_length = m->model->context_length;
+  out->num_tracks = m->model->num_tracks;
   if (m->generation) {
     out->eos_ids = (const int32_t *)m->generation->eos_ids;
     out->eos_count = m->generation->n_eos_ids;
@@ -335,6 +427,41 @@ afm_status afm_manifest_check_facts(const char *name,
                      "%s: the weights section has %llu bytes, but the code "
                      "reads %llu",
                      name, (ull)weights_size, (ull)facts->weights_bytes);
+  return AFM_OK;
+}
+
+afm_status afm_manifest_check_tracks(const char *name,
+                                     const afm_manifest *manifest,
+                                     const uint64_t *code_tracks) {
+  uint64_t tracks = code_tracks ? *code_tracks : 0;
+  if (manifest->num_tracks != tracks)
+    return disagree(name, "model num_tracks (0: no track blocks)",
+                    manifest->num_tracks, tracks);
+  return AFM_OK;
+}
+
+afm_status afm_manifest_check_adapter_slots(const char *name,
+                                            const afm_manifest *manifest,
+                                            const uint64_t *code_slots) {
+  uint64_t count = code_slots ? code_slots[0] : 0;
+  if (count != manifest->adapter_slot_count)
+    return disagree(name, "adapter slot count",
+                    manifest->adapter_slot_count, count);
+  char shown[128];
+  for (size_t i = 0; i < manifest->adapter_slot_count; ++i) {
+    const Afm__Manifest__AdapterSlot *slot = manifest->adapter_slots[i];
+    const uint64_t *code = code_slots + 1 + 3 * i;
+    if (slot->offset != code[0] || slot->rows != code[1] ||
+        slot->cols != code[2])
+      return afm_error(AFM_ERR_FORMAT,
+                       "%s: the manifest puts adapter slot %zu ('%s') at "
+                       "arena offset %llu as %u x %u, but the code reads it "
+                       "at %llu as %llu x %llu",
+                       name, i,
+                       afm_printable(slot->name, shown, sizeof(shown)),
+                       (ull)slot->offset, slot->rows, slot->cols,
+                       (ull)code[0], (ull)code[1], (ull)code[2]);
+  }
   return AFM_OK;
 }
 

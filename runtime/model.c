@@ -8,6 +8,8 @@
 
 #include "model.h"
 
+#include "afm/adapter_format.h"
+
 #include "arena.h"
 #include "error.h"
 #include "format.h"
@@ -22,9 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Maps `path` read-only. An empty file maps as (NULL, 0): there is nothing
- * to map, and the format check reports it. */
-static afm_status mapFile(const char *path, void **map, size_t *size) {
+afm_status afm_map_file(const char *path, void **map, size_t *size) {
   *map = NULL;
   *size = 0;
   /* O_NONBLOCK: a FIFO must not block the open; S_ISREG rejects it below. */
@@ -93,7 +93,7 @@ static afm_status loadTokenizer(afm_model *model, const char *path,
 }
 
 static afm_status loadInto(afm_model *model, const char *path, uint32_t flags) {
-  afm_status status = mapFile(path, &model->map, &model->map_size);
+  afm_status status = afm_map_file(path, &model->map, &model->map_size);
   if (status != AFM_OK)
     return status;
   const uint8_t *bytes = model->map;
@@ -119,8 +119,21 @@ static afm_status loadInto(afm_model *model, const char *path, uint32_t flags) {
   if (status == AFM_OK)
     status = afm_manifest_check_facts(path, &model->manifest, &facts,
                                       model->weights_size);
+  if (status == AFM_OK)
+    status = afm_manifest_check_tracks(path, &model->manifest,
+                                       afm_code_track_count(model->code));
+  if (status == AFM_OK)
+    status = afm_manifest_check_adapter_slots(
+        path, &model->manifest, afm_code_adapter_slots(model->code));
   if (status != AFM_OK)
     return status;
+  /* What an adapter compiled for this model depends on. */
+  model->adapter_identity = afm_adapter_identity_start(layout.weights.checksum);
+  for (size_t i = 0; i < model->manifest.adapter_slot_count; ++i) {
+    const Afm__Manifest__AdapterSlot *slot = model->manifest.adapter_slots[i];
+    model->adapter_identity = afm_adapter_identity_add_slot(
+        model->adapter_identity, slot->name, slot->rows, slot->cols);
+  }
   const Afm__Manifest__EntryPoint *prefill = model->manifest.prefill;
   const Afm__Manifest__EntryPoint *decode = model->manifest.decode;
   status = afm_code_entry(model->code, path, prefill->symbol, "PREFILL",
@@ -193,6 +206,10 @@ uint64_t afm_model_arena_bytes(const afm_model *model) {
 
 uint64_t afm_model_weight_bytes(const afm_model *model) {
   return model ? model->weights_size : 0;
+}
+
+int32_t afm_model_num_tracks(const afm_model *model) {
+  return model ? (int32_t)model->manifest.num_tracks : 0;
 }
 
 const char *afm_model_target(const afm_model *model) {

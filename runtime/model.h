@@ -31,7 +31,14 @@ struct afm_model {
   afm_entry decode;
   afm_entry verify; /* max_tokens 0: the model has none */
   afm_tokenizer *tokenizer; /* from the optional tokenizer section */
+  /* include/afm/adapter_format.h: the weights checksum and the adapter
+   * slots, hashed; an adapter file must name the same. */
+  uint64_t adapter_identity;
 };
+
+/* Maps `path` read-only. An empty file maps as (NULL, 0): there is nothing
+ * to map, and the format check reports it. AFM_ERR_IO naming the path. */
+afm_status afm_map_file(const char *path, void **map, size_t *size);
 
 void afm_model_retain(afm_model *model);
 /* Drops one reference; the last one unloads the model. */

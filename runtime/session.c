@@ -6,6 +6,7 @@
  *
  *===----------------------------------------------------------------------===*/
 
+#include "adapter.h"
 #include "arena.h"
 #include "checked_math.h"
 #include "error.h"
@@ -14,6 +15,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,6 +40,9 @@ struct afm_session {
    * last reset: rewinding is safe while it is at most the ring caches'
    * slack ahead (afm_session_rewind). */
   int64_t written;
+  /* Attached with afm_session_set_adapter (one reference held), or NULL;
+   * its factors are in the arena's slots, written again after a reset. */
+  afm_adapter *adapter;
 };
 
 /* A zeroed, 64-byte aligned buffer of at least `bytes` (at least one
@@ -71,6 +76,32 @@ static afm_status resolveThreads(const afm_session_options *options,
   return AFM_OK;
 }
 
+/* Distributed tracks: a range inside the model's tracks, with a reduction. */
+static afm_status checkTracks(const afm_model *model,
+                              const afm_session_options *options) {
+  if (!options || !options->track_allreduce) {
+    if (options && (options->track_begin != 0 || options->track_end != 0))
+      return afm_error(AFM_ERR_ARGUMENT,
+                       "afm_session_create: tracks %d..%d without a "
+                       "track_allreduce: a session computes every track "
+                       "unless it shares them with other processes",
+                       options->track_begin, options->track_end);
+    return AFM_OK;
+  }
+  uint32_t tracks = model->manifest.num_tracks;
+  if (tracks == 0)
+    return afm_error(AFM_ERR_ARGUMENT,
+                     "afm_session_create: the model has no track blocks to "
+                     "share between processes");
+  if (options->track_begin < 0 || options->track_begin >= options->track_end ||
+      (uint32_t)options->track_end > tracks)
+    return afm_error(AFM_ERR_ARGUMENT,
+                     "afm_session_create: tracks %d..%d are not a non-empty "
+                     "range of the model's %u",
+                     options->track_begin, options->track_end, tracks);
+  return AFM_OK;
+}
+
 afm_status afm_session_create(afm_model *model,
                               const afm_session_options *options,
                               afm_session **out) {
@@ -81,6 +112,8 @@ afm_status afm_session_create(afm_model *model,
     return afm_error(AFM_ERR_ARGUMENT, "afm_session_create: `model` is NULL");
   int32_t threads = 1;
   afm_status status = resolveThreads(options, &threads);
+  if (status == AFM_OK)
+    status = checkTracks(model, options);
   if (status != AFM_OK)
     return status;
 
@@ -121,6 +154,17 @@ afm_status afm_session_create(afm_model *model,
   s->host.parallel_for = afm_thread_pool_parallel_for;
   s->host.pool = s->pool;
   s->host.num_threads = afm_thread_pool_size(s->pool);
+  if (options && options->track_allreduce) {
+    s->host.track_begin = options->track_begin;
+    s->host.track_end = options->track_end;
+    s->host.track_allreduce = options->track_allreduce;
+    s->host.track_ctx = options->track_user;
+  } else {
+    s->host.track_begin = 0;
+    s->host.track_end = INT64_MAX;
+    s->host.track_allreduce = afm_track_allreduce_local;
+    s->host.track_ctx = NULL;
+  }
   *out = s;
   return AFM_OK;
 }
@@ -133,6 +177,7 @@ void afm_session_free(afm_session *session) {
   free(session->logits);
   free(session->rows);
   afm_arena_free(&session->kv_arena);
+  afm_adapter_free(session->adapter);
   afm_model_release(session->model);
   free(session);
 }
@@ -308,9 +353,30 @@ afm_status afm_session_reset(afm_session *session) {
   if (!session)
     return afm_error(AFM_ERR_ARGUMENT, "afm_session_reset: `session` is NULL");
   afm_arena_clear(&session->kv_arena);
+  if (session->adapter)
+    afm_adapter_write_slots(session->model, session->adapter,
+                            session->kv_arena.data);
   session->position = 0;
   session->written = 0;
   session->last = NULL;
   session->row_count = 0;
+  return AFM_OK;
+}
+
+afm_status afm_session_set_adapter(afm_session *session,
+                                   afm_adapter *adapter) {
+  if (!session)
+    return afm_error(AFM_ERR_ARGUMENT,
+                     "afm_session_set_adapter: `session` is NULL");
+  if (adapter && afm_adapter_model(adapter) != session->model)
+    return afm_error(AFM_ERR_ARGUMENT,
+                     "afm_session_set_adapter: the adapter was loaded for "
+                     "another model than the session's (afm_adapter_load "
+                     "it on the session's model)");
+  if (adapter)
+    afm_adapter_retain(adapter);
+  afm_adapter_free(session->adapter);
+  session->adapter = adapter;
+  afm_adapter_write_slots(session->model, adapter, session->kv_arena.data);
   return AFM_OK;
 }

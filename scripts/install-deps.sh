@@ -19,6 +19,8 @@ PACKAGES=(
   # Tests. Node.js runs ONNX Runtime (npm's onnxruntime-node, see below),
   # the reference for ONNX models.
   googletest libgtest-dev libonnx-testdata nodejs
+  # PT-MoE tracks in separate processes (tools/afm-run-mpi): Open MPI.
+  libopenmpi-dev openmpi-bin
   # Cross-target execution of AArch64 code. The cross gcc only recommends
   # its C library headers and start files, and recommends are not installed.
   qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross

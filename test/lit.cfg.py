@@ -40,7 +40,9 @@ tools = [
     ToolSubst("afm-reference", unresolved="fatal"),
     ToolSubst("afm-pack-test-binary", unresolved="fatal"),
     ToolSubst("afm-run", unresolved="fatal"),
+    ToolSubst("afm-run-mpi", unresolved="fatal"),
     ToolSubst("afm-spec-check", unresolved="fatal"),
+    ToolSubst("afm-adapter-sessions", unresolved="fatal"),
     ToolSubst("afm-steady-state", unresolved="fatal"),
     ToolSubst("afm-tokenize", unresolved="fatal"),
     ToolSubst("afm-translate", unresolved="fatal"),
@@ -53,6 +55,17 @@ if config.afm_enable_fuzzers:
                    "afm-onnx-import-fuzzer"]:
         tools.append(ToolSubst(fuzzer, unresolved="fatal"))
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Open MPI's launcher for the PT-MoE tracks on separate processes: ranks
+# on this machine over shared memory, allowed to run as root (CI does) and
+# to have more ranks than cores.
+mpirun = shutil.which("mpirun")
+if mpirun:
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", f"{mpirun} --allow-run-as-root --oversubscribe "
+                    "--mca btl self,vader --mca plm_rsh_agent false")
+    )
 
 # The ONNX backend node tests (Debian's libonnx-testdata), which the ONNX
 # import tests read.

@@ -19,7 +19,7 @@ extern "C" {
 
 /* Bumped whenever the entry signature or afm_host_api changes. The manifest
  * records the version the code was compiled for; the runtime refuses others. */
-#define AFM_KERNEL_ABI_VERSION 2
+#define AFM_KERNEL_ABI_VERSION 3
 
 /* What the runtime offers compiled code. */
 typedef struct afm_host_api {
@@ -31,7 +31,26 @@ typedef struct afm_host_api {
   void *pool;
   /* Number of threads parallel_for may use (>= 1). */
   int64_t num_threads;
+  /* PT-MoE track blocks (docs/semantics.md): the code computes only tracks
+   * [track_begin, track_end) of each block (0 and INT64_MAX: all of them),
+   * sums them, then calls track_allreduce once per block with that sum
+   * (`count` floats, in place), which must leave the sum over every
+   * track, from every process that shares the work, before it returns.
+   * One process alone passes a function that does nothing. Never NULL. */
+  int64_t track_begin;
+  int64_t track_end;
+  void (*track_allreduce)(void *ctx, float *data, int64_t count);
+  void *track_ctx;
 } afm_host_api;
+
+/* A track_allreduce for one process that runs every track: the sum is
+ * already complete. */
+static inline void afm_track_allreduce_local(void *ctx, float *data,
+                                             int64_t count) {
+  (void)ctx;
+  (void)data;
+  (void)count;
+}
 
 /* What the code was compiled for, exported as the constant
  * `afm_compiled_facts` (AFM_MODEL_FACTS_SYMBOL). The code has these sizes
@@ -52,6 +71,20 @@ typedef struct afm_model_facts {
   uint64_t arena_bytes;        /* KV caches and scratch the code uses */
   uint64_t verify_max_tokens;  /* tokens buffer of afm_verify; 0: none */
 } afm_model_facts;
+
+/* With run-time adapter slots (afm-compile --adapter-rank) the code also
+ * exports the constant `afm_adapter_slots`: u64 [1 + 3n], n and then each
+ * slot's arena offset, rows and columns (f32 factors), in the manifest's
+ * order. The runtime checks the manifest's slot table against it, so an
+ * edited manifest cannot make an attached adapter land elsewhere in the
+ * arena. Code without slots exports nothing. */
+#define AFM_ADAPTER_SLOTS_SYMBOL "afm_adapter_slots"
+
+/* A model with PT-MoE track blocks also exports the constant
+ * `afm_track_count` (u64): the tracks of each block, which a manifest's
+ * model.num_tracks must equal (it is how callers split the tracks
+ * between processes). */
+#define AFM_TRACK_COUNT_SYMBOL "afm_track_count"
 
 /* The entry points' names. The manifest repeats them; the runtime refuses
  * any other (a manifest naming, say, the decode entry as the prefill one,

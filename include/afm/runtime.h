@@ -38,7 +38,8 @@ typedef enum afm_status {
   AFM_ERR_ARGUMENT = 6,     /* null pointer, bad token id, count 0, ... */
   AFM_ERR_CONTEXT_FULL = 7, /* position + tokens would exceed context_length */
   AFM_ERR_MEMORY = 8,       /* allocation failed */
-  AFM_ERR_STATE = 9         /* e.g. decode or logits before any prefill */
+  AFM_ERR_STATE = 9,        /* e.g. decode or logits before any prefill */
+  AFM_ERR_MISMATCH = 10     /* an adapter compiled for another base model */
 } afm_status;
 
 typedef struct afm_model afm_model;
@@ -72,14 +73,32 @@ uint64_t afm_model_arena_bytes(const afm_model *model);
 /* Size of the weights section, in bytes: about what one decode step reads
    (every weight once; the embedding only one row of it). */
 uint64_t afm_model_weight_bytes(const afm_model *model);
+/* Tracks of each PT-MoE track block (0 for other models). */
+int32_t afm_model_num_tracks(const afm_model *model);
 /* Target name recorded at compile time, e.g. "x86-64-v3". */
 const char *afm_model_target(const afm_model *model);
 
 /*-------------------------------------------------------------- sessions --*/
 
+/* PT-MoE tracks across processes: completes a track block's sum in place
+ * (`count` floats: this process's tracks summed; afterwards every
+ * track's), e.g. with MPI_Allreduce; called once per track block per
+ * prefill, decode or verify call, from the thread that made it. */
+typedef void (*afm_track_allreduce_fn)(void *user, float *data,
+                                       int64_t count);
+
 typedef struct afm_session_options {
   /* Threads for the compiled kernels; 0 means one per online CPU. */
   int32_t num_threads;
+  /* A PT-MoE model's tracks split between processes (tools/afm-run-mpi):
+   * this session computes tracks [track_begin, track_end) of every track
+   * block, and track_allreduce sums each block over the processes. With
+   * track_allreduce NULL (the default) the session computes every track
+   * and both must be 0. */
+  int32_t track_begin;
+  int32_t track_end;
+  afm_track_allreduce_fn track_allreduce;
+  void *track_user;
 } afm_session_options;
 
 /* `options` may be NULL for defaults. */
@@ -131,6 +150,37 @@ const float *afm_session_logits(const afm_session *session);
 /* Index of the largest logit (lowest index on ties); AFM_ERR_STATE before
  * any token was processed. */
 afm_status afm_session_argmax(const afm_session *session, int32_t *token);
+
+/*-------------------------------------------------------------- adapters --*/
+
+/* A LoRA adapter compiled against one base model (afm-compile --adapter)
+ * for a model built with adapter slots (afm-compile --adapter-rank). */
+typedef struct afm_adapter afm_adapter;
+
+/* Rank of the model's adapter slots; 0 when it has none. */
+int32_t afm_model_adapter_rank(const afm_model *model);
+
+/* Reads and checks the adapter file at `path` for `model`: AFM_ERR_FORMAT
+ * for a damaged file, AFM_ERR_MISMATCH when it was compiled for another
+ * base (other weights or other slots), AFM_ERR_STATE when the model has no
+ * adapter slots. The adapter holds a reference to the model. */
+afm_status afm_adapter_load(afm_model *model, const char *path,
+                            afm_adapter **out);
+/* Drops the caller's reference; sessions using the adapter keep theirs. */
+void afm_adapter_free(afm_adapter *adapter);
+/* Bytes of factors the adapter holds (what it costs in memory, and what
+ * attaching it copies into a session). */
+uint64_t afm_adapter_bytes(const afm_adapter *adapter);
+
+/* Attaches `adapter` (loaded for the session's model) to the session, or
+ * detaches the current one with NULL: from the next call on, every
+ * adapted projection adds the adapter's low-rank term. The context is
+ * kept (its KV entries were computed with the previous adapter: reset
+ * first for a clean sequence). Sessions on one model may use different
+ * adapters at the same time. The session holds a reference until it is
+ * freed or given another adapter; a reset keeps the adapter attached. */
+afm_status afm_session_set_adapter(afm_session *session,
+                                   afm_adapter *adapter);
 
 /* Number of positions in the context. */
 int64_t afm_session_position(const afm_session *session);

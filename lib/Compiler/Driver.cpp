@@ -12,6 +12,7 @@
 #include "afm/CodeGen/ObjectEmitter.h"
 #include "afm/Compiler/Compile.h"
 #include "afm/Compiler/DecoderGraph.h"
+#include "afm/Package/AdapterPackage.h"
 #include "afm/Package/Package.h"
 #include "afm/Package/WeightEncoding.h"
 #include "afm/FrontEnd/Config/ConfigImport.h"
@@ -28,6 +29,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -183,6 +185,29 @@ struct Options {
                "self-speculative decoding. Give it --verify-tokens too "
                "(the draft rewinds rejected tokens)"),
       cl::value_desc("N"), cl::init(0), cl::cat(category)};
+  cl::opt<int64_t> adapterRank{
+      "adapter-rank",
+      cl::desc("With --model or --config: give every attention projection "
+               "(q, k, v, o) a run-time LoRA adapter slot of rank R, so that "
+               "adapters compiled with --adapter attach to sessions without "
+               "a recompile (afm-run --adapter). Without an adapter the "
+               "slots are zero and the model is the base. 0 (default): "
+               "none; at most 256"),
+      cl::value_desc("R"), cl::init(0), cl::cat(category)};
+  cl::opt<std::string> adapter{
+      "adapter",
+      cl::desc("Compile a LoRA adapter instead of a model: a PEFT folder "
+               "(adapter_config.json, adapter_model.safetensors; attention "
+               "projections q/k/v/o) for the base --base, whose config "
+               "--config or --model gives. Writes an adapter file for "
+               "afm-run --adapter"),
+      cl::value_desc("dir"), cl::cat(category)};
+  cl::opt<std::string> base{
+      "base",
+      cl::desc("With --adapter: the base model (.afmb compiled with "
+               "--adapter-rank); the adapter works with it and with no "
+               "other weights"),
+      cl::value_desc("file.afmb"), cl::cat(category)};
   cl::opt<Emit> emit{
       "emit", cl::desc("What to write (default: afmb)"), cl::init(Emit::AFMB),
       cl::values(clEnumValN(Emit::AFMB, "afmb", "the runtime-loadable binary"),
@@ -412,9 +437,48 @@ importFolder(MLIRContext &context, const Options &opts,
   if (opts.prefillChunk.getNumOccurrences())
     importOptions.prefillChunk = opts.prefillChunk;
   importOptions.verifyTokens = opts.verifyTokens;
+  importOptions.adapterRank = opts.adapterRank;
   if (llvm::Error err = checkConfigImportOptions(importOptions))
     return std::move(err);
   return importModelConfig(&context, config, importOptions);
+}
+
+/// --adapter: the PEFT folder against the base's config and slots.
+static int compileAdapter(const Options &opts) {
+  if (opts.base.empty())
+    return error("--adapter needs --base MODEL.afmb (the model it adapts)");
+  if (opts.config.empty() == opts.model.empty() || !opts.input.empty() ||
+      !opts.onnx.empty())
+    return error("--adapter needs the base's config: exactly one of "
+                 "--config FILE or --model DIR");
+  ModelConfig config;
+  if (!opts.model.empty()) {
+    auto folder = loadHFModelFolder(opts.model, HFLoadOptions());
+    if (!folder)
+      return error(llvm::toString(folder.takeError()));
+    config = folder->config;
+  } else {
+    auto parsed = loadModelConfig(opts.config);
+    if (!parsed)
+      return error(llvm::toString(parsed.takeError()));
+    config = *parsed;
+  }
+  auto output = ReplacingOutput::open(opts.output);
+  if (!output)
+    return error(llvm::toString(output.takeError()));
+  auto summary =
+      writeAdapterPackage((*output)->os(), opts.adapter, opts.base, config);
+  if (!summary)
+    return error(llvm::toString(summary.takeError()));
+  if (llvm::Error err = (*output)->commit())
+    return error(llvm::toString(std::move(err)));
+  if (opts.report)
+    (opts.output == "-" ? llvm::errs() : llvm::outs()) << llvm::formatv(
+        "adapter: rank {0} in rank-{1} slots, {2} projections, {3} bytes of "
+        "factors, base identity {4:x16}\n",
+        summary->rank, summary->slotRank, summary->projections,
+        summary->factorBytes, summary->baseIdentity);
+  return 0;
 }
 
 int mlir::afm::runCompileDriver(int argc, char **argv) {
@@ -429,22 +493,29 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
       "  afm-compile --config config.json --weights model.safetensors "
       "-o model.afmb --target x86-64-v3\n"
       "  afm-compile model.mlir --weights model.safetensors -o model.afmb\n"
-      "  afm-compile --onnx decoder.onnx -o model.afmb\n");
+      "  afm-compile --onnx decoder.onnx -o model.afmb\n"
+      "  afm-compile --adapter peft-adapter/ --base model.afmb --config "
+      "config.json -o adapter.afma\n");
   if (opts.listTargets) {
     printTargets(llvm::outs());
     return 0;
   }
+  if (!opts.adapter.empty())
+    return compileAdapter(opts);
+  if (!opts.base.empty())
+    return error("--base goes with --adapter");
   if (opts.config.empty() + opts.input.empty() + opts.onnx.empty() +
           opts.model.empty() !=
       3)
     return error("give exactly one of --model DIR, --config FILE, --onnx FILE "
                  "or an input .mlir file");
   if ((opts.verifyTokens.getNumOccurrences() ||
-       opts.draftLayers.getNumOccurrences()) &&
+       opts.draftLayers.getNumOccurrences() ||
+       opts.adapterRank.getNumOccurrences()) &&
       (!opts.onnx.empty() || !opts.input.empty()))
-    return error("--verify-tokens and --draft-layers go with --model or "
-                 "--config (an ONNX graph or an IR file brings its own "
-                 "entry points)");
+    return error("--verify-tokens, --draft-layers and --adapter-rank go with "
+                 "--model or --config (an ONNX graph or an IR file brings "
+                 "its own entry points)");
   if (opts.draftLayers.getNumOccurrences() && opts.draftLayers < 1)
     return error("--draft-layers must be at least 1");
   if (!opts.bindDims.empty() && opts.onnx.empty())
@@ -487,7 +558,7 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
       importOptions.prefillChunk = opts.prefillChunk;
     importOptions.verifyTokens = opts.verifyTokens;
     importOptions.draftLayers = opts.draftLayers;
-  importOptions.draftLayers = opts.draftLayers;
+    importOptions.adapterRank = opts.adapterRank;
     auto imported = importModelFiles(&context, opts.config, importOptions);
     if (!imported)
       return error(llvm::toString(imported.takeError()));

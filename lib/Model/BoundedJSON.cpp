@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 using namespace mlir::afm;
 
@@ -88,4 +89,37 @@ mlir::afm::parseTopLevelObject(llvm::StringRef json, llvm::StringRef fileName) {
     return llvm::createStringError(fileName + ": key '" + *key +
                                    "' is given twice");
   return std::move(*object);
+}
+
+llvm::Error mlir::afm::JSONKeyReader::keyError(llvm::StringRef key,
+                                               const llvm::Twine &message) const {
+  return llvm::createStringError(
+      llvm::formatv("{0}: key '{1}': {2}", fileName, key, message.str())
+          .str());
+}
+
+std::optional<std::vector<int64_t>>
+mlir::afm::indexOrIndexList(const llvm::json::Value &value) {
+  if (std::optional<int64_t> i = value.getAsInteger())
+    return *i < 0 ? std::nullopt
+                  : std::optional<std::vector<int64_t>>({*i});
+  const llvm::json::Array *list = value.getAsArray();
+  if (!list)
+    return std::nullopt;
+  std::vector<int64_t> indices;
+  for (const llvm::json::Value &entry : *list) {
+    std::optional<int64_t> i = entry.getAsInteger();
+    if (!i || *i < 0)
+      return std::nullopt;
+    indices.push_back(*i);
+  }
+  return indices;
+}
+
+llvm::Expected<std::string> mlir::afm::readConfigText(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return llvm::createStringError(path + ": cannot read: " +
+                                   buffer.getError().message());
+  return (*buffer)->getBuffer().str();
 }

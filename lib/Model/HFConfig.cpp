@@ -132,22 +132,9 @@ constexpr std::pair<const char *, Family> kFamilies[] = {
 /// Sizes fit in int32, as for afm's own config.json.
 constexpr int64_t kMaxSize = std::numeric_limits<int32_t>::max();
 
-class HFReader {
+class HFReader : public JSONKeyReader {
 public:
-  HFReader(const json::Object &object, StringRef fileName)
-      : object(object), fileName(fileName) {}
-
-  Error keyError(StringRef key, const llvm::Twine &message) const {
-    return llvm::createStringError(
-        llvm::formatv("{0}: key '{1}': {2}", fileName, key, message.str())
-            .str());
-  }
-
-  const json::Value *get(StringRef key) const { return object.get(key); }
-  bool isNull(StringRef key) const {
-    const json::Value *v = get(key);
-    return v && v->kind() == json::Value::Null;
-  }
+  using JSONKeyReader::JSONKeyReader;
 
   /// An integer in [min, kMaxSize]; `out` keeps its value when the key is
   /// absent (or null, if `nullable`).
@@ -212,12 +199,6 @@ public:
   static std::string describe(const json::Value &value) {
     return describeJSON(value);
   }
-
-  StringRef file() const { return fileName; }
-
-private:
-  const json::Object &object;
-  StringRef fileName;
 };
 
 /// Checks the types of the irrelevant keys that have one, so that a
@@ -546,14 +527,6 @@ Error readHonouredKeys(const HFReader &reader, Family family,
   return readAttentionLayout(reader, family, config);
 }
 
-Expected<std::string> readText(StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buffer)
-    return llvm::createStringError(path + ": cannot read: " +
-                                   buffer.getError().message());
-  return (*buffer)->getBuffer().str();
-}
-
 } // namespace
 
 Expected<HFConfig> mlir::afm::parseHFConfig(StringRef json,
@@ -624,26 +597,13 @@ mlir::afm::parseHFGenerationConfig(StringRef json, StringRef fileName) {
   }
   if (const json::Value *eos = reader.get("eos_token_id");
       eos && eos->kind() != json::Value::Null) {
-    auto bad = [&] {
+    std::optional<std::vector<int64_t>> ids = indexOrIndexList(*eos);
+    if (!ids)
       return reader.keyError("eos_token_id",
                              "expected a token id, a list of them or null, "
                              "got " +
                                  HFReader::describe(*eos));
-    };
-    if (std::optional<int64_t> id = eos->getAsInteger()) {
-      if (*id < 0)
-        return bad();
-      result.eosTokenIds.push_back(*id);
-    } else if (const json::Array *list = eos->getAsArray()) {
-      for (const json::Value &entry : *list) {
-        std::optional<int64_t> id = entry.getAsInteger();
-        if (!id || *id < 0)
-          return bad();
-        result.eosTokenIds.push_back(*id);
-      }
-    } else {
-      return bad();
-    }
+    result.eosTokenIds = std::move(*ids);
   }
   return result;
 }
@@ -711,7 +671,7 @@ mlir::afm::loadHFModelFolder(StringRef dir, const HFLoadOptions &options) {
   HFModelFolder folder;
   folder.path = dir.str();
   std::string configPath = inFolder("config.json");
-  Expected<std::string> text = readText(configPath);
+  Expected<std::string> text = readConfigText(configPath);
   if (!text)
     return text.takeError();
   Expected<HFConfig> hf = parseHFConfig(*text, configPath);
@@ -754,7 +714,7 @@ mlir::afm::loadHFModelFolder(StringRef dir, const HFLoadOptions &options) {
     std::string file = inFolder(name);
     if (!llvm::sys::fs::exists(file))
       return Error::success();
-    Expected<std::string> text = readText(file);
+    Expected<std::string> text = readConfigText(file);
     if (!text)
       return text.takeError();
     auto result = parse(*text, file);

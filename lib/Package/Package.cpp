@@ -187,6 +187,8 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
   info->set_hidden_size(model.getHiddenSize());
   info->set_num_layers(model.getNumLayers());
   info->set_context_length(model.getContextLength());
+  if (IntegerAttr tracks = afmAttrs.getTrackCountAttrHelper().getAttr(lowered))
+    info->set_num_tracks(tracks.getInt());
 
   auto *prefill = manifest.add_entry_points();
   prefill->set_kind(::afm::manifest::EntryPoint::PREFILL);
@@ -340,6 +342,23 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
     if (slot.getScalesBytes()) {
       buffer->set_scales_offset(slot.getScalesOffset());
       buffer->set_scales_bytes(slot.getScalesBytes());
+    }
+  }
+
+  // Run-time adapter slots (afm-bind-entry-abi placed them after the caches).
+  if (ArrayAttr adapters =
+          afmAttrs.getAdapterLayoutAttrHelper().getAttr(lowered)) {
+    auto *layout = manifest.mutable_adapters();
+    for (auto slot : adapters.getAsRange<AdapterSlotAttr>()) {
+      auto *out = layout->add_slots();
+      out->set_name(slot.getName().str());
+      out->set_offset(slot.getOffset());
+      out->set_bytes(slot.getBytes());
+      out->set_rows(slot.getRows());
+      out->set_cols(slot.getCols());
+      // Factor a is [rank, in]: every slot has the same rank.
+      if (slot.getName().ends_with(".lora_a"))
+        layout->set_rank(slot.getRows());
     }
   }
 

@@ -15,14 +15,23 @@
 // of K and V (computed in f32) as int8 codes and a scale, and attention
 // reads them dequantized, the current position's included.
 //
+// A runtime LoRA adapter (applyAdapter) on q/k/v/o, W' = W + B A with B
+// scaled: with f32 activations merged into the f32 weights (each element
+// W + sum_k B[o,k] A[k,i] in double, rounded to f32 once); with int8
+// activations kept as a separate term of the unrounded input,
+// q = linear(round_int8(x), W) + (x A^T) B^T, as the compiled model's
+// adapter slots compute it (docs/semantics.md section 4.1).
+//
 //===----------------------------------------------------------------------===//
 
 #include "afm/Reference/ReferenceModel.h"
 
 #include "afm/Compress/KVQuant.h"
 #include "afm/Model/ModelWeights.h"
+#include "afm/Model/PEFTAdapter.h"
 #include "afm/Reference/ReferenceOps.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cassert>
@@ -163,6 +172,77 @@ ReferenceModel::create(const ModelConfig &config, const WeightSource &weights,
   return std::move(model);
 }
 
+llvm::Error ReferenceModel::applyAdapter(const LoRAAdapter &adapter) {
+  if (adapted)
+    return llvm::createStringError("an adapter is already applied to the "
+                                   "reference model");
+  // The projections an adapter may name, with their adapter slots.
+  struct Slot {
+    std::vector<float> *weight;
+    AdapterTerm *term;
+    int64_t outFeatures, inFeatures;
+  };
+  llvm::StringMap<Slot> slots;
+  int64_t d = cfg.hiddenSize, hd = cfg.headDim, tracks = trackCount(cfg);
+  int64_t qWidth = cfg.numAttentionHeads / tracks * hd;
+  int64_t kvWidth = cfg.numKeyValueHeads / tracks * hd;
+  for (int64_t t = 0; t < tracks; ++t)
+    for (int64_t i = 0; i < cfg.numHiddenLayers; ++i) {
+      LayerTensorNames names = cfg.architecture == Architecture::PTMoE
+                                   ? trackLayerTensorNames(t, i)
+                                   : layerTensorNames(i);
+      LayerWeights &w = layers[kvCacheIndex(cfg, t, i)];
+      slots[names.qProj] = {&w.qProj, &w.qAdapter, qWidth, d};
+      if (!isBlock2Layer(cfg, i)) {
+        slots[names.kProj] = {&w.kProj, &w.kAdapter, kvWidth, d};
+        slots[names.vProj] = {&w.vProj, &w.vAdapter, kvWidth, d};
+      }
+      slots[names.oProj] = {&w.oProj, &w.oAdapter, d, qWidth};
+    }
+  // Every pair is checked before anything changes.
+  int64_t r = adapter.rank;
+  llvm::StringMap<bool> seen;
+  for (const LoRATensorPair &pair : adapter.pairs) {
+    auto it = slots.find(pair.weightName);
+    if (it == slots.end())
+      return llvm::createStringError(
+          "adapter: '" + pair.weightName +
+          "' is not an attention projection (q/k/v/o) of this model");
+    if (!seen.try_emplace(pair.weightName, true).second)
+      return llvm::createStringError("adapter: '" + pair.weightName +
+                                     "' is adapted twice");
+    const Slot &slot = it->second;
+    if (pair.outFeatures != slot.outFeatures ||
+        pair.inFeatures != slot.inFeatures ||
+        int64_t(pair.a.size()) != r * pair.inFeatures ||
+        int64_t(pair.b.size()) != pair.outFeatures * r ||
+        int64_t(slot.weight->size()) != slot.outFeatures * slot.inFeatures)
+      return llvm::createStringError(llvm::formatv(
+          "adapter: '{0}' is [{1}, {2}] with rank {3} and {4} + {5} "
+          "values, but the weight is [{6}, {7}]",
+          pair.weightName, pair.outFeatures, pair.inFeatures, r,
+          pair.a.size(), pair.b.size(), slot.outFeatures, slot.inFeatures));
+  }
+  for (const LoRATensorPair &pair : adapter.pairs) {
+    const Slot &slot = slots.find(pair.weightName)->second;
+    if (cfg.int8Activations) {
+      *slot.term = {pair.a, pair.b};
+      continue;
+    }
+    std::vector<float> &weight = *slot.weight;
+    int64_t in = pair.inFeatures;
+    for (int64_t o = 0; o < pair.outFeatures; ++o)
+      for (int64_t i = 0; i < in; ++i) {
+        double sum = weight[o * in + i];
+        for (int64_t k = 0; k < r; ++k)
+          sum += double(pair.b[o * r + k]) * double(pair.a[k * in + i]);
+        weight[o * in + i] = static_cast<float>(sum);
+      }
+  }
+  adapted = true;
+  return llvm::Error::success();
+}
+
 void ReferenceModel::CachedRows::append(ArrayRef<float> row) {
   if (!int8) {
     floats.insert(floats.end(), row.begin(), row.end());
@@ -279,7 +359,7 @@ std::vector<float> ReferenceModel::attentionBlock(int64_t track,
   bool rope = usesRope(cfg, layer);
   const std::vector<double> &invFreq =
       isLocalLayer(cfg, layer) ? ropeInvFreqLocal : ropeInvFreq;
-  std::vector<float> q = projectWithBias(x, w.qProj, w.qBias);
+  std::vector<float> q = projectWithBias(x, w.qProj, w.qBias, w.qAdapter);
   normalizeHeads(q, w.qNorm);
   if (rope)
     for (int64_t h = 0; h < shape.numHeads; ++h)
@@ -294,8 +374,8 @@ std::vector<float> ReferenceModel::attentionBlock(int64_t track,
       llvm::copy(roundToInt8Activations(head), head.begin());
     }
   if (!isBlock2Layer(cfg, layer)) {
-    std::vector<float> k = projectWithBias(x, w.kProj, w.kBias);
-    std::vector<float> v = projectWithBias(x, w.vProj, w.vBias);
+    std::vector<float> k = projectWithBias(x, w.kProj, w.kBias, w.kAdapter);
+    std::vector<float> v = projectWithBias(x, w.vProj, w.vBias, w.vAdapter);
     normalizeHeads(k, w.kNorm);
     if (rope)
       for (int64_t g = 0; g < shape.numKVHeads; ++g)
@@ -316,13 +396,16 @@ std::vector<float> ReferenceModel::attentionBlock(int64_t track,
   std::vector<float> attended =
       attention(q, cache.keys.read(), cache.values.read(), shape,
                 firstVisiblePosition(pos, window), cfg.attentionScale);
-  return projectWithBias(attended, w.oProj, w.oBias);
+  return projectWithBias(attended, w.oProj, w.oBias, w.oAdapter);
 }
 
-std::vector<float> ReferenceModel::projectWithBias(ArrayRef<float> x,
-                                                   ArrayRef<float> weight,
-                                                   ArrayRef<float> bias) const {
+std::vector<float>
+ReferenceModel::projectWithBias(ArrayRef<float> x, ArrayRef<float> weight,
+                                ArrayRef<float> bias,
+                                const AdapterTerm &adapter) const {
   std::vector<float> y = project(x, weight);
+  if (!adapter.a.empty())
+    addInPlace(y, linear(linear(x, adapter.a), adapter.b));
   if (!bias.empty())
     addInPlace(y, bias);
   return y;

@@ -32,6 +32,13 @@ static llvm::cl::opt<int64_t> verifyTokens(
                    "(--import-afm-config; as afm-compile --verify-tokens)"),
     llvm::cl::init(0), llvm::cl::cat(importCategory));
 
+static llvm::cl::opt<int64_t> adapterRank(
+    "afm-adapter-rank",
+    llvm::cl::desc("Give every attention projection a run-time LoRA adapter "
+                   "slot of rank R (--import-afm-config; as afm-compile "
+                   "--adapter-rank)"),
+    llvm::cl::init(0), llvm::cl::cat(importCategory));
+
 void afm::registerConfigImportTranslation() {
   TranslateToMLIRRegistration registration(
       "import-afm-config",
@@ -46,6 +53,7 @@ void afm::registerConfigImportTranslation() {
         if (prefillChunk.getNumOccurrences())
           options.prefillChunk = prefillChunk;
         options.verifyTokens = verifyTokens;
+        options.adapterRank = adapterRank;
         auto module = importModelJSON(context, input->getBuffer(),
                                       input->getBufferIdentifier(), options);
         if (!module) {

@@ -186,13 +186,48 @@ struct AFMExportModelFactsPass
     });
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     Type i64 = b.getI64Type();
+    exportTable(b, module.getLoc(), AFM_MODEL_FACTS_SYMBOL, facts);
+    if (failed(exportAdapterSlots(module, b, p->arenaBytes)))
+      return signalPassFailure();
+    // The tracks per PT-MoE block, as afm-lower-tracks counted them.
+    if (IntegerAttr tracks = afmAttrs.getTrackCountAttrHelper().getAttr(module))
+      LLVM::GlobalOp::create(b, module.getLoc(), i64, /*isConstant=*/true,
+                             LLVM::Linkage::External, AFM_TRACK_COUNT_SYMBOL,
+                             b.getI64IntegerAttr(tracks.getInt()));
+  }
+
+  /// `afm_adapter_slots` (kernel_abi.h) from `afm.adapter_layout`, which
+  /// afm-bind-entry-abi wrote with the views the code reads: each slot
+  /// inside the arena.
+  static LogicalResult exportAdapterSlots(ModuleOp module, OpBuilder &b,
+                                          int64_t arenaBytes) {
+    ArrayAttr layout =
+        contracts(module).getAdapterLayoutAttrHelper().getAttr(module);
+    if (!layout || layout.empty())
+      return success();
+    SmallVector<int64_t> table = {int64_t(layout.size())};
+    for (auto slot : layout.getAsRange<AdapterSlotAttr>()) {
+      int64_t end;
+      if (llvm::AddOverflow(slot.getOffset(), slot.getBytes(), end) ||
+          end > arenaBytes)
+        return module.emitError("afm.adapter_layout entry ")
+               << slot << " does not lie in the " << arenaBytes
+               << "-byte arena";
+      table.append({slot.getOffset(), slot.getRows(), slot.getCols()});
+    }
+    exportTable(b, module.getLoc(), AFM_ADAPTER_SLOTS_SYMBOL, table);
+    return success();
+  }
+
+  /// The exported constant `name`: a u64 array of `values`.
+  static void exportTable(OpBuilder &b, Location loc, StringRef name,
+                          ArrayRef<int64_t> values) {
+    Type i64 = b.getI64Type();
     auto value = DenseElementsAttr::get(
-        RankedTensorType::get({int64_t(facts.size())}, i64),
-        ArrayRef<int64_t>(facts));
-    LLVM::GlobalOp::create(b, module.getLoc(),
-                           LLVM::LLVMArrayType::get(i64, facts.size()),
-                           /*isConstant=*/true, LLVM::Linkage::External,
-                           AFM_MODEL_FACTS_SYMBOL, value);
+        RankedTensorType::get({int64_t(values.size())}, i64), values);
+    LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(i64, values.size()),
+                           /*isConstant=*/true, LLVM::Linkage::External, name,
+                           value);
   }
 
   /// A module size attribute (when present) equals `expected`.

@@ -206,8 +206,10 @@ collectBuffers(Block &body,
 /// a time: an scf.forall over [0, n) of one dimension whose body switches
 /// (scf.index_switch) on its induction variable, with distinct case values
 /// in [0, n); the default region too when it is left exactly one value
-/// (TracksToForall gives the last track the default region). Empty for
-/// any other op.
+/// (TracksToForall gives the last track the default region). The switch
+/// may sit in the then-block of an scf.if (tracks split between
+/// processes: the if runs the switch only for this process's tracks).
+/// Empty for any other op.
 SmallVector<Block *> trackCases(Operation *op) {
   auto forall = dyn_cast<scf::ForallOp>(op);
   if (!forall || forall.getRank() != 1 || forall.getNumResults() != 0)
@@ -217,10 +219,18 @@ SmallVector<Block *> trackCases(Operation *op) {
   std::optional<int64_t> step = getConstantIntValue(forall.getMixedStep()[0]);
   if (lower != 0 || !upper || step != 1)
     return {};
-  SmallVector<Block *> cases;
+  SmallVector<scf::IndexSwitchOp> switches;
   for (Operation &inner : forall.getBody()->without_terminator()) {
-    auto sw = dyn_cast<scf::IndexSwitchOp>(&inner);
-    if (!sw || sw.getArg() != forall.getInductionVar(0))
+    if (auto sw = dyn_cast<scf::IndexSwitchOp>(&inner))
+      switches.push_back(sw);
+    if (auto ifOp = dyn_cast<scf::IfOp>(&inner))
+      for (Operation &nested : ifOp.getThenRegion().front())
+        if (auto sw = dyn_cast<scf::IndexSwitchOp>(&nested))
+          switches.push_back(sw);
+  }
+  SmallVector<Block *> cases;
+  for (scf::IndexSwitchOp sw : switches) {
+    if (sw.getArg() != forall.getInductionVar(0))
       continue;
     llvm::DenseSet<int64_t> values;
     for (int64_t value : sw.getCases())

@@ -1,5 +1,7 @@
-//===- ParallelCallToLLVM.cpp - afm_cpu.parallel_call -> host->parallel_for ---===//
+//===- ParallelCallToLLVM.cpp - afm_cpu host calls -> afm_host_api ---------===//
 //
+// afm_cpu.parallel_call becomes host->parallel_for, afm_cpu.track_allreduce
+// host->track_allreduce.
 // Runs after conversion to the LLVM dialect, when the task is an llvm.func
 // taking bare pointers. The call's memref and index operands still come
 // through the unrealized casts the conversion left for this (unconverted)
@@ -11,6 +13,7 @@
 
 #include "dialects/afm/IR/AFMOps.h"
 #include "dialects/afm_cpu/IR/AFMCPUDialect.h"
+#include "passes/Conversion/HostAPI.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
@@ -131,16 +134,10 @@ static LogicalResult lower(afm_cpu::ParallelCallOp call, SymbolTable &symbols,
                                         ArrayRef<LLVM::GEPArg>{0, int32_t(i)});
     LLVM::StoreOp::create(b, loc, value, address);
   }
-  // afm_host_api { parallel_for, pool, num_threads }
-  auto hostType = LLVM::LLVMStructType::getLiteral(ctx, {ptr, ptr, i64});
   Value host = call.getHost();
-  auto field = [&](int32_t index) {
-    Value address = LLVM::GEPOp::create(b, loc, ptr, hostType, host,
-                                        ArrayRef<LLVM::GEPArg>{0, index});
-    return LLVM::LoadOp::create(b, loc, ptr, address).getResult();
-  };
-  Value parallelFor = field(0);
-  Value pool = field(1);
+  Value parallelFor =
+      loadHostField(b, loc, host, HostField::ParallelFor, ptr);
+  Value pool = loadHostField(b, loc, host, HostField::Pool, ptr);
   Value function = LLVM::AddressOfOp::create(b, loc, ptr,
                                              trampoline.getSymName());
   auto calleeType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
@@ -148,6 +145,31 @@ static LogicalResult lower(afm_cpu::ParallelCallOp call, SymbolTable &symbols,
   LLVM::CallOp::create(b, loc, calleeType,
                        ValueRange{parallelFor, pool, *count, function, frame});
   call.erase();
+  return success();
+}
+
+/// `host->track_allreduce(host->track_ctx, data, count)` over the
+/// buffer's elements.
+static LogicalResult lower(afm_cpu::TrackAllReduceOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto i64 = b.getI64Type();
+  FailureOr<Value> data = toLLVMValue(b, loc, op.getBuffer());
+  if (failed(data))
+    return op.emitOpError("buffer was not converted to the LLVM dialect");
+  auto type = cast<MemRefType>(op.getBuffer().getType());
+  Value count = LLVM::ConstantOp::create(
+      b, loc, i64, b.getI64IntegerAttr(type.getNumElements()));
+  Value host = op.getHost();
+  Value reduce = loadHostField(b, loc, host, HostField::TrackAllReduce, ptr);
+  Value context = loadHostField(b, loc, host, HostField::TrackContext, ptr);
+  auto calleeType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                                {ptr, ptr, i64});
+  LLVM::CallOp::create(b, loc, calleeType,
+                       ValueRange{reduce, context, *data, count});
+  op.erase();
   return success();
 }
 
@@ -162,6 +184,12 @@ struct AFMLowerParallelCallsPass
     module.walk([&](afm_cpu::ParallelCallOp call) { calls.push_back(call); });
     for (afm_cpu::ParallelCallOp call : calls)
       if (failed(lower(call, symbols, trampolines)))
+        return signalPassFailure();
+    SmallVector<afm_cpu::TrackAllReduceOp> reductions;
+    module.walk(
+        [&](afm_cpu::TrackAllReduceOp op) { reductions.push_back(op); });
+    for (afm_cpu::TrackAllReduceOp op : reductions)
+      if (failed(lower(op)))
         return signalPassFailure();
   }
 };

@@ -8,7 +8,9 @@
 // An i8 cache is two arena regions: its codes (memref<2xGxCxDxi8>) and, 64
 // bytes aligned right after them, its scales (memref<2xGxCxf32>, one per
 // token per head), which become the `scales` operand of every attention op
-// that reads the cache.
+// that reads the cache. The factors of run-time adapters (afm.adapter_weight)
+// follow the caches in the arena, each 64-byte aligned, in the order the
+// entries first use them; the runtime fills them per session.
 //
 //===----------------------------------------------------------------------===//
 
@@ -92,11 +94,18 @@ static bool hasScales(KVCacheType type) {
   return type.getElementType().isSignlessInteger(8);
 }
 
-/// The memory layout of one module's weights and caches.
+/// A factor of a run-time adapter (afm.adapter_weight): f32, per session.
+struct AdapterSlot {
+  RankedTensorType type;
+  uint64_t offset = 0;
+};
+
+/// The memory layout of one module's weights, caches and adapter slots.
 struct Layout {
   llvm::MapVector<StringRef, WeightSlot> weights;
   uint64_t weightBytes = 0;
   std::map<int64_t, CacheSlot> caches;
+  llvm::MapVector<StringRef, AdapterSlot> adapters;
   uint64_t arenaBytes = 0;
 };
 
@@ -115,6 +124,7 @@ private:
   FailureOr<EntrySignature> checkSignature(func::FuncOp func);
   LogicalResult collectWeights(func::FuncOp func);
   LogicalResult collectCaches(func::FuncOp func, const EntrySignature &sig);
+  LogicalResult collectAdapters(func::FuncOp func);
   void rewrite(func::FuncOp func, const EntrySignature &sig);
   void recordLayout();
 
@@ -249,6 +259,20 @@ LogicalResult Binder::collectCaches(func::FuncOp func,
   return success();
 }
 
+LogicalResult Binder::collectAdapters(func::FuncOp func) {
+  WalkResult result = func.walk([&](AdapterWeightOp op) {
+    auto [it, inserted] =
+        layout.adapters.try_emplace(op.getName(), AdapterSlot{op.getType()});
+    if (!inserted && it->second.type != op.getType())
+      return op.emitOpError("adapter slot '")
+                 << op.getName() << "' is used as " << op.getType()
+                 << " and as " << it->second.type,
+             WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 void Binder::rewrite(func::FuncOp func, const EntrySignature &sig) {
   MLIRContext *ctx = module.getContext();
   Location loc = func.getLoc();
@@ -305,6 +329,20 @@ void Binder::rewrite(func::FuncOp func, const EntrySignature &sig) {
       }
     }
     cache.replaceAllUsesWith(view(arena, slot.offset, type));
+  }
+
+  SmallVector<AdapterWeightOp> adapterOps;
+  func.walk([&](AdapterWeightOp op) { adapterOps.push_back(op); });
+  for (AdapterWeightOp op : adapterOps) {
+    const AdapterSlot &slot = layout.adapters.find(op.getName())->second;
+    b.setInsertionPoint(op);
+    auto type = MemRefType::get(slot.type.getShape(), b.getF32Type());
+    // Read-only to the code: only the runtime writes a session's adapter.
+    Value factor = bufferization::ToTensorOp::create(
+        b, op.getLoc(), slot.type, view(arena, slot.offset, type),
+        /*restrict=*/true, /*writable=*/false);
+    op.replaceAllUsesWith(factor);
+    op.erase();
   }
 
   SmallVector<WeightOp> weightOps;
@@ -382,6 +420,17 @@ void Binder::recordLayout() {
   afmAttrs.getKvLayoutAttrHelper().setAttr(module, b.getArrayAttr(caches));
   afmAttrs.getKvArenaBytesAttrHelper().setAttr(
       module, b.getI64IntegerAttr(layout.arenaBytes));
+  // A layout the input carried would describe slots nothing reads now.
+  afmAttrs.getAdapterLayoutAttrHelper().removeAttr(module);
+  if (layout.adapters.empty())
+    return;
+  SmallVector<Attribute> adapters;
+  for (auto &[name, slot] : layout.adapters)
+    adapters.push_back(AdapterSlotAttr::get(
+        ctx, name, slot.offset, byteSize(slot.type),
+        slot.type.getDimSize(0), slot.type.getDimSize(1)));
+  afmAttrs.getAdapterLayoutAttrHelper().setAttr(module,
+                                                b.getArrayAttr(adapters));
 }
 
 LogicalResult Binder::run() {
@@ -399,7 +448,7 @@ LogicalResult Binder::run() {
              << seen->second.getSymName() << " is one already)";
     FailureOr<EntrySignature> sig = checkSignature(func);
     if (failed(sig) || failed(collectWeights(func)) ||
-        failed(collectCaches(func, *sig)))
+        failed(collectCaches(func, *sig)) || failed(collectAdapters(func)))
       return failure();
     entries.emplace_back(func, *sig);
   }
@@ -417,6 +466,12 @@ LogicalResult Binder::run() {
                             << " at arena offset " << slot.offset << " ("
                             << slot.bytes << " bytes, " << slot.scalesBytes
                             << " bytes of scales)\n");
+  }
+  // Adapter factors after the caches: the runtime writes them when a
+  // session attaches an adapter, and again after a reset clears the arena.
+  for (auto &[name, slot] : layout.adapters) {
+    slot.offset = llvm::alignTo(layout.arenaBytes, kAlignment);
+    layout.arenaBytes = slot.offset + byteSize(slot.type);
   }
   LLVM_DEBUG(llvm::dbgs() << layout.weights.size() << " weights in "
                           << layout.weightBytes << " bytes, "

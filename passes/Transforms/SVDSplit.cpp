@@ -91,7 +91,12 @@ struct AFMSVDSplitPass : afm::impl::AFMSVDSplitPassBase<AFMSVDSplitPass> {
     if (!weight || weight.getValueAttr() ||
         !isCompressedWeight(weight.getType()))
       return success();
-    if (llvm::any_of(op->getUsers(), [](Operation *u) { return isa<LoRAOp>(u); }))
+    // Already split (a run-time adapter's afm.lora reads afm.adapter_weight
+    // factors and does not count).
+    if (llvm::any_of(op->getUsers(), [](Operation *u) {
+          auto lora = dyn_cast<LoRAOp>(u);
+          return lora && lora.getA().getDefiningOp<WeightOp>();
+        }))
       return success();
     auto [n, k] = *getWeightMatrixShape(weight.getType());
     if (r > std::min(n, k))

@@ -194,3 +194,67 @@ func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index) -> tensor<
   %r = tensor.collapse_shape %z [[0, 1]] : tensor<1x32xf32> into tensor<32xf32>
   return %r : tensor<32xf32>
 }
+
+// -----
+
+// Run-time adapter factors follow the caches in the arena, 64-byte aligned,
+// in order of first use; both entries read the same slots. The cache ends
+// at 2*2*8*16*4 = 2048; a [2, 64] at 2048 (512 bytes), b [64, 2] at 2560,
+// and the arena ends at 3072. A layout the input carried is replaced.
+// CHECK: module attributes {afm.adapter_layout = [#afm.adapter_slot<name = "q.lora_a", offset = 2048, bytes = 512, rows = 2, cols = 64>, #afm.adapter_slot<name = "q.lora_b", offset = 2560, bytes = 512, rows = 64, cols = 2>], afm.kv_arena_bytes = 3072 : i64
+// CHECK-LABEL: func.func @afm_prefill(
+// CHECK-SAME: %[[KV:[^:]*]]: memref<3072xi8>
+// CHECK-DAG: %[[AV:.*]] = memref.view %[[KV]][%c2048{{.*}}][] : memref<3072xi8> to memref<2x64xf32>
+// CHECK-DAG: %[[BV:.*]] = memref.view %[[KV]][%c2560{{.*}}][] : memref<3072xi8> to memref<64x2xf32>
+// CHECK-DAG: %[[A:.*]] = bufferization.to_tensor %[[AV]] restrict : memref<2x64xf32> to tensor<2x64xf32>
+// CHECK-DAG: %[[B:.*]] = bufferization.to_tensor %[[BV]] restrict : memref<64x2xf32> to tensor<64x2xf32>
+// CHECK: afm.lora %{{.*}}, %{{.*}}, %[[A]], %[[B]]
+// CHECK-LABEL: func.func @afm_decode(
+// CHECK: memref.view %{{.*}}[%c2048{{.*}}][] : memref<3072xi8> to memref<2x64xf32>
+module attributes {afm.adapter_layout = [#afm.adapter_slot<name = "stale.lora_a", offset = 0, bytes = 4, rows = 1, cols = 1>]} {
+func.func @prefill(%tokens: tensor<4xi32>, %count: index, %pos: index,
+                   %kv0: !afm.kv_cache<2x8x16, f32> {afm.layer = 0 : i64}) -> tensor<1x32xf32>
+    attributes {afm.entry = #afm.entry<prefill>} {
+  %table = afm.weight "embed" : tensor<32x64xf32>
+  %h = afm.embedding %table[%tokens] : tensor<32x64xf32>, tensor<4xi32> -> tensor<4x64xf32>
+  %wq = afm.weight "q" : tensor<64x64xf32>
+  %y = afm.linear %h, %wq : tensor<4x64xf32>, tensor<64x64xf32> -> tensor<4x64xf32>
+  %a = afm.adapter_weight "q.lora_a" : tensor<2x64xf32>
+  %b = afm.adapter_weight "q.lora_b" : tensor<64x2xf32>
+  %z = afm.lora %y, %h, %a, %b {alpha = 2.0 : f32} : tensor<4x64xf32>, tensor<4x64xf32>, tensor<2x64xf32>, tensor<64x2xf32>
+  %q = tensor.expand_shape %z [[0], [1, 2]] output_shape [4, 4, 16] : tensor<4x64xf32> into tensor<4x4x16xf32>
+  %k = tensor.extract_slice %q[0, 0, 0] [4, 2, 16] [1, 1, 1] : tensor<4x4x16xf32> to tensor<4x2x16xf32>
+  %o = afm.attention global %q, %k, %k into %kv0 at %pos count %count : tensor<4x4x16xf32>, tensor<4x2x16xf32>, tensor<4x2x16xf32>, !afm.kv_cache<2x8x16, f32> -> tensor<4x4x16xf32>
+  %row = tensor.extract_slice %z[0, 0] [1, 64] [1, 1] : tensor<4x64xf32> to tensor<1x64xf32>
+  %l = afm.lm_head %row, %table : tensor<1x64xf32>, tensor<32x64xf32> -> tensor<1x32xf32>
+  return %l : tensor<1x32xf32>
+}
+func.func @decode(%tokens: tensor<1xi32>, %count: index, %pos: index,
+                  %kv0: !afm.kv_cache<2x8x16, f32> {afm.layer = 0 : i64}) -> tensor<32xf32>
+    attributes {afm.entry = #afm.entry<decode>} {
+  %table = afm.weight "embed" : tensor<32x64xf32>
+  %h = afm.embedding %table[%tokens] : tensor<32x64xf32>, tensor<1xi32> -> tensor<1x64xf32>
+  %a = afm.adapter_weight "q.lora_a" : tensor<2x64xf32>
+  %b = afm.adapter_weight "q.lora_b" : tensor<64x2xf32>
+  %z = afm.lora %h, %h, %a, %b {alpha = 2.0 : f32} : tensor<1x64xf32>, tensor<1x64xf32>, tensor<2x64xf32>, tensor<64x2xf32>
+  %l = afm.lm_head %z, %table : tensor<1x64xf32>, tensor<32x64xf32> -> tensor<1x32xf32>
+  %flat = tensor.collapse_shape %l [[0, 1]] : tensor<1x32xf32> into tensor<32xf32>
+  return %flat : tensor<32xf32>
+}
+}
+
+// -----
+
+func.func @prefill(%tokens: tensor<4xi32>, %count: index, %pos: index) -> tensor<1x32xf32>
+    attributes {afm.entry = #afm.entry<prefill>} {
+  %table = afm.weight "embed" : tensor<32x64xf32>
+  %h = afm.embedding %table[%tokens] : tensor<32x64xf32>, tensor<4xi32> -> tensor<4x64xf32>
+  %a = afm.adapter_weight "q.lora_a" : tensor<2x64xf32>
+  // expected-error @+1 {{adapter slot 'q.lora_a' is used as 'tensor<4x64xf32>' and as 'tensor<2x64xf32>'}}
+  %a4 = afm.adapter_weight "q.lora_a" : tensor<4x64xf32>
+  %b = afm.adapter_weight "q.lora_b" : tensor<64x2xf32>
+  %z = afm.lora %h, %h, %a, %b {alpha = 2.0 : f32} : tensor<4x64xf32>, tensor<4x64xf32>, tensor<2x64xf32>, tensor<64x2xf32>
+  %row = tensor.extract_slice %z[0, 0] [1, 64] [1, 1] : tensor<4x64xf32> to tensor<1x64xf32>
+  %l = afm.lm_head %row, %table : tensor<1x64xf32>, tensor<32x64xf32> -> tensor<1x32xf32>
+  return %l : tensor<1x32xf32>
+}

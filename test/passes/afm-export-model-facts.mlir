@@ -6,7 +6,7 @@
 // 1024 weights bytes, 2048 arena bytes.
 
 // A model whose attributes agree with its entry types exports, as an 8 x u64
-// constant, the ABI version (2), vocab, context, prefill and decode tokens,
+// constant, the ABI version (3), vocab, context, prefill and decode tokens,
 // weights bytes, arena bytes and 0; nothing else changes. A global cache
 // holding exactly context_length positions is enough.
 // CHECK-LABEL: module attributes
@@ -17,7 +17,7 @@
 // CHECK: func.func @afm_decode(%{{.*}}: memref<1024xi8>, %{{.*}}: memref<1xi32>
 // CHECK-NEXT: return
 // CHECK-NEXT: }
-// CHECK-NEXT: llvm.mlir.global external constant @afm_compiled_facts(dense<[2, 32, 8, 4, 1, 1024, 2048, 0]> : tensor<8xi64>) {addr_space = 0 : i32} : !llvm.array<8 x i64>
+// CHECK-NEXT: llvm.mlir.global external constant @afm_compiled_facts(dense<[3, 32, 8, 4, 1, 1024, 2048, 0]> : tensor<8xi64>) {addr_space = 0 : i32} : !llvm.array<8 x i64>
 // CHECK-NEXT: }
 module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>,
                    afm.kv_arena_bytes = 2048 : i64, afm.weights_bytes = 1024 : i64,
@@ -37,7 +37,7 @@ module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, co
 // afm.weights_bytes are optional; a local cache may hold fewer positions
 // (4) than the context (8).
 // CHECK-LABEL: module attributes
-// CHECK: llvm.mlir.global external constant @afm_compiled_facts(dense<[2, 32, 8, 4, 1, 512, 256, 0]> : tensor<8xi64>)
+// CHECK: llvm.mlir.global external constant @afm_compiled_facts(dense<[3, 32, 8, 4, 1, 512, 256, 0]> : tensor<8xi64>)
 module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>,
                    afm.kv_layout = [#afm.kv_slot<layer = 0, offset = 0, bytes = 256, type = !afm.kv_cache<1x4x8, f32>, attention = local>]} {
   func.func @afm_prefill(%w: memref<16x16xf16>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2x32xf32>, %l: memref<32xf32>, %h: !llvm.ptr) {
@@ -295,7 +295,7 @@ module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, co
 // packager reads to write the manifest's VERIFY entry.
 // CHECK-LABEL: module attributes
 // CHECK-SAME: afm.verify_tokens = 3 : i64
-// CHECK: llvm.mlir.global external constant @afm_compiled_facts(dense<[2, 32, 8, 4, 1, 1024, 2048, 3]> : tensor<8xi64>)
+// CHECK: llvm.mlir.global external constant @afm_compiled_facts(dense<[3, 32, 8, 4, 1, 1024, 2048, 3]> : tensor<8xi64>)
 module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>} {
   func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
     return
@@ -323,4 +323,43 @@ module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, co
   func.func @afm_verify(%w: memref<1024xi8>, %t: memref<3xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<64xf32>, %h: !llvm.ptr) {
     return
   }
+}
+
+// -----
+
+// Run-time adapter slots: the code also exports `afm_adapter_slots`, their
+// count and each one's arena offset, rows and cols, which the runtime
+// checks the manifest's slot table against.
+// CHECK-LABEL: module attributes
+// CHECK: llvm.mlir.global external constant @afm_compiled_facts(dense<[3, 32, 8, 4, 1, 1024, 2048, 0]>
+// CHECK-NEXT: llvm.mlir.global external constant @afm_adapter_slots(dense<[2, 1024, 2, 64, 1536, 64, 2]> : tensor<7xi64>)
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>,
+                   afm.adapter_layout = [#afm.adapter_slot<name = "q.lora_a", offset = 1024, bytes = 512, rows = 2, cols = 64>, #afm.adapter_slot<name = "q.lora_b", offset = 1536, bytes = 512, rows = 64, cols = 2>]} {
+  func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
+    return
+  }
+  func.func @afm_decode(%w: memref<1024xi8>, %t: memref<1xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
+    return
+  }
+}
+
+// -----
+
+// A slot past the arena the entries address is refused: attaching an
+// adapter would write outside the session's memory.
+// expected-error @+1 {{afm.adapter_layout entry #afm.adapter_slot<name = "q.lora_b", offset = 1792, bytes = 512, rows = 64, cols = 2> does not lie in the 2048-byte arena}}
+module attributes {afm.model = #afm.model<vocab_size = 32, prefill_chunk = 4, context_length = 8>,
+                   afm.adapter_layout = [#afm.adapter_slot<name = "q.lora_b", offset = 1792, bytes = 512, rows = 64, cols = 2>]} {
+  func.func @afm_prefill(%w: memref<1024xi8>, %t: memref<4xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
+    return
+  }
+  func.func @afm_decode(%w: memref<1024xi8>, %t: memref<1xi32>, %n: index, %p: index, %kv: memref<2048xi8>, %l: memref<32xf32>, %h: !llvm.ptr) {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{bytes must be rows x cols x 4 (64x2 f32), got 500}}
+module attributes {afm.adapter_layout = [#afm.adapter_slot<name = "q.lora_b", offset = 0, bytes = 500, rows = 64, cols = 2>]} {
 }

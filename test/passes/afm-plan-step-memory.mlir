@@ -186,3 +186,45 @@ module attributes {afm.kv_arena_bytes = 64 : i64} {
     return
   }
 }
+
+// -----
+
+// Tracks split between processes: the switch sits in the then-block of the
+// scf.if that runs it for this process's tracks only (afm-lower-tracks).
+// Its cases are planned as above; the else-block allocates nothing.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: afm.scratch_bytes = 128 : i64
+// CHECK: scf.forall
+// CHECK: scf.if
+// CHECK: case 0 {
+// CHECK: memref.view %{{.*}}[%c128{{.*}}][] : memref<256xi8> to memref<16xf32>
+// CHECK: default {
+// CHECK: memref.view %{{.*}}[%c192{{.*}}][] : memref<256xi8> to memref<16xf32>
+// CHECK-NOT: memref.alloc()
+module attributes {afm.kv_arena_bytes = 100 : i64} {
+  func.func @afm_decode(%w: memref<16xi8>, %t: memref<1xi32>, %n: index, %p: index, %arena: memref<100xi8>, %out: memref<2x16xf32>) attributes {afm.entry = #afm.entry<decode>} {
+    %zero = arith.constant 0.0 : f32
+    scf.forall (%track) in (2) {
+      %slice = memref.subview %out[%track, 0] [1, 16] [1, 1] : memref<2x16xf32> to memref<16xf32, strided<[1], offset: ?>>
+      %owned = arith.cmpi slt, %track, %n : index
+      scf.if %owned {
+        scf.index_switch %track
+        case 0 {
+          %t0 = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+          linalg.fill ins(%zero : f32) outs(%t0 : memref<16xf32>)
+          memref.copy %t0, %slice : memref<16xf32> to memref<16xf32, strided<[1], offset: ?>>
+          scf.yield
+        }
+        default {
+          %t1 = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+          linalg.fill ins(%zero : f32) outs(%t1 : memref<16xf32>)
+          memref.copy %t1, %slice : memref<16xf32> to memref<16xf32, strided<[1], offset: ?>>
+          scf.yield
+        }
+      } else {
+        linalg.fill ins(%zero : f32) outs(%slice : memref<16xf32, strided<[1], offset: ?>>)
+      }
+    }
+    return
+  }
+}

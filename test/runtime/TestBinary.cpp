@@ -38,8 +38,10 @@ afm_model_facts makeFakeFacts(const FakeModelOptions &o) {
   return facts;
 }
 
-std::vector<uint8_t> withFacts(ArrayRef<uint8_t> code,
-                               const afm_model_facts &facts) {
+/// `code` with the bytes of the exported data symbol `name` overwritten by
+/// `bytes` (unchanged when the library is not ELF64 or lacks the symbol).
+static std::vector<uint8_t> patchSymbol(ArrayRef<uint8_t> code, StringRef name,
+                                        ArrayRef<uint8_t> bytes) {
   std::vector<uint8_t> out(code.begin(), code.end());
   Expected<object::ELF64LEFile> elf = object::ELF64LEFile::create(
       StringRef(reinterpret_cast<const char *>(code.data()), code.size()));
@@ -63,25 +65,46 @@ std::vector<uint8_t> withFacts(ArrayRef<uint8_t> code,
       return out;
     }
     for (const object::ELF64LE::Sym &symbol : *symbols) {
-      Expected<StringRef> name = symbol.getName(*strings);
-      if (!name || *name != AFM_MODEL_FACTS_SYMBOL) {
-        consumeError(name.takeError());
+      Expected<StringRef> symbolName = symbol.getName(*strings);
+      if (!symbolName || *symbolName != name) {
+        consumeError(symbolName.takeError());
         continue;
       }
       // The file offset of the symbol's address: through its section.
       for (const object::ELF64LE::Shdr &holder : *sections) {
         uint64_t address = symbol.st_value;
         if (holder.sh_type == ELF::SHT_NOBITS || address < holder.sh_addr ||
-            address + sizeof(facts) > holder.sh_addr + holder.sh_size)
+            address + bytes.size() > holder.sh_addr + holder.sh_size)
           continue;
         uint64_t offset = holder.sh_offset + (address - holder.sh_addr);
-        if (offset + sizeof(facts) <= out.size())
-          std::memcpy(&out[offset], &facts, sizeof(facts));
+        if (offset + bytes.size() <= out.size())
+          std::memcpy(&out[offset], bytes.data(), bytes.size());
         return out;
       }
     }
   }
   return out;
+}
+
+std::vector<uint8_t> withFacts(ArrayRef<uint8_t> code,
+                               const afm_model_facts &facts) {
+  return patchSymbol(code, AFM_MODEL_FACTS_SYMBOL,
+                     ArrayRef(reinterpret_cast<const uint8_t *>(&facts),
+                              sizeof(facts)));
+}
+
+std::vector<uint8_t> withTrackCount(ArrayRef<uint8_t> code, uint64_t tracks) {
+  return patchSymbol(code, AFM_TRACK_COUNT_SYMBOL,
+                     ArrayRef(reinterpret_cast<const uint8_t *>(&tracks),
+                              sizeof(tracks)));
+}
+
+std::vector<uint8_t> withAdapterSlots(ArrayRef<uint8_t> code,
+                                      ArrayRef<uint64_t> table) {
+  assert(table.size() <= kFakeAdapterSlotWords && "table too large");
+  return patchSymbol(code, AFM_ADAPTER_SLOTS_SYMBOL,
+                     ArrayRef(reinterpret_cast<const uint8_t *>(table.data()),
+                              table.size() * sizeof(uint64_t)));
 }
 
 manifest::Manifest makeFakeManifest(const FakeModelOptions &o) {

@@ -74,6 +74,20 @@ afm_model_facts makeFakeFacts(const FakeModelOptions &options);
 std::vector<uint8_t> withFacts(llvm::ArrayRef<uint8_t> code,
                                const afm_model_facts &facts);
 
+/// u64 words of the fake model's `afm_adapter_slots` (kernel_abi.h): a
+/// count, then offset, rows and cols of up to 4 slots; all zero (no slots)
+/// unless patched.
+constexpr size_t kFakeAdapterSlotWords = 13;
+
+/// `code` with its afm_adapter_slots overwritten by `table`: the fake
+/// model "compiled" with those adapter slots.
+std::vector<uint8_t> withAdapterSlots(llvm::ArrayRef<uint8_t> code,
+                                      llvm::ArrayRef<uint64_t> table);
+
+/// `code` with its afm_track_count overwritten by `tracks`.
+std::vector<uint8_t> withTrackCount(llvm::ArrayRef<uint8_t> code,
+                                    uint64_t tracks);
+
 /// A whole .afmb of `manifest`, `weights` and `code`, and a tokenizer
 /// section when `tokenizer` is not empty.
 std::vector<uint8_t> packAFMB(const manifest::Manifest &manifest,

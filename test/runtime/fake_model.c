@@ -39,6 +39,18 @@
 FAKE_EXPORT const afm_model_facts afm_compiled_facts = {
     AFM_KERNEL_ABI_VERSION, 0, 0, 0, 0, 0, 0, 0};
 
+/* Adapter slots (kernel_abi.h): a count of 0 (none) unless the test packer
+ * patches in a count and up to 4 slots (withAdapterSlots). The fake math
+ * ignores them. The last word is not zero so that the array stays in the
+ * file's data (a zero one could go to .bss, which has no bytes to patch). */
+FAKE_EXPORT const uint64_t afm_adapter_slots[13] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, FAKE_MODEL_MAGIC};
+
+/* Tracks per PT-MoE block (kernel_abi.h's afm_track_count): 0, none,
+ * unless the test packer patches a count in (withTrackCount). The second
+ * word keeps the array in the file's data, as above. */
+FAKE_EXPORT const uint64_t afm_track_count[2] = {0, FAKE_MODEL_MAGIC};
+
 typedef struct config {
   uint32_t magic, vocab, context, prefill_max_tokens;
 } config;

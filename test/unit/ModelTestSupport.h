@@ -72,6 +72,14 @@ inline std::string rawSafeTensors(llvm::StringRef header,
   return bytes + header.str() + data.str();
 }
 
+/// max_i |a_i|: the scale a relative tolerance is taken against.
+inline double maxAbs(llvm::ArrayRef<float> a) {
+  double m = 0;
+  for (float x : a)
+    m = std::max(m, std::abs(double(x)));
+  return m;
+}
+
 /// The tensor called `name` in `tensors`, or null.
 inline const ExpectedTensor *
 findTensor(const std::vector<ExpectedTensor> &tensors, llvm::StringRef name) {

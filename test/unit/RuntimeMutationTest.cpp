@@ -32,7 +32,8 @@ std::vector<int32_t> runOnce(const std::string &path) {
   afm_model *model = nullptr;
   afm_session *session = nullptr;
   std::vector<int32_t> tokens;
-  afm_session_options options = {1};
+  afm_session_options options = {};
+  options.num_threads = 1;
   const int32_t prompt[3] = {1, 2, 3};
   int32_t token = 0;
   bool ok = afm_model_load(path.c_str(), 0, &model) == AFM_OK &&

@@ -268,7 +268,8 @@ TEST_F(RuntimeSession, RejectsBadArguments) {
                    "`session` is NULL");
 
   afm_session *session = nullptr;
-  afm_session_options options = {-1};
+  afm_session_options options = {};
+  options.num_threads = -1;
   EXPECT_AFM_ERROR(afm_session_create(loaded.model, &options, &session),
                    AFM_ERR_ARGUMENT, "num_threads is -1");
   EXPECT_EQ(session, nullptr);

@@ -56,7 +56,8 @@ afm_status RuntimeTest::load(const std::vector<uint8_t> &bytes, Loaded *loaded,
 void RuntimeTest::open(const std::vector<uint8_t> &bytes, Loaded &loaded,
                        int32_t threads, const std::string &name) {
   ASSERT_EQ(load(bytes, &loaded, 0, name), AFM_OK) << afm_last_error();
-  afm_session_options options = {threads};
+  afm_session_options options = {};
+  options.num_threads = threads;
   ASSERT_EQ(afm_session_create(loaded.model, &options, &loaded.session), AFM_OK)
       << afm_last_error();
 }

@@ -43,7 +43,9 @@ class RecordingHost {
 public:
   explicit RecordingHost(int32_t threads) {
     EXPECT_EQ(afm_thread_pool_create(threads, &pool), AFM_OK);
-    api = {parallelFor, this, afm_thread_pool_size(pool)};
+    api = {parallelFor, this, afm_thread_pool_size(pool),
+           /*track_begin=*/0, /*track_end=*/INT64_MAX,
+           afm_track_allreduce_local, /*track_ctx=*/nullptr};
   }
   ~RecordingHost() { afm_thread_pool_free(pool); }
 

@@ -477,7 +477,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     expectMessage("afm_model_load");
     return 0;
   }
-  afm_session_options options = {1};
+  afm_session_options options = {};
+  options.num_threads = 1;
   afm_session *session = nullptr;
   if (afm_session_create(model, &options, &session) != AFM_OK) {
     expectMessage("afm_session_create");

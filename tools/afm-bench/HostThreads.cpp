@@ -15,8 +15,13 @@ HostThreads::create(int threads) {
     return llvm::createStringError(llvm::Twine("cannot start ") +
                                    llvm::Twine(threads) +
                                    " threads: " + afm_last_error());
-  result->host = {parallelFor, result.get(),
-                  afm_thread_pool_size(result->pool)};
+  result->host = {parallelFor,
+                  result.get(),
+                  afm_thread_pool_size(result->pool),
+                  /*track_begin=*/0,
+                  /*track_end=*/INT64_MAX,
+                  afm_track_allreduce_local,
+                  /*track_ctx=*/nullptr};
   return std::move(result);
 }
 

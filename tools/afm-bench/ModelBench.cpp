@@ -22,7 +22,8 @@ llvm::Expected<ModelResult> afm_bench::runModel(const std::string &path,
   afm_model *model = nullptr;
   if (afm_model_load(path.c_str(), 0, &model) != AFM_OK)
     return runtimeError("cannot load '" + path + "'");
-  afm_session_options options{threads};
+  afm_session_options options = {};
+  options.num_threads = threads;
   afm_session *session = nullptr;
   if (afm_session_create(model, &options, &session) != AFM_OK) {
     afm_model_free(model);

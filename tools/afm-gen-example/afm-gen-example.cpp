@@ -2,13 +2,16 @@
 //
 // Writes config.json and model.safetensors for a preset (or any supported
 // config) with reproducible random weights: the same flags give the same
-// bytes on every machine.
+// bytes on every machine. With --adapter-rank it writes a LoRA adapter for
+// that model instead, as a PEFT folder (adapter_config.json and
+// adapter_model.safetensors), also reproducibly.
 //
 //===----------------------------------------------------------------------===//
 
 #include "afm/TestModels/ExampleModel.h"
 #include "afm/TestModels/HFExampleModel.h"
 #include "afm/Model/ModelWeights.h"
+#include "afm/Model/PEFTAdapter.h"
 #include "afm/Support/Progress.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -73,6 +76,29 @@ static cl::opt<bool> configOnly(
     "config-only",
     cl::desc("Write config.json only and print the parameter count and the "
              "size of the F32 weights"),
+    cl::cat(category));
+
+static cl::opt<int64_t> adapterRank(
+    "adapter-rank",
+    cl::desc("Write a random LoRA adapter of this rank (1..256) for the "
+             "model of --preset or --config instead of its weights: a PEFT "
+             "folder with adapter_config.json and adapter_model.safetensors "
+             "(F32); both factors random, the adapter's term about 20% of a "
+             "projection's output"),
+    cl::value_desc("R"), cl::cat(category));
+static cl::opt<double> adapterAlpha(
+    "adapter-alpha",
+    cl::desc("With --adapter-rank: lora_alpha (default: the rank)"),
+    cl::value_desc("A"), cl::cat(category));
+static cl::list<std::string> adapterTargets(
+    "adapter-targets",
+    cl::desc("With --adapter-rank: the projections to adapt, a subset of "
+             "q_proj,k_proj,v_proj,o_proj (default: all four)"),
+    cl::value_desc("list"), cl::CommaSeparated, cl::cat(category));
+static cl::opt<bool> adapterRslora(
+    "adapter-rslora",
+    cl::desc("With --adapter-rank: use_rslora (scale alpha / sqrt(rank) "
+             "instead of alpha / rank)"),
     cl::cat(category));
 
 static Expected<ModelConfig> chosenConfig() {
@@ -168,7 +194,8 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "afm-gen-example: write config.json and model.safetensors of an "
-      "example model with reproducible random weights\n\n"
+      "example model with reproducible random weights, or (--adapter-rank) "
+      "a LoRA adapter for it in PEFT's layout\n\n"
       "The weights are generated tensor by tensor on every core and streamed "
       "to disk, so models larger than memory can be written (the paper-size "
       "presets take 6-12 GB of F32).\n");
@@ -189,7 +216,34 @@ int main(int argc, char **argv) {
     exitOnErr(createStringError("--shards and --vocab-size go with "
                                 "--hf-family"));
 
+  bool adapter = adapterRank.getNumOccurrences() > 0;
+  if (!adapter && (adapterAlpha.getNumOccurrences() ||
+                   adapterTargets.getNumOccurrences() ||
+                   adapterRslora.getNumOccurrences()))
+    exitOnErr(createStringError("--adapter-alpha, --adapter-targets and "
+                                "--adapter-rslora go with --adapter-rank"));
+  if (adapter && (configOnly || !zeroSubstrings.empty()))
+    exitOnErr(createStringError("--adapter-rank goes without --config-only "
+                                "and --zero-tensors"));
   ModelConfig config = exitOnErr(chosenConfig());
+  if (adapter) {
+    ExampleAdapterOptions options;
+    options.rank = adapterRank;
+    options.alpha = adapterAlpha.getNumOccurrences() ? double(adapterAlpha)
+                                                     : 0.0;
+    if (adapterAlpha.getNumOccurrences() && !(adapterAlpha > 0.0))
+      exitOnErr(createStringError("--adapter-alpha must be positive"));
+    if (!adapterTargets.empty())
+      options.targets.assign(adapterTargets.begin(), adapterTargets.end());
+    options.useRslora = adapterRslora;
+    options.seed = seed;
+    options.baseModelName = presetName.empty()
+                                ? std::string(configPath)
+                                : "afm-example/" + presetName;
+    PEFTAdapterFiles files = exitOnErr(makeExampleAdapter(config, options));
+    exitOnErr(writePEFTAdapter(outDir, files));
+    return 0;
+  }
   if (sys::fs::exists(outDir) && !sys::fs::is_directory(outDir))
     exitOnErr(createStringError(outDir + ": exists and is not a directory"));
   if (std::error_code ec = sys::fs::create_directories(outDir))

@@ -5,12 +5,15 @@
 //   prefill(prompt) -> L0, t1 = argmax(L0)
 //   for k = 1..N: decode(t_k) -> L_k, t_{k+1} = argmax(L_k)
 // Prints "tokens: t1 ... t_{N+1}"; --logits-out writes L0..LN as raw
-// little-endian f32.
+// little-endian f32. --adapter applies a PEFT LoRA adapter folder to the
+// base weights first (merged with f32 activations, a separate term with
+// int8 activations; docs/semantics.md section 4.1).
 //
 //===----------------------------------------------------------------------===//
 
 #include "afm/Model/HFConfig.h"
 #include "afm/Model/ModelConfig.h"
+#include "afm/Model/PEFTAdapter.h"
 #include "afm/Model/WeightSource.h"
 #include "afm/Reference/Greedy.h"
 #include "afm/Reference/Logits.h"
@@ -61,6 +64,11 @@ static cl::opt<int64_t> draftLayers(
              "LM head), as afm-compile --draft-layers builds an early-exit "
              "draft"),
     cl::value_desc("N"), cl::init(0), cl::cat(category));
+static cl::opt<std::string> adapterDir(
+    "adapter",
+    cl::desc("Apply this LoRA adapter (a PEFT folder: adapter_config.json and "
+             "adapter_model.safetensors, on q/k/v/o_proj) to the base weights"),
+    cl::value_desc("dir"), cl::cat(category));
 static cl::opt<std::string> logitsOut(
     "logits-out",
     cl::desc("Write the logits of the N+1 steps as raw little-endian f32"),
@@ -93,11 +101,16 @@ int main(int argc, char **argv) {
   } else {
     config = exitOnErr(loadModelConfig(configPath));
   }
+  if (!adapterDir.empty() && draftLayers.getNumOccurrences())
+    exitOnErr(createStringError("--adapter does not go with --draft-layers"));
   if (draftLayers.getNumOccurrences())
     config = exitOnErr(earlyExitConfig(config, draftLayers));
   WeightSource weights = exitOnErr(WeightSource::open(weightsAt));
   ReferenceModel model = exitOnErr(ReferenceModel::create(
       config, weights, /*allowUnused=*/draftLayers.getNumOccurrences() > 0));
+  if (!adapterDir.empty())
+    exitOnErr(
+        model.applyAdapter(exitOnErr(loadPEFTAdapter(adapterDir, config))));
   std::vector<int32_t> tokens = exitOnErr(parseTokenList(prompt));
   GreedyResult result = exitOnErr(greedyDecode(model, tokens, decodeSteps));
 

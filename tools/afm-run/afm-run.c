@@ -74,6 +74,12 @@ static const char usage[] =
     "  --seed S            the generator's seed (default 0): the same seed\n"
     "                      and options give the same output\n"
     "\n"
+    "adapters:\n"
+    "  --adapter FILE      attach a LoRA adapter compiled for MODEL\n"
+    "                      (afm-compile --adapter; MODEL needs\n"
+    "                      afm-compile --adapter-rank); prints\n"
+    "                      adapter_bytes and adapter_attach_ms\n"
+    "\n"
     "speculative decoding (the output keeps the model's distribution; greedy\n"
     "output is the model's own greedy output):\n"
     "  --draft FILE        a draft .afmb with the same vocabulary (a smaller\n"
@@ -142,6 +148,7 @@ typedef struct options {
   const char *logits_out;
   const char *draft;
   long draft_tokens; /* 0: not given (4 with --draft) */
+  const char *adapter;
   bool verify_weights;
   bool profile;
   bool quiet;
@@ -252,7 +259,7 @@ static int parseArgs(int argc, char **argv, options *o) {
         "--temperature", "--top-k",  "--top-p",      "--min-p",
         "--repetition-penalty",      "--presence-penalty",
         "--seed",        "--json-schema",          "--samples",
-        "--draft",       "--draft-tokens"};
+        "--draft",       "--draft-tokens", "--adapter"};
     const char *value = NULL;
     size_t which = 0;
     for (; which < sizeof(valued) / sizeof(valued[0]); ++which) {
@@ -331,6 +338,9 @@ static int parseArgs(int argc, char **argv, options *o) {
       if (!parseLong(value, 1, 15, &o->draft_tokens))
         return fail("--draft-tokens '%s' is not a number from 1 to 15",
                     value);
+      break;
+    case 19:
+      o->adapter = value;
       break;
     default: {
       /* The sampling options that are numbers; the runtime checks their
@@ -639,6 +649,29 @@ static int runText(const options *o, afm_session *session,
   return 0;
 }
 
+/* --adapter: load it for `model` and attach it to `session`, timed (the
+ * file read and checked, then its factors copied into the session). */
+static int attachAdapter(const options *o, afm_model *model,
+                         afm_session *session) {
+  struct timespec start, end;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  afm_adapter *adapter = NULL;
+  if (afm_adapter_load(model, o->adapter, &adapter) != AFM_OK ||
+      afm_session_set_adapter(session, adapter) != AFM_OK) {
+    fail("--adapter: %s", afm_last_error());
+    afm_adapter_free(adapter);
+    return 1;
+  }
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  if (!o->quiet)
+    fprintf(stderr, "adapter_bytes: %llu\nadapter_attach_ms: %.3f\n",
+            (unsigned long long)afm_adapter_bytes(adapter),
+            (double)(end.tv_sec - start.tv_sec) * 1e3 +
+                (double)(end.tv_nsec - start.tv_nsec) * 1e-6);
+  afm_adapter_free(adapter); /* the session keeps its reference */
+  return 0;
+}
+
 static int run(const options *o) {
   afm_model *model = NULL, *draftModel = NULL;
   afm_session *session = NULL, *draft = NULL;
@@ -648,7 +681,7 @@ static int run(const options *o) {
   int32_t *tokens = calloc((size_t)o->decode + 1, sizeof(int32_t));
   int status = 1;
   double prefillSeconds = 0, decodeSeconds = 0;
-  afm_session_options sessionOptions = {(int32_t)o->threads};
+  afm_session_options sessionOptions = {.num_threads = (int32_t)o->threads};
   if (!tokens) {
     fail("out of memory");
     goto done;
@@ -659,6 +692,8 @@ static int run(const options *o) {
     failRuntime();
     goto done;
   }
+  if (o->adapter && attachAdapter(o, model, session) != 0)
+    goto done;
   if (o->draft &&
       (afm_model_load(o->draft, o->verify_weights ? AFM_LOAD_VERIFY_WEIGHTS : 0,
                       &draftModel) != AFM_OK ||

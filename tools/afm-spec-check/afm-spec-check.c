@@ -316,7 +316,7 @@ int main(int argc, char **argv) {
     return status;
   afm_model *tm = NULL, *dm = NULL;
   afm_session *target = NULL, *draft = NULL;
-  afm_session_options one = {1};
+  afm_session_options one = {.num_threads = 1};
   law l = {0};
   status = 1;
   if (afm_model_load(o.target, 0, &tm) != AFM_OK ||

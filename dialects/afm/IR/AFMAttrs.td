@@ -196,6 +196,23 @@ def AFM_KVSlotAttr : AFM_Attr<"KVSlot", "kv_slot"> {
   let genVerifyDecl = 1;
 }
 
+def AFM_AdapterSlotAttr : AFM_Attr<"AdapterSlot", "adapter_slot"> {
+  let summary = "Where one run-time adapter factor lives in the session's arena";
+  let description = [{
+    One element of the module's `afm.adapter_layout` (written by
+    `afm-bind-entry-abi`): the f32 factor `name` of shape `rows` x `cols`
+    occupies `bytes` bytes at `offset` in the arena, after the KV caches.
+  }];
+  let parameters = (ins
+    StringRefParameter<"the factor's slot name">:$name,
+    "int64_t":$offset,
+    "int64_t":$bytes,
+    "int64_t":$rows,
+    "int64_t":$cols);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def AFM_SVDFactorAttr : AFM_Attr<"SVDFactor", "svd_factor"> {
   let summary = "Marks a weight as one factor of a LoRA adapter's SVD split";
   let description = [{

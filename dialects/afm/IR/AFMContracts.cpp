@@ -99,6 +99,21 @@ LogicalResult KVSlotAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 LogicalResult
+AdapterSlotAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        StringRef name, int64_t offset, int64_t bytes,
+                        int64_t rows, int64_t cols) {
+  if (name.empty())
+    return emitError() << "adapter slot name must not be empty";
+  if (offset < 0 || rows < 1 || cols < 1)
+    return emitError() << "offset must not be negative, rows and cols must "
+                          "be positive";
+  if (bytes != rows * cols * int64_t(sizeof(float)))
+    return emitError() << "bytes must be rows x cols x 4 (" << rows << "x"
+                       << cols << " f32), got " << bytes;
+  return success();
+}
+
+LogicalResult
 SVDFactorAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       StringRef source, StringRef factor, int64_t rank,
                       FloatAttr alpha, int64_t rows, int64_t cols) {
@@ -260,10 +275,17 @@ LogicalResult AFMDialect::verifyOperationAttribute(Operation *op,
       return failure();
     return checkElements<KVSlotAttr>(op, attr);
   }
+  if (name == getAdapterLayoutAttrHelper().getName()) {
+    AFM_EXPECT(getAdapterLayoutAttrHelper, "an array of #afm.adapter_slot")
+    if (failed(onModule()))
+      return failure();
+    return checkElements<AdapterSlotAttr>(op, attr);
+  }
   if (name == getWeightsBytesAttrHelper().getName() ||
       name == getKvArenaBytesAttrHelper().getName() ||
       name == getScratchBytesAttrHelper().getName() ||
-      name == getVerifyTokensAttrHelper().getName()) {
+      name == getVerifyTokensAttrHelper().getName() ||
+      name == getTrackCountAttrHelper().getName()) {
     if (!isa<IntegerAttr>(attr.getValue()))
       return wrongType("an integer");
     if (failed(onModule()))

@@ -28,7 +28,9 @@ def AFM_Dialect : Dialect {
     entry) or carries it inline. Compressed weights have their own types:
     `!afm.q2` (2-bit balanced levels with a scale), `!afm.q4` (4-bit codes
     with group scales), `!afm.astc` (ASTC HDR blocks with a per-block f16
-    offset). KV caches are `!afm.kv_cache` values owned by the runtime.
+    offset). KV caches are `!afm.kv_cache` values owned by the runtime; the
+    factors of run-time LoRA adapters (`afm.adapter_weight`) live in the
+    session's memory too.
   }];
   // The stage contracts: attributes one stage sets on ops it does not own
   // for a later stage to read (AFMAttrs.td, "Stage contracts"). ODS
@@ -46,6 +48,8 @@ def AFM_Dialect : Dialect {
     "::mlir::IntegerAttr":$kv_arena_bytes,
     "::mlir::IntegerAttr":$scratch_bytes,
     "::mlir::IntegerAttr":$verify_tokens,
+    "::mlir::ArrayAttr":$adapter_layout,
+    "::mlir::IntegerAttr":$track_count,
     "::mlir::afm::SVDFactorAttr":$svd_factor,
     "::mlir::afm::SVDResidualAttr":$svd_residual,
     "::mlir::UnitAttr":$int8_activations,

@@ -330,6 +330,15 @@ LogicalResult LoRAOp::verify() {
   return success();
 }
 
+LogicalResult AdapterWeightOp::verify() {
+  if (getName().empty())
+    return emitOpError("adapter slot name must not be empty");
+  if (!getType().hasStaticShape())
+    return emitOpError("adapter factors must have a static shape, got ")
+           << getType();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//

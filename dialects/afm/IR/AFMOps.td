@@ -343,6 +343,31 @@ def AFM_LoRAOp : AFM_Op<"lora", [Pure, AllTypesMatch<["base", "result"]>]> {
   let hasVerifier = 1;
 }
 
+def AFM_AdapterWeightOp : AFM_Op<"adapter_weight", [Pure]> {
+  let summary = "A factor of a run-time LoRA adapter, in the session's memory";
+  let description = [{
+    Factor `a` ([r, K]) or `b` ([N, r]) of the run-time adapter slot
+    called `name` (`afm-compile --adapter-rank`). Unlike `afm.weight`, its
+    values are not part of the model: each session holds its own copy,
+    which `afm_session_set_adapter` fills from an adapter file and which
+    reads as zeros (no adapter) otherwise. `afm-bind-entry-abi` places the
+    slots in the session's arena after the KV caches and records them as
+    the module's `afm.adapter_layout`. The factors are f32; the adapter's
+    scale is folded into `b`.
+
+    Example:
+
+    ```mlir
+    %a = afm.adapter_weight "model.layers.0.self_attn.q_proj.lora_a"
+        : tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs 2DTensorOf<[F32]>:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//

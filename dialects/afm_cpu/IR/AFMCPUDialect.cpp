@@ -52,3 +52,20 @@ ParallelCallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
            << getHost().getType();
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// TrackAllReduceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TrackAllReduceOp::verify() {
+  auto buffer = cast<MemRefType>(getBuffer().getType());
+  if (!buffer.hasStaticShape() || !buffer.getLayout().isIdentity())
+    return emitOpError("buffer must be a static, contiguous memref (the host "
+                       "reduces it as one array), got ")
+           << buffer;
+  if (!isa<LLVM::LLVMPointerType>(getHost().getType()))
+    return emitOpError("host must be an !llvm.ptr to the runtime's "
+                       "afm_host_api, got ")
+           << getHost().getType();
+  return success();
+}

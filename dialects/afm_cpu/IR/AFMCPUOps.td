@@ -6,8 +6,10 @@
 // survive afm-lower-to-linalg) while these are still to come:
 //   - `afm_cpu.dot_bytes`, the int8 dot product of the kernels' bodies,
 //     lowered after vectorization (afm-lower-dot-bytes);
-//   - `afm_cpu.parallel_call`, a task run on the runtime's threads, lowered
-//     after the conversion to the LLVM dialect (afm-lower-parallel-calls).
+//   - `afm_cpu.parallel_call`, a task run on the runtime's threads, and
+//     `afm_cpu.track_allreduce`, a track block's sum completed across
+//     processes, lowered after the conversion to the LLVM dialect
+//     (afm-lower-parallel-calls).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,8 +27,9 @@ def AFMCPU_Dialect : Dialect {
   let description = [{
     Ops the afm code generator creates while lowering to a CPU target, below
     the model level of the `afm` dialect: an int8 dot product over packed
-    byte lanes, and a parallel call of an outlined task on the runtime's
-    threads. Each has one lowering pass of its own.
+    byte lanes, a parallel call of an outlined task on the runtime's
+    threads, and the reduction that completes a PT-MoE track block's sum
+    across processes. Each has one lowering pass of its own.
   }];
 }
 
@@ -93,6 +96,31 @@ def AFMCPU_ParallelCallOp : AFMCPU_Op<"parallel_call",
       (`captures` `(` $captures^ `:` type($captures) `)`)? attr-dict
       `:` type($host)
   }];
+}
+
+def AFMCPU_TrackAllReduceOp : AFMCPU_Op<"track_allreduce"> {
+  let summary = "Complete a track block's sum across the processes sharing its tracks";
+  let description = [{
+    `buffer` holds the sum of the tracks of one PT-MoE track block this
+    process computed (`afm_host_api.track_begin` to `track_end`); after the
+    op it holds the sum over every track. Lowered to one call of the
+    host's `track_allreduce` with the buffer's `f32` elements in place
+    (`include/afm/kernel_abi.h`): one reduction per track block per call
+    of an entry point. `afm-lower-tracks` emits it in entry points.
+
+    Example:
+
+    ```mlir
+    afm_cpu.track_allreduce %sum host %host : memref<1x64xf32>, !llvm.ptr
+    ```
+  }];
+  let arguments = (ins Arg<MemRefOf<[F32]>, "the partial sum, in place",
+                           [MemRead, MemWrite]>:$buffer,
+                       AnyType:$host);
+  let assemblyFormat = [{
+    $buffer `host` $host attr-dict `:` type($buffer) `,` type($host)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // AFMCPU_OPS_TD

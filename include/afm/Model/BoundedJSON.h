@@ -15,6 +15,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::afm {
 
@@ -40,6 +41,39 @@ std::string describeJSON(const llvm::json::Value &value,
 /// top-level value, and a key given twice are errors.
 llvm::Expected<llvm::json::Object> parseTopLevelObject(llvm::StringRef json,
                                                        llvm::StringRef fileName);
+
+/// The text of the file at `path` (a config to parse); the error names
+/// the path.
+llvm::Expected<std::string> readConfigText(llvm::StringRef path);
+
+/// A non-negative integer, or a list of them (generation_config.json's
+/// eos_token_id, PEFT's layers_to_transform); nullopt for anything else.
+std::optional<std::vector<int64_t>>
+indexOrIndexList(const llvm::json::Value &value);
+
+/// The keys of one JSON object read from the file `fileName`: errors name
+/// the file and the key. The readers of Hugging Face configs and PEFT
+/// adapter configs build on it.
+class JSONKeyReader {
+public:
+  JSONKeyReader(const llvm::json::Object &object, llvm::StringRef fileName)
+      : object(object), fileName(fileName) {}
+
+  llvm::Error keyError(llvm::StringRef key, const llvm::Twine &message) const;
+  const llvm::json::Value *get(llvm::StringRef key) const {
+    return object.get(key);
+  }
+  /// Whether `key` is present with the value null.
+  bool isNull(llvm::StringRef key) const {
+    const llvm::json::Value *v = get(key);
+    return v && v->kind() == llvm::json::Value::Null;
+  }
+  llvm::StringRef file() const { return fileName; }
+
+protected:
+  const llvm::json::Object &object;
+  llvm::StringRef fileName;
+};
 
 } // namespace mlir::afm
 

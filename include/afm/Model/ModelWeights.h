@@ -27,6 +27,15 @@ inline constexpr const char kFinalNormName[] = "model.norm.weight";
 /// `lm_head.weight`, [V, d]; absent when the embeddings are tied.
 inline constexpr const char kLmHeadName[] = "lm_head.weight";
 
+/// The stem of the run-time adapter slot that adapts the projection
+/// `weightName` (its name without `.weight`): the slot's factors are
+/// `<stem>.lora_a` [r, in] and `<stem>.lora_b` [out, r].
+inline std::string adapterSlotName(llvm::StringRef weightName) {
+  llvm::StringRef stem = weightName;
+  stem.consume_back(".weight");
+  return stem.str();
+}
+
 /// The tensor names a decoder layer can have. Which of them it has depends
 /// on the config (see `expectedTensors`): a Block-2 layer of afm-on-device
 /// has no `kProj` / `vProj`; an MoE layer of afm-pt-moe has the router and

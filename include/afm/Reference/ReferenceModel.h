@@ -8,6 +8,14 @@
 // (Block-2 layers attend over their source layer's cache) and afm-pt-moe
 // (tracks, track blocks, MoE layers).
 //
+// A runtime LoRA adapter (`applyAdapter`, docs/semantics.md section 4.1)
+// adapts q/k/v/o projections. With f32 activations it is merged into the
+// f32 weights, W' = W + B A (each element summed in double, then rounded to
+// f32). With int8 activations it cannot be merged, because the compiled
+// model adds its term to a product of rounded activations while the term
+// itself reads the unrounded ones: the projection is then
+// linear(roundToInt8Activations(x), W) + (x A^T) B^T, x unrounded.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef AFM_REFERENCE_REFERENCEMODEL_H
@@ -24,6 +32,8 @@
 
 namespace mlir::afm {
 
+struct LoRAAdapter;
+
 /// A model with its context: the keys and values of every position so far.
 class ReferenceModel {
 public:
@@ -38,6 +48,13 @@ public:
   static llvm::Expected<ReferenceModel> create(const ModelConfig &config,
                                                const WeightSource &weights,
                                                bool allowUnused = false);
+
+  /// Applies `adapter` (loadPEFTAdapter) to the attention projections it
+  /// names, as the header comment says. An error, leaving the model
+  /// unchanged, if a pair names a weight that is not a q/k/v/o projection
+  /// of this model, its sizes do not match the weight's, or an adapter has
+  /// already been applied.
+  llvm::Error applyAdapter(const LoRAAdapter &adapter);
 
   /// Appends `tokens` at the current position and returns the logits (V
   /// floats) of the last one. An error, leaving the context unchanged, if
@@ -65,8 +82,15 @@ private:
   /// One layer's weights. A Block-2 layer has no kProj / vProj; an MoE
   /// layer has the router and the stacked experts instead of
   /// gateProj / upProj / downProj.
+  /// The factors of a projection's adapter kept apart from its weight
+  /// (int8 activations only): `a` [r, in], `b` [out, r] already scaled.
+  struct AdapterTerm {
+    std::vector<float> a, b;
+  };
   struct LayerWeights {
     std::vector<float> inputNorm, qProj, kProj, vProj, oProj;
+    /// Empty unless an unmerged adapter adapts the projection.
+    AdapterTerm qAdapter, kAdapter, vAdapter, oAdapter;
     /// Empty unless the config has the bias or the norm.
     std::vector<float> qBias, kBias, vBias, oBias, qNorm, kNorm;
     std::vector<float> postAttentionNorm, gateProj, upProj, downProj;
@@ -124,10 +148,12 @@ private:
   /// as the compiled kernels round it.
   std::vector<float> project(llvm::ArrayRef<float> x,
                              llvm::ArrayRef<float> weight) const;
-  /// A projection of the attention block, plus `bias` when non-empty.
+  /// A projection of the attention block, plus the term of its unmerged
+  /// adapter (of the unrounded `x`) and `bias` when they are non-empty.
   std::vector<float> projectWithBias(llvm::ArrayRef<float> x,
                                      llvm::ArrayRef<float> weight,
-                                     llvm::ArrayRef<float> bias) const;
+                                     llvm::ArrayRef<float> bias,
+                                     const AdapterTerm &adapter) const;
   /// Normalizes each head vector of `heads` with `qk_norm`'s gain `norm`
   /// (nothing when `norm` is empty).
   void normalizeHeads(std::vector<float> &heads,
@@ -149,6 +175,8 @@ private:
   std::vector<LayerCache> caches;
   std::vector<std::vector<int64_t>> routed;
   int64_t pos = 0;
+  /// Whether `applyAdapter` has run.
+  bool adapted = false;
 };
 
 } // namespace mlir::afm

@@ -39,9 +39,10 @@ struct TrackLayout {
 
 class DecoderBuilder {
 public:
-  DecoderBuilder(ModuleOp module, const ModelConfig &config)
+  DecoderBuilder(ModuleOp module, const ModelConfig &config,
+                 int64_t adapterRank)
       : b(module.getContext()), config(config), loc(b.getUnknownLoc()),
-        f32(b.getF32Type()) {
+        f32(b.getF32Type()), adapterRank(adapterRank) {
     b.setInsertionPointToEnd(module.getBody());
   }
 
@@ -92,10 +93,13 @@ private:
   /// RMSNorm over the last dimension of `x` (the hidden size, or head_dim
   /// for `qk_norm`'s per-head norms).
   Value rmsNorm(Value x, StringRef weightName);
-  Value linear(Value x, StringRef weightName, int64_t outFeatures);
+  /// x W^T; with `adapted` and adapter slots, plus the run-time adapter's
+  /// low-rank term (afm.lora over two afm.adapter_weight factors).
+  Value linear(Value x, StringRef weightName, int64_t outFeatures,
+               bool adapted = false);
   /// `linear`, plus the bias vector `biasName` when `hasBias`.
   Value projection(Value x, StringRef weightName, int64_t outFeatures,
-                   bool hasBias, StringRef biasName);
+                   bool hasBias, StringRef biasName, bool adapted = false);
 
   Value splitHeads(Value x, int64_t heads);
   Value attentionBlock(Value h, const TrackLayout &track, int64_t layer);
@@ -106,6 +110,7 @@ private:
   const ModelConfig &config;
   Location loc;
   Type f32;
+  int64_t adapterRank;
   int64_t tokens = 0;
   Value count, position;
   /// Cache argument of each cache index (t * L + i).
@@ -123,16 +128,30 @@ Value DecoderBuilder::rmsNorm(Value x, StringRef weightName) {
 }
 
 Value DecoderBuilder::linear(Value x, StringRef weightName,
-                             int64_t outFeatures) {
+                             int64_t outFeatures, bool adapted) {
   int64_t in = cast<RankedTensorType>(x.getType()).getDimSize(1);
   Value w = linearWeight(weightName, outFeatures, in);
-  return LinearOp::create(b, loc, tensor({tokens, outFeatures}), x, w);
+  Value y = LinearOp::create(b, loc, tensor({tokens, outFeatures}), x, w);
+  int64_t r = adapterRank;
+  if (!adapted || r == 0)
+    return y;
+  // The adapter reads the projection's unrounded input (int8 activations
+  // round only the base product's) and carries its scale in `b`: alpha = r.
+  std::string slot = adapterSlotName(weightName);
+  auto factor = [&](StringRef which, ArrayRef<int64_t> shape) {
+    return AdapterWeightOp::create(b, loc, tensor(shape),
+                                   b.getStringAttr(slot + which));
+  };
+  Value a = factor(".lora_a", {r, in});
+  Value bFactor = factor(".lora_b", {outFeatures, r});
+  return LoRAOp::create(b, loc, y.getType(), y, x, a, bFactor,
+                        b.getF32FloatAttr(float(r)));
 }
 
 Value DecoderBuilder::projection(Value x, StringRef weightName,
                                  int64_t outFeatures, bool hasBias,
-                                 StringRef biasName) {
-  Value y = linear(x, weightName, outFeatures);
+                                 StringRef biasName, bool adapted) {
+  Value y = linear(x, weightName, outFeatures, adapted);
   if (!hasBias)
     return y;
   // The bias is added after the product rather than carried as the
@@ -160,15 +179,18 @@ Value DecoderBuilder::attentionBlock(Value h, const TrackLayout &track,
   Value normed = rmsNorm(h, n.inputNorm);
   bool bias = config.attentionBias;
   Value q = splitHeads(
-      projection(normed, n.qProj, track.heads * hd, bias, n.qBias),
+      projection(normed, n.qProj, track.heads * hd, bias, n.qBias,
+                 /*adapted=*/true),
       track.heads);
   Value k, v;
   if (ownsCache(layer)) {
     k = splitHeads(
-        projection(normed, n.kProj, track.kvHeads * hd, bias, n.kBias),
+        projection(normed, n.kProj, track.kvHeads * hd, bias, n.kBias,
+                   /*adapted=*/true),
         track.kvHeads);
     v = splitHeads(
-        projection(normed, n.vProj, track.kvHeads * hd, bias, n.vBias),
+        projection(normed, n.vProj, track.kvHeads * hd, bias, n.vBias,
+                   /*adapted=*/true),
         track.kvHeads);
   }
   if (config.qkNorm) {
@@ -212,7 +234,8 @@ Value DecoderBuilder::attentionBlock(Value h, const TrackLayout &track,
       b, loc, tensor({tokens, track.heads * hd}), attn,
       SmallVector<ReassociationIndices>{{0}, {1, 2}});
   Value out = projection(merged, n.oProj, config.hiddenSize,
-                         config.attentionOutputBias, n.oBias);
+                         config.attentionOutputBias, n.oBias,
+                         /*adapted=*/true);
   if (config.sandwichNorms)
     out = rmsNorm(out, n.postAttentionNorm);
   return arith::AddFOp::create(b, loc, h, out);
@@ -396,7 +419,7 @@ afm::importModelConfig(MLIRContext *context, const ModelConfig &config,
   if (!options.weightsPath.empty())
     afmAttrs.getWeightsFileAttrHelper().setAttr(
         *module, b.getStringAttr(options.weightsPath));
-  DecoderBuilder builder(*module, config);
+  DecoderBuilder builder(*module, config, options.adapterRank);
   builder.buildEntry(EntryKind::Prefill, chunk);
   builder.buildEntry(EntryKind::Decode, 1);
   if (options.verifyTokens > 0)
@@ -414,6 +437,11 @@ llvm::Error afm::checkConfigImportOptions(const ConfigImportOptions &options) {
         "verify tokens must be 0 (no verify entry) or 2 to " +
         std::to_string(kMaxVerifyTokens) + ", got " +
         std::to_string(options.verifyTokens));
+  if (options.adapterRank < 0 || options.adapterRank > kMaxAdapterRank)
+    return llvm::createStringError(
+        "adapter rank must be 0 (no adapter slots) to " +
+        std::to_string(kMaxAdapterRank) + ", got " +
+        std::to_string(options.adapterRank));
   return llvm::Error::success();
 }
 

@@ -29,6 +29,8 @@ int64_t defaultPrefillChunk(const ModelConfig &config);
 
 /// The most rows a verify entry may have (its logits are T x vocab floats).
 inline constexpr int64_t kMaxVerifyTokens = 16;
+/// The largest run-time adapter rank (the paper's adapters have rank 32).
+inline constexpr int64_t kMaxAdapterRank = 256;
 
 struct ConfigImportOptions {
   /// Tokens per prefill call; the runtime pads the last chunk. Absent:
@@ -42,6 +44,10 @@ struct ConfigImportOptions {
   /// Import only the first N layers (earlyExitConfig): a self-speculative
   /// draft over the same weights file; 0: every layer.
   int64_t draftLayers = 0;
+  /// Rank of the run-time LoRA adapter slots on every attention projection
+  /// (q, k, v, o): `afm.adapter_weight` factors in the session's memory,
+  /// zero until an adapter is attached; 0: none.
+  int64_t adapterRank = 0;
   /// Recorded on the module as `afm.weights_file` for the packager.
   std::string weightsPath;
   /// Recorded as the model's name.
@@ -49,7 +55,8 @@ struct ConfigImportOptions {
 };
 
 /// Checks what `importModelConfig` assumes of `options` (a prefill chunk
-/// of at least 1 token; verify rows 0 or in [2, kMaxVerifyTokens]).
+/// of at least 1 token; verify rows 0 or in [2, kMaxVerifyTokens]; an
+/// adapter rank in [0, kMaxAdapterRank]).
 llvm::Error checkConfigImportOptions(const ConfigImportOptions &options);
 
 /// The afm IR of `config` (any architecture of docs/model-config.md).
