@@ -422,8 +422,12 @@ struct LowerLoRA : OpConversionPattern<LoRAOp> {
     Type elementType = op.getType().getElementType();
     int64_t rank = op.getA().getType().getDimSize(0);
     double scale = op.getAlpha().convertToDouble() / double(rank);
-    Value xa = matmulTransposeB(rewriter, loc, adaptor.getInput(),
-                                adaptor.getA(), elementType);
+    // The f32 kernels of a plain linear layer: one decode row reads `a`
+    // through the split-K GEMV (its r outputs are too few to split rows).
+    Value xa = buildLinear(rewriter, loc, adaptor.getInput(), adaptor.getA(),
+                           elementType, /*acc=*/Value(), LinearLowering());
+    if (!xa)
+      return failure();
     Value scaled = mapElementwise(
         rewriter, loc, ValueRange{xa}, elementType,
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
@@ -431,8 +435,11 @@ struct LowerLoRA : OpConversionPattern<LoRAOp> {
               b, l, elementType, b.getFloatAttr(elementType, scale));
           return arith::MulFOp::create(b, l, args[0], s);
         });
-    Value result = matmulTransposeB(rewriter, loc, scaled, adaptor.getB(),
-                                    adaptor.getBase());
+    Value result = buildLinear(rewriter, loc, scaled, adaptor.getB(),
+                               elementType, adaptor.getBase(),
+                               LinearLowering());
+    if (!result)
+      return failure();
     rewriter.replaceOp(op, result);
     return success();
   }

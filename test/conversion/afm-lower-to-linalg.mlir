@@ -206,6 +206,20 @@ func.func @lora(%base: tensor<?x128xf32>, %x: tensor<?x64xf32>, %a: tensor<8x64x
 
 // -----
 
+// One decode row reads a through the split-K GEMV of plain linear layers
+// (its 8 outputs are too few to share out by rows): a as [8, 4, 16],
+// partial sums over 16 lanes, then their sum.
+// CHECK-LABEL: func.func @lora_decode
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [8, 4, 16] : tensor<8x64xf32> into tensor<8x4x16xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+// CHECK: linalg.matmul
+func.func @lora_decode(%base: tensor<1x128xf32>, %x: tensor<1x64xf32>, %a: tensor<8x64xf32>, %b: tensor<128x8xf32>) -> tensor<1x128xf32> {
+  %y = afm.lora %base, %x, %a, %b {alpha = 8.0 : f32} : tensor<1x128xf32>, tensor<1x64xf32>, tensor<8x64xf32>, tensor<128x8xf32>
+  return %y : tensor<1x128xf32>
+}
+
+// -----
+
 // SwiGLU: two projections, silu(g) * u = g / (1 + exp(-g)) * u, down projection.
 // CHECK-LABEL: func.func @swiglu
 // CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[WG:.*]]: tensor<128x64xf32>, %[[WU:.*]]: tensor<128x64xf32>, %[[WD:.*]]: tensor<64x128xf32>)
