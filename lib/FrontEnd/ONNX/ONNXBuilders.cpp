@@ -283,10 +283,17 @@ Value onnx_import::castScalar(OpBuilder &b, Location loc, Value value, Type to,
     return value;
   auto fromFloat = dyn_cast<FloatType>(from);
   auto toFloat = dyn_cast<FloatType>(to);
-  if (fromFloat && toFloat)
+  if (fromFloat && toFloat) {
+    // bf16 <-> f16: same width, neither an extension nor a truncation of
+    // the other; through f32, which holds both exactly.
+    if (fromFloat.getWidth() == toFloat.getWidth()) {
+      Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+      return arith::TruncFOp::create(b, loc, to, wide);
+    }
     return fromFloat.getWidth() < toFloat.getWidth()
                ? arith::ExtFOp::create(b, loc, to, value).getResult()
                : arith::TruncFOp::create(b, loc, to, value).getResult();
+  }
   if (fromFloat) {
     if (to.isInteger(1)) {
       Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(from, 0));
