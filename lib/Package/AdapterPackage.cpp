@@ -51,7 +51,15 @@ mlir::afm::writeAdapterPackage(llvm::raw_ostream &os, llvm::StringRef peftDir,
           "{0}: the adapter adapts {1}, for which {2} has no adapter slot",
           peftDir, pair.weightName, basePath));
     const ::afm::BaseAdapterSlot &slotA = *a->second, &slotB = *b->second;
+    // Against the slots themselves, not the manifest's rank field: a base
+    // whose manifest lies about its rank must not make the copies below
+    // overrun the factors.
     int64_t r = adapter->rank, slotRank = slotA.rows;
+    if (r > slotRank)
+      return llvm::createStringError(llvm::formatv(
+          "{0}: the adapter has rank {1}, more than the rank-{2} slot {3} of "
+          "{4}",
+          peftDir, r, slotRank, slotA.name, basePath));
     if (slotA.cols != pair.inFeatures || slotB.rows != pair.outFeatures ||
         slotB.cols != slotA.rows)
       return llvm::createStringError(llvm::formatv(
