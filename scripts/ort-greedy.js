@@ -13,6 +13,13 @@
 // the padding out of the positions read) and L_k is the row of the last
 // filled position. --logits-out gets L_0..L_N (raw little-endian f32),
 // --tokens-out t_1..t_{N+1} on one line, space separated.
+//
+// A decoder with a KV cache (inputs input_ids, attention_mask, optional
+// position_ids, past_key_values.N.key/value; outputs logits and
+// present.N.key/value in the same order) runs as its exporter meant: the
+// prompt with an empty past, then one token a step with the previous
+// step's present as the past, attention_mask all ones, position_ids the
+// positions. L_k is then the last row of each run.
 'use strict';
 
 const fs = require('fs');
@@ -41,12 +48,69 @@ function parseArgs(argv) {
   return args;
 }
 
+function argmax(row) {
+  let best = 0;
+  for (let v = 1; v < row.length; ++v)
+    if (row[v] > row[best]) best = v;
+  return best;
+}
+
+async function runWithCache(session, args) {
+  const pastNames = session.inputNames.filter((n) => n.startsWith('past_key_values.'));
+  const presentNames = pastNames.map((n) => n.replace(/^past_key_values\./, 'present.'));
+  for (const name of presentNames)
+    if (!session.outputNames.includes(name))
+      throw new Error(`the graph has no output '${name}' for its cache input`);
+  let past = {};
+  for (const name of pastNames) {
+    const shape = session.inputMetadata[session.inputNames.indexOf(name)].shape;
+    if (typeof shape[1] !== 'number' || typeof shape[3] !== 'number')
+      throw new Error(`'${name}' needs static head dimensions, has [${shape}]`);
+    past[name] = new ort.Tensor('float32', new Float32Array(0), [1, shape[1], 0, shape[3]]);
+  }
+  const logitsOut = [];
+  const tokens = [];
+  let position = 0;
+  let input = args.prompt;
+  for (let step = 0; step <= args.steps; ++step) {
+    const n = input.length;
+    const feeds = {
+      input_ids: new ort.Tensor('int64', BigInt64Array.from(input.map(BigInt)), [1, n]),
+      attention_mask: new ort.Tensor('int64', new BigInt64Array(position + n).fill(1n),
+                                     [1, position + n]),
+      ...past,
+    };
+    if (session.inputNames.includes('position_ids'))
+      feeds.position_ids = new ort.Tensor(
+          'int64', BigInt64Array.from({length: n}, (_, i) => BigInt(position + i)), [1, n]);
+    const result = await session.run(feeds);
+    const logits = result[session.outputNames[0]];
+    const vocab = logits.dims[2];
+    const row = logits.data.slice((n - 1) * vocab, n * vocab);
+    logitsOut.push(Buffer.from(row.buffer, row.byteOffset, row.byteLength));
+    const best = argmax(row);
+    tokens.push(best);
+    past = {};
+    pastNames.forEach((name, i) => { past[name] = result[presentNames[i]]; });
+    position += n;
+    input = [best];
+  }
+  return {logitsOut, tokens};
+}
+
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   const session = await ort.InferenceSession.create(args.model, {
     executionProviders: ['cpu'],
     intraOpNumThreads: 1,
   });
+  if (session.inputNames.some((n) => n.startsWith('past_key_values.'))) {
+    const {logitsOut, tokens} = await runWithCache(session, args);
+    fs.writeFileSync(args.logitsOut, Buffer.concat(logitsOut));
+    if (args.tokensOut) fs.writeFileSync(args.tokensOut, tokens.join(' ') + '\n');
+    console.log(`tokens: ${tokens.join(' ')}`);
+    return;
+  }
   const inputName = session.inputNames[0];
   const shape = session.inputMetadata[0].shape;
   const seqLen = typeof shape[1] === 'number' ? shape[1] : args.seqLen;

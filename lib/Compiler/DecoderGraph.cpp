@@ -17,71 +17,89 @@
 using namespace mlir;
 using namespace mlir::afm;
 
-/// One entry point with the afm_entry_fn signature: `tokens` holds
-/// `maxTokens` ids; the arena is the token history.
-static void buildEntry(OpBuilder &b, Location loc, llvm::StringRef symbol,
-                       int64_t maxTokens, func::FuncOp graph,
-                       RankedTensorType idsType, RankedTensorType logitsType) {
+GraphEntry mlir::afm::createGraphEntry(OpBuilder &b, Location loc,
+                                       llvm::StringRef symbol,
+                                       int64_t maxTokens, MemRefType arenaType,
+                                       int64_t vocab) {
   MLIRContext *context = b.getContext();
-  int64_t window = idsType.getDimSize(1), vocab = logitsType.getDimSize(2);
-  Type i64 = b.getI64Type(), index = b.getIndexType();
-  Type idType = idsType.getElementType();
-  // The graph holds its weights as constants: it reads no weights section.
+  // A graph holds its weights as constants: it reads no weights section.
   auto noWeights = MemRefType::get({0}, b.getI8Type());
   auto bytes = MemRefType::get({1}, b.getI8Type());
   auto tokensType = MemRefType::get({maxTokens}, b.getI32Type());
-  auto historyType = MemRefType::get({window}, idType);
-  auto outType = MemRefType::get({vocab}, logitsType.getElementType());
-  auto entry = func::FuncOp::create(
+  auto outType = MemRefType::get({vocab}, b.getF32Type());
+  GraphEntry entry;
+  entry.func = func::FuncOp::create(
       b, loc, symbol,
       FunctionType::get(context,
-                        {noWeights, tokensType, i64, i64, historyType,
-                         outType, bytes},
+                        {noWeights, tokensType, b.getI64Type(), b.getI64Type(),
+                         arenaType, outType, bytes},
                         {}));
-  OpBuilder::InsertionGuard guard(b);
-  Block *body = entry.addEntryBlock();
+  Block *body = entry.func.addEntryBlock();
   b.setInsertionPointToStart(body);
-  Value tokens = body->getArgument(1), history = body->getArgument(4),
-        logits = body->getArgument(5);
-  Value count = arith::IndexCastOp::create(b, loc, index, body->getArgument(2));
-  Value position =
-      arith::IndexCastOp::create(b, loc, index, body->getArgument(3));
+  entry.tokens = body->getArgument(1);
+  entry.arena = body->getArgument(4);
+  entry.logits = body->getArgument(5);
+  entry.count = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                           body->getArgument(2));
+  entry.position = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                              body->getArgument(3));
+  return entry;
+}
+
+void mlir::afm::storeLogitsRowAndReturn(OpBuilder &b, Location loc,
+                                        const GraphEntry &entry, Value logits,
+                                        Value row) {
+  auto logitsType = cast<RankedTensorType>(logits.getType());
+  int64_t vocab = logitsType.getDimSize(2);
+  auto rowType = RankedTensorType::get({vocab}, logitsType.getElementType());
+  Value slice = tensor::ExtractSliceOp::create(
+      b, loc, rowType, logits, ValueRange{row}, ValueRange{}, ValueRange{},
+      llvm::ArrayRef<int64_t>{0, ShapedType::kDynamic, 0},
+      llvm::ArrayRef<int64_t>{1, 1, vocab}, llvm::ArrayRef<int64_t>{1, 1, 1});
+  auto store = bufferization::MaterializeInDestinationOp::create(
+      b, loc, TypeRange{}, slice, entry.logits);
+  store.setRestrict(true);
+  store.setWritable(true);
+  func::ReturnOp::create(b, loc);
+}
+
+/// One entry point: `tokens` holds `maxTokens` ids; the arena is the token
+/// history.
+static void buildEntry(OpBuilder &b, Location loc, llvm::StringRef symbol,
+                       int64_t maxTokens, func::FuncOp graph,
+                       RankedTensorType idsType, RankedTensorType logitsType) {
+  int64_t window = idsType.getDimSize(1), vocab = logitsType.getDimSize(2);
+  Type idType = idsType.getElementType();
+  OpBuilder::InsertionGuard guard(b);
+  GraphEntry entry = createGraphEntry(b, loc, symbol, maxTokens,
+                                      MemRefType::get({window}, idType), vocab);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
 
   // Append the new tokens to the history.
   scf::ForOp::create(
-      b, loc, zero, count, one, ValueRange{},
+      b, loc, zero, entry.count, one, ValueRange{},
       [&](OpBuilder &nb, Location nloc, Value i, ValueRange) {
-        Value token = memref::LoadOp::create(nb, nloc, tokens, ValueRange{i});
+        Value token =
+            memref::LoadOp::create(nb, nloc, entry.tokens, ValueRange{i});
         if (idType != token.getType())
           token = arith::ExtSIOp::create(nb, nloc, idType, token);
-        Value at = arith::AddIOp::create(nb, nloc, position, i);
-        memref::StoreOp::create(nb, nloc, token, history, ValueRange{at});
+        Value at = arith::AddIOp::create(nb, nloc, entry.position, i);
+        memref::StoreOp::create(nb, nloc, token, entry.arena, ValueRange{at});
         scf::YieldOp::create(nb, nloc);
       });
 
   // Run the graph on the whole window; keep the last new position's row.
   Value window1D = bufferization::ToTensorOp::create(
-      b, loc, RankedTensorType::get({window}, idType), history,
+      b, loc, RankedTensorType::get({window}, idType), entry.arena,
       /*restrict=*/true);
   Value ids = tensor::ExpandShapeOp::create(
       b, loc, idsType, window1D,
       llvm::ArrayRef<ReassociationIndices>{{0, 1}});
   auto call = func::CallOp::create(b, loc, graph, ValueRange{ids});
   Value last = arith::SubIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, position, count), one);
-  auto rowType = RankedTensorType::get({vocab}, logitsType.getElementType());
-  Value row = tensor::ExtractSliceOp::create(
-      b, loc, rowType, call.getResult(0), ValueRange{last}, ValueRange{},
-      ValueRange{},
-      llvm::ArrayRef<int64_t>{0, ShapedType::kDynamic, 0},
-      llvm::ArrayRef<int64_t>{1, 1, vocab}, llvm::ArrayRef<int64_t>{1, 1, 1});
-  auto store = bufferization::MaterializeInDestinationOp::create(
-      b, loc, TypeRange{}, row, logits);
-  store.setRestrict(true);
-  store.setWritable(true);
-  func::ReturnOp::create(b, loc);
+      b, loc, arith::AddIOp::create(b, loc, entry.position, entry.count), one);
+  storeLogitsRowAndReturn(b, loc, entry, call.getResult(0), last);
 }
 
 LogicalResult mlir::afm::wrapDecoderGraph(ModuleOp module,

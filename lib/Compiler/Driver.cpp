@@ -12,6 +12,7 @@
 #include "afm/CodeGen/ObjectEmitter.h"
 #include "afm/Compiler/Compile.h"
 #include "afm/Compiler/DecoderGraph.h"
+#include "afm/Compiler/KVDecoderGraph.h"
 #include "afm/Package/AdapterPackage.h"
 #include "afm/Package/Package.h"
 #include "afm/Package/WeightEncoding.h"
@@ -80,7 +81,9 @@ struct Options {
       "context",
       cl::desc("With --model: the compiled context in tokens, the KV caches' "
                "length (default: the model's max_position_embeddings, at "
-               "most 4096)"),
+               "most 4096). With --onnx, for a decoder with a KV cache "
+               "(past_key_values inputs): its caches' length (default "
+               "1024)"),
       cl::value_desc("N"), cl::cat(category)};
   cl::opt<LinearWeightFormat> linearWeights{
       "linear-weights",
@@ -124,10 +127,13 @@ struct Options {
       cl::cat(category)};
   cl::opt<std::string> onnx{
       "onnx",
-      cl::desc("ONNX decoder graph (model.onnx: token ids [1, S] -> logits "
-               "[1, S, V]) instead of --config; each prefill/decode call "
-               "runs the graph over the S-token window (no KV cache), on "
-               "the calling thread"),
+      cl::desc("ONNX decoder graph instead of --config, on the calling "
+               "thread: either stateless (token ids [1, S] -> logits "
+               "[1, S, V]; each call runs the S-token window), or with a KV "
+               "cache as exporters write it (input_ids, attention_mask, "
+               "position_ids, past_key_values.N.key/value -> logits, "
+               "present.N.key/value; its dimensions bound per entry point "
+               "from --context and --prefill-chunk; a step costs O(context))"),
       cl::value_desc("file"), cl::cat(category)};
   cl::list<std::string> bindDims{
       "bind-dim",
@@ -383,6 +389,16 @@ static bool usesFolderOnlyOptions(const Options &opts) {
          opts.linearActivations.getNumOccurrences();
 }
 
+/// --context alone of those options also goes with --onnx (a decoder with
+/// a KV cache).
+static bool onlyContextGiven(const Options &opts) {
+  return opts.contextLength.getNumOccurrences() &&
+         !opts.linearWeights.getNumOccurrences() &&
+         !opts.embedding.getNumOccurrences() &&
+         !opts.kvCache.getNumOccurrences() &&
+         !opts.linearActivations.getNumOccurrences();
+}
+
 /// Imports the Hugging Face folder `--model` with the compression flags;
 /// `weightsPath` becomes the folder's weights (index or single file), and
 /// `text` gets the folder's tokenizer.json and generation_config.json end
@@ -441,6 +457,121 @@ importFolder(MLIRContext &context, const Options &opts,
   if (llvm::Error err = checkConfigImportOptions(importOptions))
     return std::move(err);
   return importModelConfig(&context, config, importOptions);
+}
+
+/// The context of a decoder graph with a KV cache when --context is not
+/// given: its caches then take 4 * kv_heads * head_dim KiB per layer.
+static constexpr int64_t kDefaultGraphContext = 1024;
+/// Above this the arena would not fit any machine afm targets.
+static constexpr int64_t kMaxGraphCacheBytes = int64_t(1) << 40;
+
+/// --onnx: a stateless decoder graph (bound with --bind-dim) or one with a
+/// KV cache (bound per entry point: --context, --prefill-chunk), wrapped
+/// into the runtime's entry points. Errors are reported; null on failure.
+static OwningOpRef<ModuleOp> importONNXDecoder(MLIRContext &context,
+                                               const Options &opts) {
+  auto fail = [](llvm::Twine message) {
+    error(message);
+    return OwningOpRef<ModuleOp>();
+  };
+  auto bytes = llvm::MemoryBuffer::getFile(opts.onnx, /*IsText=*/false);
+  if (!bytes)
+    return fail("cannot read '" + opts.onnx +
+                "': " + bytes.getError().message());
+  ONNXImportOptions importOptions;
+  importOptions.raiseToAFM = opts.onnxRaise;
+  llvm::StringMap<int64_t> userBindings;
+  for (llvm::StringRef binding : opts.bindDims) {
+    auto [name, size] = binding.split('=');
+    int64_t value = 0;
+    if (name.empty() || size.getAsInteger(10, value) || value < 1)
+      return fail("--bind-dim '" + binding +
+                  "': expected NAME=N with N a positive size");
+    if (!userBindings.try_emplace(name, value).second)
+      return fail("--bind-dim " + name + " is given twice");
+  }
+  llvm::StringRef graphBytes = (*bytes)->getBuffer();
+  std::string name = llvm::sys::path::stem(opts.onnx).str();
+  auto signature = getONNXGraphSignature(graphBytes, opts.onnx);
+  std::optional<KVDecoderInterface> kv;
+  if (signature) {
+    auto recognized = recognizeKVDecoder(*signature);
+    if (!recognized)
+      return fail(llvm::toString(recognized.takeError()));
+    kv = *recognized;
+  } else {
+    // The importer reports an unreadable model in its own words.
+    llvm::consumeError(signature.takeError());
+  }
+
+  if (!kv) {
+    if (opts.contextLength.getNumOccurrences())
+      return fail("--context goes with a decoder graph with a KV cache "
+                  "(past_key_values inputs); a stateless graph's context is "
+                  "its sequence length");
+    importOptions.boundDims = std::move(userBindings);
+    OwningOpRef<ModuleOp> module =
+        importONNXModel(&context, graphBytes, opts.onnx, importOptions);
+    if (!module || failed(wrapDecoderGraph(*module, name)))
+      return nullptr;
+    return module;
+  }
+
+  int64_t contextLength = opts.contextLength.getNumOccurrences()
+                              ? int64_t(opts.contextLength)
+                              : kDefaultGraphContext;
+  int64_t rows = opts.prefillChunk;
+  if (contextLength < 1 || rows < 1 || rows > contextLength)
+    return fail(llvm::formatv("--context must be at least 1 and "
+                              "--prefill-chunk between 1 and the context; "
+                              "got {0} and {1}",
+                              contextLength, rows)
+                    .str());
+  int64_t cacheBytes = kv->arenaBytes(contextLength);
+  if (cacheBytes < 0 || cacheBytes > kMaxGraphCacheBytes)
+    return fail(llvm::formatv("the graph's KV caches at context {0} would "
+                              "take more than {1} GiB",
+                              contextLength, kMaxGraphCacheBytes >> 30)
+                    .str());
+  // One specialization per entry point: `rows` rows for prefill, 1 for
+  // decode (the same function when the chunk is 1).
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp graphs[2];
+  const int64_t entryRowCounts[2] = {rows, 1};
+  for (auto [i, entryRows] : llvm::enumerate(entryRowCounts)) {
+    if (i == 1 && rows == 1) {
+      graphs[1] = graphs[0];
+      break;
+    }
+    auto bindings =
+        bindKVDecoderDims(*signature, *kv, entryRows, contextLength,
+                          userBindings);
+    if (!bindings)
+      return fail(llvm::toString(bindings.takeError()));
+    importOptions.boundDims = std::move(*bindings);
+    OwningOpRef<ModuleOp> imported =
+        importONNXModel(&context, graphBytes, opts.onnx, importOptions);
+    if (!imported)
+      return nullptr;
+    auto graph = imported->lookupSymbol<func::FuncOp>("main");
+    graph.setSymName(i == 0 ? "afm_graph_prefill" : "afm_graph_decode");
+    graphs[i] = graph;
+    if (!module) {
+      module = std::move(imported);
+      continue;
+    }
+    // Helper routines (string printing, ...) are the same in both.
+    for (Operation &op : llvm::make_early_inc_range(*imported->getBody())) {
+      auto symbol = dyn_cast<SymbolOpInterface>(op);
+      if (symbol && module->lookupSymbol(symbol.getName()))
+        continue;
+      op.moveBefore(module->getBody(), module->getBody()->end());
+    }
+  }
+  if (failed(wrapKVDecoderGraphs(*module, graphs[0], graphs[1], *kv,
+                                 contextLength, rows, name)))
+    return nullptr;
+  return module;
 }
 
 /// --adapter: the PEFT folder against the base's config and slots.
@@ -521,7 +652,8 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
   if (!opts.bindDims.empty() && opts.onnx.empty())
     return error("--bind-dim goes with --onnx (the graph's symbolic "
                  "dimensions)");
-  if (opts.model.empty() && usesFolderOnlyOptions(opts))
+  if (opts.model.empty() && usesFolderOnlyOptions(opts) &&
+      !(onlyContextGiven(opts) && !opts.onnx.empty()))
     return error("--context, --linear-weights, --embedding, --kv-cache and "
                  "--linear-activations go with --model (a --config file sets "
                  "max_position_embeddings and the compression keys itself)");
@@ -564,25 +696,8 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
       return error(llvm::toString(imported.takeError()));
     module = std::move(*imported);
   } else if (!opts.onnx.empty()) {
-    auto bytes = llvm::MemoryBuffer::getFile(opts.onnx, /*IsText=*/false);
-    if (!bytes)
-      return error("cannot read '" + opts.onnx +
-                   "': " + bytes.getError().message());
-    ONNXImportOptions importOptions;
-    importOptions.raiseToAFM = opts.onnxRaise;
-    for (llvm::StringRef binding : opts.bindDims) {
-      auto [name, size] = binding.split('=');
-      int64_t value = 0;
-      if (name.empty() || size.getAsInteger(10, value) || value < 1)
-        return error("--bind-dim '" + binding +
-                     "': expected NAME=N with N a positive size");
-      if (!importOptions.boundDims.try_emplace(name, value).second)
-        return error("--bind-dim " + name + " is given twice");
-    }
-    module = importONNXModel(&context, (*bytes)->getBuffer(), opts.onnx,
-                             importOptions);
-    if (!module ||
-        failed(wrapDecoderGraph(*module, llvm::sys::path::stem(opts.onnx))))
+    module = importONNXDecoder(context, opts);
+    if (!module)
       return 1;
   } else {
     std::string message;

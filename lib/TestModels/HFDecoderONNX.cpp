@@ -7,6 +7,13 @@
 // scattered into a dense [S, E] weight over every expert's output. Nothing
 // here calls the compiler's or the reference evaluator's code.
 //
+// The cache form is written the way exporters write a decoder with a KV
+// cache (transformers' modeling code traced by torch.onnx / optimum): every
+// dimension symbolic, the rotary tables computed from position_ids with
+// Cos and Sin, the mask built from the shapes with Range, Greater, Not and
+// And and the attention_mask input, each layer's keys and values the
+// Concat of its past input and the new rows, returned as present outputs.
+//
 //===----------------------------------------------------------------------===//
 
 #include "afm/TestModels/HFDecoderONNX.h"
@@ -18,6 +25,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir::afm;
 
@@ -25,11 +33,12 @@ namespace {
 
 class HFGraphBuilder {
 public:
+  /// `seqLen` 0 writes the cache form.
   HFGraphBuilder(const ModelConfig &config, const WeightSource &weights,
                  int64_t seqLen, std::string seqDimParam,
                  onnx::GraphProto &graph)
       : cfg(config), weights(weights), seq(seqLen),
-        seqDimParam(std::move(seqDimParam)), w(graph) {}
+        seqDimParam(std::move(seqDimParam)), w(graph), cache(seqLen == 0) {}
 
   void build();
 
@@ -95,12 +104,42 @@ private:
                      const RopeScaling &scaling);
   /// 0 where position j is visible from i, -1e30 elsewhere.
   void addMask(const std::string &name, int64_t window);
+  /// The cache form's tables: cos/sin [B, 1, S, hd] from position_ids.
+  void addComputedRopeTables(const std::string &prefix, double theta,
+                             const RopeScaling &scaling);
+  /// The cache form's additive mask [B, 1, S, T] (0 or the lowest float):
+  /// key j is visible from query i when j <= past + i, attention_mask[j]
+  /// is 1 and, with a window, j > past + i - window.
+  void addComputedMask(const std::string &name, int64_t window);
+  std::string node(const std::string &op,
+                   const std::vector<std::string> &inputs,
+                   const std::string &attribute, int64_t value) {
+    std::string name = fresh(op);
+    onnx::NodeProto &n = w.addNode(op, name, inputs, {name + "/out"});
+    ONNXGraphWriter::setInt(n, attribute, value);
+    return name + "/out";
+  }
+  std::string ints(const std::vector<int64_t> &values) {
+    std::string name = fresh("ints");
+    w.addInt(name, {int64_t(values.size())}, values, onnx::TensorProto::INT64);
+    return name;
+  }
+  std::string scalarInt(int64_t value) {
+    std::string name = fresh("int");
+    w.addInt(name, {}, {value}, onnx::TensorProto::INT64);
+    return name;
+  }
+  /// Shape(x)[axis] as an int64 scalar.
+  std::string dimOf(const std::string &x, int64_t axis) {
+    return node("Gather", {apply("Shape", {x}), scalarInt(axis)}, "axis", 0);
+  }
 
   const ModelConfig &cfg;
   const WeightSource &weights;
   int64_t seq;
   std::string seqDimParam;
   ONNXGraphWriter w;
+  bool cache;
   int64_t counter = 0;
 };
 
@@ -194,6 +233,53 @@ void HFGraphBuilder::addMask(const std::string &name, int64_t window) {
   w.addFloat(name, {seq, seq}, mask);
 }
 
+void HFGraphBuilder::addComputedRopeTables(const std::string &prefix,
+                                           double theta,
+                                           const RopeScaling &scaling) {
+  std::vector<double> freqs = inverseFrequencies(theta, scaling);
+  std::string inverse = prefix + "inv_freq";
+  w.addFloat(inverse, {int64_t(freqs.size())},
+             std::vector<float>(freqs.begin(), freqs.end()));
+  std::string positions = node("Cast", {"position_ids"}, "to",
+                               onnx::TensorProto::FLOAT); // [B, S]
+  std::string angles = apply(
+      "Mul", {apply("Unsqueeze", {positions, ints({2})}), inverse});
+  std::string emb = node("Concat", {angles, angles}, "axis", -1);
+  w.addNode("Unsqueeze", prefix + "cos",
+            {apply("Cos", {emb}), ints({1})}, {prefix + "cos"});
+  w.addNode("Unsqueeze", prefix + "sin",
+            {apply("Sin", {emb}), ints({1})}, {prefix + "sin"});
+}
+
+void HFGraphBuilder::addComputedMask(const std::string &name,
+                                     int64_t window) {
+  std::string past = dimOf("past_key_values.0.key", 2);
+  std::string queries = apply(
+      "Range", {past, apply("Add", {past, dimOf("input_ids", 1)}),
+                scalarInt(1)}); // [S]
+  std::string keys = apply(
+      "Range", {scalarInt(0), dimOf("attention_mask", 1), scalarInt(1)});
+  std::string keyRow = apply("Unsqueeze", {keys, ints({0})});       // [1, T]
+  std::string queryColumn = apply("Unsqueeze", {queries, ints({1})}); // [S, 1]
+  std::string visible =
+      apply("Not", {apply("Greater", {keyRow, queryColumn})}); // [S, T]
+  if (window != 0)
+    visible = apply(
+        "And", {visible,
+                apply("Greater",
+                      {keyRow, apply("Sub", {queryColumn,
+                                             scalarInt(window)})})});
+  std::string padding = apply(
+      "Unsqueeze", {node("Cast", {"attention_mask"}, "to",
+                         onnx::TensorProto::BOOL),
+                    ints({1, 2})}); // [B, 1, 1, T]
+  visible = apply("And", {padding, visible}); // [B, 1, S, T]
+  w.addNode("Where", name,
+            {visible, scalar(0.0f),
+             scalar(-std::numeric_limits<float>::max())},
+            {name});
+}
+
 std::string HFGraphBuilder::rope(const std::string &x, bool local) {
   // rotate_half(x) = cat(-x2, x1); x * cos + rotate_half(x) * sin.
   int64_t half = cfg.headDim / 2;
@@ -214,15 +300,24 @@ std::string HFGraphBuilder::attention(const std::string &x,
   int64_t h = cfg.numAttentionHeads, g = cfg.numKeyValueHeads,
           hd = cfg.headDim;
   bool bias = cfg.attentionBias;
+  // The cache form keeps every dimension as the inputs give it (Reshape's
+  // 0 copies one) and applies RoPE after the transpose, as transformers
+  // does, with tables [B, 1, S, hd].
+  int64_t rows = cache ? 0 : seq;
   std::string q = reshape(linear(x, n.qProj, bias ? n.qBias : ""),
-                          {1, seq, h, hd});
+                          {cache ? 0 : 1, rows, h, hd});
   std::string k = reshape(linear(x, n.kProj, bias ? n.kBias : ""),
-                          {1, seq, g, hd});
+                          {cache ? 0 : 1, rows, g, hd});
   std::string v = reshape(linear(x, n.vProj, bias ? n.vBias : ""),
-                          {1, seq, g, hd});
+                          {cache ? 0 : 1, rows, g, hd});
   if (cfg.qkNorm) {
     q = rmsNorm(q, n.qNorm);
     k = rmsNorm(k, n.kNorm);
+  }
+  if (cache) {
+    q = transpose(q, {0, 2, 1, 3});
+    k = transpose(k, {0, 2, 1, 3});
+    v = transpose(v, {0, 2, 1, 3});
   }
   bool local = isLocalLayer(cfg, layer);
   // (A global layer without RoPE reads no table: NoPE.)
@@ -230,11 +325,28 @@ std::string HFGraphBuilder::attention(const std::string &x,
     q = rope(q, local);
     k = rope(k, local);
   }
-  q = transpose(q, {0, 2, 1, 3}); // [1, H, S, hd]
-  k = transpose(k, {0, 2, 1, 3}); // [1, G, S, hd]
-  v = transpose(v, {0, 2, 1, 3});
+  if (!cache) {
+    q = transpose(q, {0, 2, 1, 3}); // [1, H, S, hd]
+    k = transpose(k, {0, 2, 1, 3}); // [1, G, S, hd]
+    v = transpose(v, {0, 2, 1, 3});
+  } else {
+    // The cache: the past rows, then this call's.
+    std::string prefix = "past_key_values." + std::to_string(layer);
+    std::string present = "present." + std::to_string(layer);
+    for (auto [value, part] : {std::pair{&k, ".key"}, {&v, ".value"}}) {
+      onnx::NodeProto &concat =
+          w.addNode("Concat", present + part, {prefix + part, *value},
+                    {present + part});
+      ONNXGraphWriter::setInt(concat, "axis", 2);
+      *value = present + part;
+    }
+  }
   // repeat_kv: query head i reads KV head i / (H / G).
   auto repeat = [&](const std::string &kv) {
+    if (cache)
+      return reshape(apply("Expand", {apply("Unsqueeze", {kv, ints({2})}),
+                                      ints({1, 1, h / g, 1, 1})}),
+                     {0, h, -1, hd});
     std::string wide = apply(
         "Expand", {reshape(kv, {1, g, 1, seq, hd}),
                    shape({1, g, h / g, seq, hd})});
@@ -253,7 +365,8 @@ std::string HFGraphBuilder::attention(const std::string &x,
       w.addNode("Softmax", softmaxName, {scores}, {softmaxName + "/out"});
   ONNXGraphWriter::setInt(softmax, "axis", -1);
   std::string out = apply("MatMul", {softmaxName + "/out", v});
-  out = reshape(transpose(out, {0, 2, 1, 3}), {1, seq, h * hd});
+  out = reshape(transpose(out, {0, 2, 1, 3}),
+                {cache ? 0 : 1, rows, h * hd});
   return linear(out, n.oProj, cfg.attentionOutputBias ? n.oBias : "");
 }
 
@@ -294,7 +407,10 @@ std::string HFGraphBuilder::moe(const std::string &x,
   ONNXGraphWriter::setInt(softmax, "axis", -1);
   // The k gates scattered into a dense [1, S, E] weight.
   std::string zeros = fresh("zeros");
-  w.addFloat(zeros, {1, seq, e}, std::vector<float>(seq * e, 0.0f));
+  if (cache)
+    zeros = apply("Mul", {logits, scalar(0.0f)});
+  else
+    w.addFloat(zeros, {1, seq, e}, std::vector<float>(seq * e, 0.0f));
   std::string scatterName = fresh("ScatterElements");
   onnx::NodeProto &scatter = w.addNode(
       "ScatterElements", scatterName,
@@ -316,25 +432,62 @@ std::string HFGraphBuilder::moe(const std::string &x,
 
 void HFGraphBuilder::build() {
   int64_t d = cfg.hiddenSize, vocab = cfg.vocabSize;
-  w.addInput("input_ids", onnx::TensorProto::INT64, {1, seq},
-             {"", seqDimParam});
-  w.addOutput("logits", onnx::TensorProto::FLOAT, {1, seq, vocab},
-              {"", seqDimParam});
+  if (cache) {
+    // optimum's names and dimensions.
+    auto int64 = onnx::TensorProto::INT64, f32 = onnx::TensorProto::FLOAT;
+    w.addInput("input_ids", int64, {0, 0}, {"batch_size", "sequence_length"});
+    w.addInput("attention_mask", int64, {0, 0},
+               {"batch_size", "total_sequence_length"});
+    w.addInput("position_ids", int64, {0, 0},
+               {"batch_size", "sequence_length"});
+    int64_t g = cfg.numKeyValueHeads, hd = cfg.headDim;
+    for (int64_t layer = 0; layer < cfg.numHiddenLayers; ++layer)
+      for (const char *part : {".key", ".value"})
+        w.addInput("past_key_values." + std::to_string(layer) + part, f32,
+                   {0, g, 0, hd},
+                   {"batch_size", "", "past_sequence_length", ""});
+    w.addOutput("logits", f32, {0, 0, vocab},
+                {"batch_size", "sequence_length", ""});
+    for (int64_t layer = 0; layer < cfg.numHiddenLayers; ++layer)
+      for (const char *part : {".key", ".value"})
+        w.addOutput("present." + std::to_string(layer) + part, f32,
+                    {0, g, 0, hd},
+                    {"batch_size", "", "total_sequence_length", ""});
+  } else {
+    w.addInput("input_ids", onnx::TensorProto::INT64, {1, seq},
+               {"", seqDimParam});
+    w.addOutput("logits", onnx::TensorProto::FLOAT, {1, seq, vocab},
+                {"", seqDimParam});
+  }
+  auto addTables = [&](const std::string &prefix, double theta,
+                       const RopeScaling &scaling) {
+    if (cache)
+      addComputedRopeTables(prefix, theta, scaling);
+    else
+      addRopeTables(prefix, theta, scaling);
+  };
+  auto addMaskOf = [&](const std::string &name, int64_t window) {
+    if (cache)
+      addComputedMask(name, window);
+    else
+      addMask(name, window);
+  };
   // The tables and masks of the layer kinds the model has (an unused
   // initializer is a warning in ONNX Runtime).
   bool anyLocal = false, anyGlobal = false;
   for (int64_t layer = 0; layer < cfg.numHiddenLayers; ++layer)
     (isLocalLayer(cfg, layer) ? anyLocal : anyGlobal) = true;
   if (anyGlobal) {
-    addRopeTables("rope_global.", cfg.ropeTheta, cfg.ropeScaling);
-    addMask("mask_global", 0);
+    if (cfg.ropeInGlobalLayers || !cache)
+      addTables("rope_global.", cfg.ropeTheta, cfg.ropeScaling);
+    addMaskOf("mask_global", 0);
   }
   if (anyLocal) {
     if (cfg.ropeLocalTheta != 0.0)
-      addRopeTables("rope_local.", cfg.ropeLocalTheta, RopeScaling());
+      addTables("rope_local.", cfg.ropeLocalTheta, RopeScaling());
     else
-      addRopeTables("rope_local.", cfg.ropeTheta, cfg.ropeScaling);
-    addMask("mask_local", cfg.slidingWindow);
+      addTables("rope_local.", cfg.ropeTheta, cfg.ropeScaling);
+    addMaskOf("mask_local", cfg.slidingWindow);
   }
 
   w.addFloat("embed_tokens", {vocab, d}, load(kEmbedTokensName));
@@ -364,10 +517,9 @@ void HFGraphBuilder::build() {
   w.addNode("Identity", "logits", {logits}, {"logits"});
 }
 
-llvm::Expected<std::string>
-mlir::afm::buildHFDecoderONNX(const ModelConfig &config,
-                              const WeightSource &weights, int64_t seqLen,
-                              const std::string &seqDimParam) {
+static llvm::Expected<std::string>
+buildGraph(const ModelConfig &config, const WeightSource &weights,
+           int64_t seqLen, const std::string &seqDimParam) {
   if (config.architecture != Architecture::Dense)
     return llvm::createStringError(
         "only afm-dense models are written as ONNX, not " +
@@ -379,7 +531,7 @@ mlir::afm::buildHFDecoderONNX(const ModelConfig &config,
     return llvm::createStringError(
         "only f32 weights, caches and activations without LoRA are written "
         "as ONNX (the graph holds the checkpoint's weights)");
-  if (seqLen < 1 || seqLen > config.maxPositionEmbeddings)
+  if (seqLen != 0 && (seqLen < 1 || seqLen > config.maxPositionEmbeddings))
     return llvm::createStringError(llvm::formatv(
         "the sequence length must be between 1 and the context ({0}), got "
         "{1}",
@@ -394,4 +546,19 @@ mlir::afm::buildHFDecoderONNX(const ModelConfig &config,
   graph.set_name("decoder");
   HFGraphBuilder(config, weights, seqLen, seqDimParam, graph).build();
   return model.SerializeAsString();
+}
+
+llvm::Expected<std::string>
+mlir::afm::buildHFDecoderONNX(const ModelConfig &config,
+                              const WeightSource &weights, int64_t seqLen,
+                              const std::string &seqDimParam) {
+  if (seqLen == 0)
+    seqLen = -1; // refused below, with the range
+  return buildGraph(config, weights, seqLen, seqDimParam);
+}
+
+llvm::Expected<std::string>
+mlir::afm::buildHFDecoderONNXWithCache(const ModelConfig &config,
+                                       const WeightSource &weights) {
+  return buildGraph(config, weights, /*seqLen=*/0, "");
 }

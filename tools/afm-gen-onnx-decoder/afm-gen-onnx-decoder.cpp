@@ -49,6 +49,16 @@ static cl::opt<std::string> seqDimParam(
              "logits as this symbolic dim_param, as exporters do"),
     cl::value_desc("name"), cl::cat(category));
 
+static cl::opt<bool> kvCache(
+    "kv-cache",
+    cl::desc("With --model: write the decoder as exporters write one with a "
+             "KV cache: symbolic batch and sequence dimensions, "
+             "attention_mask and position_ids inputs, "
+             "past_key_values.N.key/value inputs and present.N.key/value "
+             "outputs, rotary tables computed with Cos/Sin and masks built "
+             "with Range/Greater/Not/And"),
+    cl::cat(category));
+
 /// The --model form: the folder's config and weights.
 static Expected<std::string> folderAsONNX() {
   if (matmulBits.getNumOccurrences() || numLayers.getNumOccurrences() ||
@@ -61,6 +71,13 @@ static Expected<std::string> folderAsONNX() {
   auto weights = mlir::afm::WeightSource::open(folder->weightsPath);
   if (!weights)
     return weights.takeError();
+  if (kvCache) {
+    if (seqLen.getNumOccurrences() || seqDimParam.getNumOccurrences())
+      return createStringError("--kv-cache goes without --seq-len and "
+                               "--seq-dim-param (every dimension is "
+                               "symbolic)");
+    return mlir::afm::buildHFDecoderONNXWithCache(folder->config, *weights);
+  }
   return mlir::afm::buildHFDecoderONNX(folder->config, *weights, seqLen,
                                        seqDimParam);
 }
@@ -82,8 +99,8 @@ int main(int argc, char **argv) {
     }
     serialized = std::move(*graph);
   } else {
-    if (seqDimParam.getNumOccurrences()) {
-      WithColor::error() << "--seq-dim-param goes with --model\n";
+    if (seqDimParam.getNumOccurrences() || kvCache) {
+      WithColor::error() << "--seq-dim-param and --kv-cache go with --model\n";
       return 1;
     }
     mlir::afm::ONNXDecoderConfig config;

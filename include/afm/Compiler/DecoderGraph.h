@@ -13,9 +13,29 @@
 #ifndef AFM_COMPILER_DECODERGRAPH_H
 #define AFM_COMPILER_DECODERGRAPH_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::afm {
+
+/// An entry point with the afm_entry_fn signature (include/afm/kernel_abi.h)
+/// around a graph: no weights section, `maxTokens` token ids, the arena
+/// typed `arenaType`, `vocab` f32 logits out. createGraphEntry leaves the
+/// builder at the start of its body.
+struct GraphEntry {
+  func::FuncOp func;
+  Value tokens, arena, logits;
+  Value count, position; ///< as index
+};
+GraphEntry createGraphEntry(OpBuilder &b, Location loc, llvm::StringRef symbol,
+                            int64_t maxTokens, MemRefType arenaType,
+                            int64_t vocab);
+
+/// Writes row `row` of `logits` [1, S, V] into the entry's logits output,
+/// and returns from the entry.
+void storeLogitsRowAndReturn(OpBuilder &b, Location loc,
+                             const GraphEntry &entry, Value logits, Value row);
 
 /// Turns `@main(ids: tensor<1xSxi64|i32>) -> (tensor<1xSxVxf32>, ...)` into
 /// the private `@afm_graph` called by `@afm_prefill` and `@afm_decode`, and

@@ -36,6 +36,18 @@ llvm::Expected<std::string>
 buildHFDecoderONNX(const ModelConfig &config, const WeightSource &weights,
                    int64_t seqLen, const std::string &seqDimParam = "");
 
+/// The same model as exporters write a decoder with a KV cache (optimum's
+/// names): inputs input_ids, attention_mask, position_ids (int64) and
+/// past_key_values.N.key/value [B, G, past, hd]; outputs logits and
+/// present.N.key/value [B, G, past + S, hd]; every batch and sequence
+/// dimension symbolic (batch_size, sequence_length, past_sequence_length,
+/// total_sequence_length); the rotary tables computed from position_ids
+/// with Cos and Sin, the causal, window and padding mask built with
+/// Range, Greater, Not and And. Runs with any past length, 0 included.
+llvm::Expected<std::string>
+buildHFDecoderONNXWithCache(const ModelConfig &config,
+                            const WeightSource &weights);
+
 } // namespace mlir::afm
 
 #endif // AFM_TESTMODELS_HFDECODERONNX_H

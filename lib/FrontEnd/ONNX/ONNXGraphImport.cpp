@@ -620,6 +620,37 @@ mlir::afm::readONNXTensor(MLIRContext *context, llvm::StringRef bytes,
 llvm::Expected<std::vector<std::string>>
 mlir::afm::getONNXGraphInputNames(llvm::StringRef modelBytes,
                                   llvm::StringRef modelPath) {
+  auto signature = getONNXGraphSignature(modelBytes, modelPath);
+  if (!signature)
+    return signature.takeError();
+  std::vector<std::string> names;
+  for (const ONNXValueSignature &input : signature->inputs)
+    names.push_back(input.name);
+  return names;
+}
+
+static ONNXValueSignature describeValue(const onnx::ValueInfoProto &value) {
+  ONNXValueSignature signature;
+  signature.name = value.name();
+  if (!value.type().has_tensor_type())
+    return signature;
+  const onnx::TypeProto::Tensor &tensor = value.type().tensor_type();
+  signature.elementType = onnx_import::getDataTypeName(tensor.elem_type());
+  signature.hasShape = tensor.has_shape();
+  for (const auto &dim : tensor.shape().dim()) {
+    ONNXValueSignature::Dim d;
+    if (dim.has_dim_value())
+      d.size = dim.dim_value();
+    else if (dim.has_dim_param())
+      d.param = dim.dim_param();
+    signature.dims.push_back(d);
+  }
+  return signature;
+}
+
+llvm::Expected<ONNXGraphSignature>
+mlir::afm::getONNXGraphSignature(llvm::StringRef modelBytes,
+                                 llvm::StringRef modelPath) {
   onnx::ModelProto model;
   llvm::Expected<int64_t> opset =
       onnx_import::readModel(modelBytes, modelPath, model);
@@ -628,9 +659,11 @@ mlir::afm::getONNXGraphInputNames(llvm::StringRef modelBytes,
   llvm::StringSet<> initializers;
   for (const onnx::TensorProto &tensor : model.graph().initializer())
     initializers.insert(tensor.name());
-  std::vector<std::string> names;
+  ONNXGraphSignature signature;
   for (const onnx::ValueInfoProto &input : model.graph().input())
     if (!initializers.contains(input.name()))
-      names.push_back(input.name());
-  return names;
+      signature.inputs.push_back(describeValue(input));
+  for (const onnx::ValueInfoProto &output : model.graph().output())
+    signature.outputs.push_back(describeValue(output));
+  return signature;
 }

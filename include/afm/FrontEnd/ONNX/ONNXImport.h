@@ -63,6 +63,27 @@ llvm::Expected<DenseElementsAttr> readONNXTensor(MLIRContext *context,
 llvm::Expected<std::vector<std::string>>
 getONNXGraphInputNames(llvm::StringRef modelBytes, llvm::StringRef modelPath);
 
+/// A graph input's or output's declared type: its ONNX element type name
+/// ("FLOAT", "INT64", ...) and each dimension, a size or a symbolic name.
+struct ONNXValueSignature {
+  struct Dim {
+    int64_t size = -1; ///< -1 when symbolic or unknown
+    std::string param; ///< the dim_param, when symbolic
+  };
+  std::string name;
+  std::string elementType; ///< empty when not a tensor
+  bool hasShape = false;
+  std::vector<Dim> dims;
+};
+
+/// The inputs (without initializers) and outputs of a model's graph.
+struct ONNXGraphSignature {
+  std::vector<ONNXValueSignature> inputs, outputs;
+};
+
+llvm::Expected<ONNXGraphSignature>
+getONNXGraphSignature(llvm::StringRef modelBytes, llvm::StringRef modelPath);
+
 } // namespace mlir::afm
 
 #endif // AFM_IMPORT_ONNXIMPORT_H
