@@ -13,6 +13,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -63,18 +64,46 @@ void mlir::afm::storeLogitsRowAndReturn(OpBuilder &b, Location loc,
   func::ReturnOp::create(b, loc);
 }
 
-/// One entry point: `tokens` holds `maxTokens` ids; the arena is the token
-/// history.
-static void buildEntry(OpBuilder &b, Location loc, llvm::StringRef symbol,
-                       int64_t maxTokens, func::FuncOp graph,
-                       RankedTensorType idsType, RankedTensorType logitsType) {
+void mlir::afm::inlineGraphCall(OpBuilder &b, func::CallOp call,
+                                func::FuncOp graph) {
+  IRMapping mapping;
+  Block &body = graph.getBody().front();
+  mapping.map(body.getArguments(), call.getOperands());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(call);
+  for (Operation &op : body.without_terminator())
+    b.clone(op, mapping);
+  for (auto [result, value] :
+       llvm::zip(call.getResults(), body.getTerminator()->getOperands()))
+    result.replaceAllUsesWith(mapping.lookupOrDefault(value));
+  call.erase();
+}
+
+static void setEntryKind(func::FuncOp func, EntryKind kind) {
+  MLIRContext *context = func.getContext();
+  contracts(context).getEntryAttrHelper().setAttr(
+      func, EntryKindAttr::get(context, kind));
+}
+
+/// The prefill entry: `tokens` holds up to `window` ids; the arena holds
+/// the token history. The graph's body is inlined, so that
+/// afm-plan-step-memory lays its temporaries out in the arena.
+static func::FuncOp buildPrefill(OpBuilder &b, Location loc,
+                                 func::FuncOp graph, RankedTensorType idsType,
+                                 RankedTensorType logitsType) {
   int64_t window = idsType.getDimSize(1), vocab = logitsType.getDimSize(2);
   Type idType = idsType.getElementType();
+  int64_t historyBytes = window * idType.getIntOrFloatBitWidth() / 8;
   OpBuilder::InsertionGuard guard(b);
-  GraphEntry entry = createGraphEntry(b, loc, symbol, maxTokens,
-                                      MemRefType::get({window}, idType), vocab);
+  GraphEntry entry =
+      createGraphEntry(b, loc, AFM_PREFILL_SYMBOL, window,
+                       MemRefType::get({historyBytes}, b.getI8Type()), vocab);
+  setEntryKind(entry.func, EntryKind::Prefill);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value history = memref::ViewOp::create(
+      b, loc, MemRefType::get({window}, idType), entry.arena, zero,
+      ValueRange{});
 
   // Append the new tokens to the history.
   scf::ForOp::create(
@@ -85,13 +114,13 @@ static void buildEntry(OpBuilder &b, Location loc, llvm::StringRef symbol,
         if (idType != token.getType())
           token = arith::ExtSIOp::create(nb, nloc, idType, token);
         Value at = arith::AddIOp::create(nb, nloc, entry.position, i);
-        memref::StoreOp::create(nb, nloc, token, entry.arena, ValueRange{at});
+        memref::StoreOp::create(nb, nloc, token, history, ValueRange{at});
         scf::YieldOp::create(nb, nloc);
       });
 
   // Run the graph on the whole window; keep the last new position's row.
   Value window1D = bufferization::ToTensorOp::create(
-      b, loc, RankedTensorType::get({window}, idType), entry.arena,
+      b, loc, RankedTensorType::get({window}, idType), history,
       /*restrict=*/true);
   Value ids = tensor::ExpandShapeOp::create(
       b, loc, idsType, window1D,
@@ -100,6 +129,30 @@ static void buildEntry(OpBuilder &b, Location loc, llvm::StringRef symbol,
   Value last = arith::SubIOp::create(
       b, loc, arith::AddIOp::create(b, loc, entry.position, entry.count), one);
   storeLogitsRowAndReturn(b, loc, entry, call.getResult(0), last);
+  inlineGraphCall(b, call, graph);
+  return entry.func;
+}
+
+/// The decode entry: a prefill call of its one token (the window is the
+/// same work either way), so the graph's code exists once.
+static void buildDecode(OpBuilder &b, Location loc, func::FuncOp prefill,
+                        int64_t window, int64_t vocab) {
+  OpBuilder::InsertionGuard guard(b);
+  FunctionType prefillType = prefill.getFunctionType();
+  GraphEntry entry =
+      createGraphEntry(b, loc, AFM_DECODE_SYMBOL, 1,
+                       cast<MemRefType>(prefillType.getInput(4)), vocab);
+  setEntryKind(entry.func, EntryKind::Decode);
+  Block &body = entry.func.getBody().front();
+  auto tokensType = MemRefType::get({window}, b.getI32Type());
+  Value tokens = memref::AllocaOp::create(b, loc, tokensType);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value token = memref::LoadOp::create(b, loc, entry.tokens, ValueRange{zero});
+  memref::StoreOp::create(b, loc, token, tokens, ValueRange{zero});
+  llvm::SmallVector<Value> args(body.getArguments());
+  args[1] = tokens;
+  func::CallOp::create(b, loc, prefill, args);
+  func::ReturnOp::create(b, loc);
 }
 
 LogicalResult mlir::afm::wrapDecoderGraph(ModuleOp module,
@@ -139,8 +192,9 @@ LogicalResult mlir::afm::wrapDecoderGraph(ModuleOp module,
   b.setInsertionPointToEnd(module.getBody());
   Location loc = graph.getLoc();
   int64_t window = idsType.getDimSize(1), vocab = logitsType.getDimSize(2);
-  buildEntry(b, loc, AFM_PREFILL_SYMBOL, window, graph, idsType, logitsType);
-  buildEntry(b, loc, AFM_DECODE_SYMBOL, 1, graph, idsType, logitsType);
+  func::FuncOp prefill = buildPrefill(b, loc, graph, idsType, logitsType);
+  buildDecode(b, loc, prefill, window, vocab);
+  graph.erase();
 
   // A graph's hidden size and layers are not known: 0 in the manifest.
   auto i64 = [&](int64_t value) { return b.getI64IntegerAttr(value); };

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -236,7 +237,8 @@ public:
                int64_t context)
       : b(b), loc(loc), iface(iface), context(context) {}
 
-  void build(llvm::StringRef symbol, func::FuncOp graph, int64_t rows);
+  void build(llvm::StringRef symbol, EntryKind kind, func::FuncOp graph,
+             int64_t rows);
 
 private:
   Value indexConstant(int64_t value) {
@@ -265,14 +267,17 @@ Value EntryBuilder::generateRow(
   return generate;
 }
 
-void EntryBuilder::build(llvm::StringRef symbol, func::FuncOp graph,
-                         int64_t rows) {
+void EntryBuilder::build(llvm::StringRef symbol, EntryKind kind,
+                         func::FuncOp graph, int64_t rows) {
   FunctionType graphType = graph.getFunctionType();
   OpBuilder::InsertionGuard guard(b);
   GraphEntry entry = createGraphEntry(
       b, loc, symbol, rows,
       MemRefType::get({iface.arenaBytes(context)}, b.getI8Type()),
       iface.vocab);
+  contracts(b.getContext())
+      .getEntryAttrHelper()
+      .setAttr(entry.func, EntryKindAttr::get(b.getContext(), kind));
   Value tokens = entry.tokens, arena = entry.arena;
   Value count = entry.count, position = entry.position;
   Value contextValue = indexConstant(context);
@@ -378,6 +383,8 @@ void EntryBuilder::build(llvm::StringRef symbol, func::FuncOp graph,
   // The logits of the last new row.
   Value last = arith::SubIOp::create(b, loc, count, indexConstant(1));
   storeLogitsRowAndReturn(b, loc, entry, call.getResult(0), last);
+  // The graph's body in the entry: its temporaries go to the arena.
+  inlineGraphCall(b, call, graph);
 }
 
 LogicalResult mlir::afm::wrapKVDecoderGraphs(
@@ -398,8 +405,13 @@ LogicalResult mlir::afm::wrapKVDecoderGraphs(
   b.setInsertionPointToEnd(module.getBody());
   Location loc = decodeGraph.getLoc();
   EntryBuilder entries(b, loc, interface, context);
-  entries.build(AFM_PREFILL_SYMBOL, prefillGraph, prefillRows);
-  entries.build(AFM_DECODE_SYMBOL, decodeGraph, 1);
+  entries.build(AFM_PREFILL_SYMBOL, EntryKind::Prefill, prefillGraph,
+                prefillRows);
+  entries.build(AFM_DECODE_SYMBOL, EntryKind::Decode, decodeGraph, 1);
+  bool shared = decodeGraph == prefillGraph;
+  prefillGraph.erase();
+  if (!shared)
+    decodeGraph.erase();
 
   auto i64 = [&](int64_t value) { return b.getI64IntegerAttr(value); };
   AFMDialect &afmAttrs = contracts(ctx);

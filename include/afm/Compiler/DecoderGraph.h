@@ -6,7 +6,8 @@
 // it packages into an .afmb like any afm model: the session's KV arena
 // holds the token history, each call appends its tokens, runs the graph on
 // the window and returns the logits of the last new position. Causal
-// attention makes the zeros after the history irrelevant.
+// attention makes the zeros after the history irrelevant. The graph's
+// body is inlined into the prefill entry; decode calls prefill.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,12 @@ struct GraphEntry {
 GraphEntry createGraphEntry(OpBuilder &b, Location loc, llvm::StringRef symbol,
                             int64_t maxTokens, MemRefType arenaType,
                             int64_t vocab);
+
+/// Replaces `call` by the body of its single-block callee `graph`: the
+/// graph's temporaries are then the entry's, which afm-plan-step-memory
+/// lays out in the arena (a step allocates nothing; heap buffers above
+/// glibc's mmap threshold cost page faults every step).
+void inlineGraphCall(OpBuilder &b, func::CallOp call, func::FuncOp graph);
 
 /// Writes row `row` of `logits` [1, S, V] into the entry's logits output,
 /// and returns from the entry.
