@@ -230,6 +230,14 @@ static afm_status checkKVCache(const char *name,
   *cacheBytes = kv && kv->n_buffers ? 0 : *arenaBytes;
   if (!kv)
     return AFM_OK;
+  if (kv->state_bytes) {
+    if (kv->n_buffers || kv->state_bytes > kv->arena_bytes)
+      return afm_error(AFM_ERR_FORMAT,
+                       "%s: the KV layout's state of %llu bytes must go "
+                       "without buffers and inside the arena of %llu bytes",
+                       name, (ull)kv->state_bytes, (ull)kv->arena_bytes);
+    *cacheBytes = kv->state_bytes;
+  }
   for (size_t i = 0; i < kv->n_buffers; ++i) {
     const Afm__Manifest__KVBuffer *b = kv->buffers[i];
     uint64_t end, scalesEnd;

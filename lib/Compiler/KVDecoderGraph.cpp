@@ -152,6 +152,8 @@ mlir::afm::recognizeKVDecoder(const ONNXGraphSignature &signature) {
         "ONNX decoder with a KV cache: input 'past_key_values.{0}' has no "
         "output 'present.{0}'",
         pastBySuffix.begin()->first));
+  if (llvm::is_contained(signature.opTypes, "GroupQueryAttention"))
+    interface.layout = KVDecoderInterface::Layout::FromSeqlens;
   // The arena follows the graph's input order.
   llvm::sort(interface.caches, [](const auto &a, const auto &b) {
     return a.pastInput < b.pastInput;
@@ -297,12 +299,22 @@ void EntryBuilder::build(llvm::StringRef symbol, EntryKind kind,
     Value zero = arith::ConstantOp::create(nb, loc, nb.getIntegerAttr(type, 0));
     return arith::SelectOp::create(nb, loc, inside, token, zero);
   });
-  // attention_mask: the past's filled slots [context - position, context)
-  // and this call's rows [context, context + count).
+  // attention_mask: the past's filled slots and this call's rows. In the
+  // concatenated layout those are [context - position, context) and
+  // [context, context + count); GroupQueryAttention counts the mask's ones
+  // and reads the past from 0: [0, position + R), the rows after `count`
+  // included so that the past's length comes out as `position`.
+  bool fromSeqlens = iface.layout == KVDecoderInterface::Layout::FromSeqlens;
   auto maskType =
       cast<RankedTensorType>(graphType.getInput(iface.attentionMask));
-  Value firstFilled = arith::SubIOp::create(b, loc, contextValue, position);
-  Value end = arith::AddIOp::create(b, loc, contextValue, count);
+  Value firstFilled =
+      fromSeqlens ? indexConstant(0)
+                  : Value(arith::SubIOp::create(b, loc, contextValue,
+                                                position));
+  Value end = fromSeqlens
+                  ? Value(arith::AddIOp::create(b, loc, position,
+                                                indexConstant(rows)))
+                  : Value(arith::AddIOp::create(b, loc, contextValue, count));
   args[iface.attentionMask] =
       generateRow(maskType, [&](OpBuilder &nb, Value j) {
         Value visible = arith::AndIOp::create(
@@ -350,6 +362,11 @@ void EntryBuilder::build(llvm::StringRef symbol, EntryKind kind,
         memref::getTensorTypeFromMemRefType(filled.getType()), filled,
         /*restrict=*/true);
     auto pastType = memref::getTensorTypeFromMemRefType(type);
+    if (fromSeqlens) {
+      args[cache.pastInput] = bufferization::ToTensorOp::create(
+          b, loc, pastType, buffer, /*restrict=*/true);
+      continue;
+    }
     args[cache.pastInput] = tensor::PadOp::create(
         b, loc, cast<RankedTensorType>(pastType), filledTensor,
         llvm::SmallVector<OpFoldResult>{zero, zero, firstFilled, zero},
@@ -357,15 +374,17 @@ void EntryBuilder::build(llvm::StringRef symbol, EntryKind kind,
   }
   auto call = func::CallOp::create(b, loc, graph, args);
 
-  // This call's keys and values into the arena: present slots
-  // [context, context + count) to slots [position, position + count).
+  // This call's keys and values into the arena: present rows
+  // [context, context + count) (concatenated) or [position, position +
+  // count) (GroupQueryAttention) to slots [position, position + count).
+  Value firstNew = fromSeqlens ? position : contextValue;
   for (auto [cache, buffer] : llvm::zip(iface.caches, buffers)) {
     int64_t dyn = ShapedType::kDynamic;
     auto sliceType = RankedTensorType::get(
         {1, cache.heads, dyn, cache.headDim}, b.getF32Type());
     Value rowsOut = tensor::ExtractSliceOp::create(
         b, loc, sliceType, call.getResult(cache.presentOutput),
-        ValueRange{contextValue}, ValueRange{count}, ValueRange{},
+        ValueRange{firstNew}, ValueRange{count}, ValueRange{},
         llvm::ArrayRef<int64_t>{0, 0, dyn, 0},
         llvm::ArrayRef<int64_t>{1, cache.heads, dyn, cache.headDim},
         llvm::ArrayRef<int64_t>{1, 1, 1, 1});

@@ -324,8 +324,14 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
   }
 
   auto *kv = manifest.mutable_kv_cache();
-  if (auto arena = afmAttrs.getKvArenaBytesAttrHelper().getAttr(lowered))
+  if (auto arena = afmAttrs.getKvArenaBytesAttrHelper().getAttr(lowered)) {
     kv->set_arena_bytes(arena.getInt());
+    // A graph's arena: its state, then afm-plan-step-memory's scratch.
+    auto scratch = afmAttrs.getScratchBytesAttrHelper().getAttr(lowered);
+    if (kvLayout.empty() && scratch && scratch.getInt() > 0 &&
+        scratch.getInt() < arena.getInt())
+      kv->set_state_bytes(arena.getInt() - scratch.getInt());
+  }
   for (auto slot : kvLayout.getAsRange<KVSlotAttr>()) {
     std::optional<KVCacheShape> type = getKVCacheShape(slot.getType());
     auto *buffer = kv->add_buffers();

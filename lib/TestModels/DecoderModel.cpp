@@ -172,29 +172,74 @@ std::string DecoderBuilder::build() {
   const int64_t qSize = config.numHeads * config.headDim;
   const int64_t kvSize = config.numKVHeads * config.headDim;
 
-  writer->addInput("input_ids", onnx::TensorProto::INT64, {1, seq});
-  writer->addOutput("logits", onnx::TensorProto::FLOAT,
-                    {1, seq, config.vocabSize});
+  auto int64 = onnx::TensorProto::INT64, f32 = onnx::TensorProto::FLOAT;
+  if (config.kvCache) {
+    writer->addInput("input_ids", int64, {0, 0},
+                     {"batch_size", "sequence_length"});
+    writer->addInput("attention_mask", int64, {0, 0},
+                     {"batch_size", "total_sequence_length"});
+    writer->addInput("position_ids", int64, {0, 0},
+                     {"batch_size", "sequence_length"});
+    for (int64_t layer = 0; layer < config.numLayers; ++layer)
+      for (const char *part : {".key", ".value"})
+        writer->addInput("past_key_values." + std::to_string(layer) + part,
+                         f32, {0, config.numKVHeads, 0, config.headDim},
+                         {"batch_size", "", "past_sequence_length", ""});
+    writer->addOutput("logits", f32, {0, 0, config.vocabSize},
+                      {"batch_size", "sequence_length", ""});
+    for (int64_t layer = 0; layer < config.numLayers; ++layer)
+      for (const char *part : {".key", ".value"})
+        writer->addOutput("present." + std::to_string(layer) + part, f32,
+                          {0, config.numKVHeads, 0, config.headDim},
+                          {"batch_size", "", "total_sequence_length", ""});
+  } else {
+    writer->addInput("input_ids", int64, {1, seq});
+    writer->addOutput("logits", f32, {1, seq, config.vocabSize});
+  }
 
-  // Rotary tables for positions 0..seq-1 (theta 10000), the positions
-  // themselves, and GroupQueryAttention's lengths: one prompt filling
-  // the whole static sequence.
+  // Rotary tables (theta 10000) for the positions, the positions
+  // themselves, and GroupQueryAttention's lengths: without a cache, one
+  // prompt filling the whole static sequence; with one, what the builder
+  // computes from the attention mask: seqlens_k = sum - 1 per sequence,
+  // total_sequence_length = its width.
   int64_t half = config.headDim / 2;
-  std::vector<float> cosCache(seq * half), sinCache(seq * half);
-  for (int64_t pos = 0; pos < seq; ++pos)
+  int64_t positionCount = config.kvCache ? config.maxPositions : seq;
+  std::vector<float> cosCache(positionCount * half),
+      sinCache(positionCount * half);
+  for (int64_t pos = 0; pos < positionCount; ++pos)
     for (int64_t i = 0; i < half; ++i) {
       double angle = pos * std::pow(10000.0, -2.0 * i / config.headDim);
       cosCache[pos * half + i] = static_cast<float>(std::cos(angle));
       sinCache[pos * half + i] = static_cast<float>(std::sin(angle));
     }
-  addFloat("cos_cache", {seq, half}, cosCache);
-  addFloat("sin_cache", {seq, half}, sinCache);
-  std::vector<int64_t> positions(seq);
-  for (int64_t pos = 0; pos < seq; ++pos)
-    positions[pos] = pos;
-  addInt("position_ids", {1, seq}, positions, onnx::TensorProto::INT64);
-  addInt("seqlens_k", {1}, {seq - 1}, onnx::TensorProto::INT32);
-  addInt("total_sequence_length", {}, {seq}, onnx::TensorProto::INT32);
+  addFloat("cos_cache", {positionCount, half}, cosCache);
+  addFloat("sin_cache", {positionCount, half}, sinCache);
+  if (config.kvCache) {
+    addInt("axes_1", {1}, {1}, int64);
+    addInt("one", {}, {1}, int64);
+    addNode("ReduceSum", "mask_sum", {"attention_mask", "axes_1"},
+            {"mask_sum/out"});
+    setInt(*graph->mutable_node(graph->node_size() - 1), "keepdims", 0);
+    addNode("Sub", "mask_sum_minus_1", {"mask_sum/out", "one"},
+            {"mask_sum_minus_1/out"});
+    setInt(addNode("Cast", "seqlens_k", {"mask_sum_minus_1/out"},
+                   {"seqlens_k"}),
+           "to", onnx::TensorProto::INT32);
+    addNode("Shape", "mask_shape", {"attention_mask"}, {"mask_shape/out"});
+    setInt(addNode("Gather", "mask_width", {"mask_shape/out", "one"},
+                   {"mask_width/out"}),
+           "axis", 0);
+    setInt(addNode("Cast", "total_sequence_length", {"mask_width/out"},
+                   {"total_sequence_length"}),
+           "to", onnx::TensorProto::INT32);
+  } else {
+    std::vector<int64_t> positions(seq);
+    for (int64_t pos = 0; pos < seq; ++pos)
+      positions[pos] = pos;
+    addInt("position_ids", {1, seq}, positions, int64);
+    addInt("seqlens_k", {1}, {seq - 1}, onnx::TensorProto::INT32);
+    addInt("total_sequence_length", {}, {seq}, onnx::TensorProto::INT32);
+  }
 
   addFloat("embed_tokens.weight", {config.vocabSize, hidden},
            random(config.vocabSize * hidden, 1.0f));
@@ -241,11 +286,19 @@ std::string DecoderBuilder::build() {
     q = rotary(prefix + "attn.q_rotary", q);
     k = rotary(prefix + "attn.k_rotary", k);
     std::string attn = prefix + "attn/out";
-    onnx::NodeProto &gqa = addNode(
-        "GroupQueryAttention", prefix + "attn",
-        {q, k, v, "", "", "seqlens_k", "total_sequence_length"},
-        {attn, prefix + "attn/present_key", prefix + "attn/present_value"},
-        true);
+    std::string past = "past_key_values." + std::to_string(layer),
+                present = "present." + std::to_string(layer);
+    onnx::NodeProto &gqa =
+        config.kvCache
+            ? addNode("GroupQueryAttention", prefix + "attn",
+                      {q, k, v, past + ".key", past + ".value", "seqlens_k",
+                       "total_sequence_length"},
+                      {attn, present + ".key", present + ".value"}, true)
+            : addNode("GroupQueryAttention", prefix + "attn",
+                      {q, k, v, "", "", "seqlens_k", "total_sequence_length"},
+                      {attn, prefix + "attn/present_key",
+                       prefix + "attn/present_value"},
+                      true);
     setInt(gqa, "num_heads", config.numHeads);
     setInt(gqa, "kv_num_heads", config.numKVHeads);
     // Odd layers scale by a non-default factor.

@@ -462,6 +462,24 @@ TEST_F(RuntimeLoad, KVScalesOutOfTheArena) {
                    "bytes past the arena of 256 bytes");
 }
 
+TEST_F(RuntimeLoad, KVStateOutOfTheArenaOrBesideBuffers) {
+  // A graph's state: the bytes the session keeps, inside the arena and
+  // only when no buffer describes the caches.
+  auto pastTheArena = [](Manifest &m) {
+    m.mutable_kv_cache()->clear_buffers();
+    m.mutable_kv_cache()->set_state_bytes(257);
+  };
+  EXPECT_AFM_ERROR(load(pack({}, pastTheArena)), AFM_ERR_FORMAT,
+                   "the KV layout's state of 257 bytes must go without "
+                   "buffers and inside the arena of 256 bytes");
+  auto besideBuffers = [](Manifest &m) {
+    m.mutable_kv_cache()->set_state_bytes(128);
+  };
+  EXPECT_AFM_ERROR(load(pack({}, besideBuffers)), AFM_ERR_FORMAT,
+                   "the KV layout's state of 128 bytes must go without "
+                   "buffers and inside the arena of 256 bytes");
+}
+
 //===- Code ---------------------------------------------------------------===//
 
 TEST_F(RuntimeLoad, CodeThatIsNotASharedLibrary) {

@@ -51,12 +51,14 @@ static cl::opt<std::string> seqDimParam(
 
 static cl::opt<bool> kvCache(
     "kv-cache",
-    cl::desc("With --model: write the decoder as exporters write one with a "
-             "KV cache: symbolic batch and sequence dimensions, "
-             "attention_mask and position_ids inputs, "
-             "past_key_values.N.key/value inputs and present.N.key/value "
-             "outputs, rotary tables computed with Cos/Sin and masks built "
-             "with Range/Greater/Not/And"),
+    cl::desc("Write the decoder as exporters write one with a KV cache: "
+             "symbolic batch and sequence dimensions, attention_mask and "
+             "position_ids inputs, past_key_values.N.key/value inputs and "
+             "present.N.key/value outputs. With --model, as optimum does "
+             "(rotary tables computed with Cos/Sin, masks built with "
+             "Range/Greater/Not/And, Concat of past and new rows); without, "
+             "as ONNX Runtime GenAI does (RotaryEmbedding, "
+             "GroupQueryAttention with past keys, seqlens_k from the mask)"),
     cl::cat(category));
 
 /// The --model form: the folder's config and weights.
@@ -99,14 +101,15 @@ int main(int argc, char **argv) {
     }
     serialized = std::move(*graph);
   } else {
-    if (seqDimParam.getNumOccurrences() || kvCache) {
-      WithColor::error() << "--seq-dim-param and --kv-cache go with --model\n";
+    if (seqDimParam.getNumOccurrences()) {
+      WithColor::error() << "--seq-dim-param goes with --model\n";
       return 1;
     }
     mlir::afm::ONNXDecoderConfig config;
     config.seed = seed;
     config.matmulBits = matmulBits;
     config.numLayers = numLayers;
+    config.kvCache = kvCache;
     serialized = mlir::afm::buildONNXDecoder(config);
   }
   std::error_code ec;

@@ -20,6 +20,11 @@
 // Masked slots get no weight (the mask adds the lowest float before the
 // softmax), so a step costs O(C) and its result is the exporter's.
 //
+// A graph whose attention is GroupQueryAttention reads its past from
+// index 0 instead, as many rows as the attention mask's sum says: there
+// the past is the arena buffer itself, the mask 1 on [0, position + R),
+// and the new rows are present rows position..position+count.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef AFM_COMPILER_KVDECODERGRAPH_H
@@ -40,6 +45,18 @@ namespace mlir::afm {
 
 /// What each input and output of a decoder graph with a KV cache is.
 struct KVDecoderInterface {
+  /// How the graph reads its past and where a call's rows land in the
+  /// present.
+  enum class Layout {
+    /// present = Concat(past, rows) (optimum, torch.onnx): the past's
+    /// filled slots right-aligned, the rows at index `context`.
+    Concatenated,
+    /// com.microsoft GroupQueryAttention (ONNX Runtime GenAI): the past's
+    /// filled slots from index 0, their count seqlens_k + 1 - S taken from
+    /// the attention mask's sum; the rows at index `position`.
+    FromSeqlens,
+  };
+  Layout layout = Layout::Concatenated;
   /// One past input and the present output that extends it.
   struct Cache {
     unsigned pastInput = 0;     ///< index in the graph's inputs

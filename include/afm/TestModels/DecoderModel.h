@@ -34,6 +34,15 @@ struct ONNXDecoderConfig {
   int64_t matmulBits = 0;
   int64_t blockSize = 32;
   uint64_t seed = 1;
+  /// Write it as ONNX Runtime GenAI's model builder does a decoder with a
+  /// KV cache: inputs input_ids, attention_mask, position_ids and
+  /// past_key_values.N.key/value, outputs logits and present.N.key/value,
+  /// every batch and sequence dimension symbolic; GroupQueryAttention's
+  /// seqlens_k and total_sequence_length computed from the attention mask
+  /// (ReduceSum, Shape); rotary tables for `maxPositions` positions.
+  /// seqLen is then unused.
+  bool kvCache = false;
+  int64_t maxPositions = 2048;
 };
 
 /// The serialized ModelProto of the decoder `config` describes. Layers

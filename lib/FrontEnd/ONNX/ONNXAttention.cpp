@@ -8,6 +8,9 @@
 
 #include "TOSABuilder.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 #include <cmath>
 #include <limits>
 
@@ -37,14 +40,15 @@ Value mlir::afm::onnx_import::buildCausalAttention(
     const CausalAttention &options) {
   llvm::ArrayRef<int64_t> shape = TOSABuilder::shapeOf(queries);
   int64_t batch = shape[0], numHeads = options.numHeads, seq = shape[2],
-          headDim = shape[3], kvHeads = options.kvHeads;
+          headDim = shape[3], kvHeads = options.kvHeads,
+          length = TOSABuilder::shapeOf(keys)[2];
   Type elementType = TOSABuilder::typeOf(queries).getElementType();
   // Query head h reads key/value head h / group.
   int64_t group = numHeads / kvHeads, rows = batch * numHeads;
   auto expand = [&](Value kv) {
-    Value grouped = t.reshape(kv, {batch, kvHeads, 1, seq, headDim});
+    Value grouped = t.reshape(kv, {batch, kvHeads, 1, length, headDim});
     return t.reshape(t.tile(grouped, {1, 1, group, 1, 1}),
-                     {rows, seq, headDim});
+                     {rows, length, headDim});
   };
   Value keysT = t.transpose(expand(keys), {0, 2, 1});
   Value scores = t.matmul(t.reshape(queries, {rows, seq, headDim}), keysT);
@@ -60,16 +64,40 @@ Value mlir::afm::onnx_import::buildCausalAttention(
   // The causal (and sliding-window) mask is added, not selected: a large
   // negative bias where query i must not see key j.
   int64_t window = options.window;
-  auto maskType = RankedTensorType::get({1, seq, seq}, elementType);
-  llvm::SmallVector<float> bias(seq * seq);
-  for (int64_t i = 0; i < seq; ++i)
-    for (int64_t j = 0; j < seq; ++j)
-      bias[i * seq + j] = j <= i && (window <= 0 || j > i - window)
-                              ? 0.0f
-                              : std::numeric_limits<float>::lowest();
-  Value mask = tosa::ConstOp::create(
-      t.b, t.loc, maskType,
-      DenseElementsAttr::get(maskType, llvm::ArrayRef(bias)));
+  auto maskType = RankedTensorType::get({1, seq, length}, elementType);
+  float lowest = std::numeric_limits<float>::lowest();
+  Value mask;
+  if (!options.queryOffset) {
+    llvm::SmallVector<float> bias(seq * length);
+    for (int64_t i = 0; i < seq; ++i)
+      for (int64_t j = 0; j < length; ++j)
+        bias[i * length + j] =
+            j <= i && (window <= 0 || j > i - window) ? 0.0f : lowest;
+    mask = tosa::ConstOp::create(
+        t.b, t.loc, maskType,
+        DenseElementsAttr::get(maskType, llvm::ArrayRef(bias)));
+  } else {
+    Value offset = options.queryOffset;
+    mask = generateTensor(
+        t.node, maskType, [&](OpBuilder &b, Location loc, ValueRange at) {
+          Value query = arith::AddIOp::create(b, loc, offset, at[1]);
+          Value visible = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::sle, at[2], query);
+          if (window > 0) {
+            Value first = arith::SubIOp::create(
+                b, loc, query, arith::ConstantIndexOp::create(b, loc, window));
+            visible = arith::AndIOp::create(
+                b, loc, visible,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                      at[2], first));
+          }
+          return arith::SelectOp::create(
+              b, loc, visible,
+              arith::ConstantOp::create(b, loc, b.getFloatAttr(elementType, 0)),
+              arith::ConstantOp::create(b, loc,
+                                        b.getFloatAttr(elementType, lowest)));
+        });
+  }
   scores = t.add(scores, mask);
   Value probs = t.softmax(scores);
   Value context = t.matmul(probs, expand(values));

@@ -665,5 +665,9 @@ mlir::afm::getONNXGraphSignature(llvm::StringRef modelBytes,
       signature.inputs.push_back(describeValue(input));
   for (const onnx::ValueInfoProto &output : model.graph().output())
     signature.outputs.push_back(describeValue(output));
+  std::set<std::string> opTypes;
+  for (const onnx::NodeProto &node : model.graph().node())
+    opTypes.insert(node.op_type());
+  signature.opTypes.assign(opTypes.begin(), opTypes.end());
   return signature;
 }

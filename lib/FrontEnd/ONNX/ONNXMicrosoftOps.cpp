@@ -322,11 +322,158 @@ static Results lowerRotaryEmbedding(ONNXNode &node) {
   return llvm::SmallVector<Value>{t.reshape(rotated, shape)};
 }
 
-/// GroupQueryAttention for a first prompt without past: causal attention
-/// of query heads over key/value heads shared by groups of
-/// num_heads / kv_num_heads, softmax(scale * q k^T) v with an optional
-/// softcap and sliding window (local_window_size). present_key and
-/// present_value are the [B, N_kv, S, H] keys and values.
+/// GroupQueryAttention's present keys and values [B, N_kv, T', H], and
+/// where this call's rows start in them.
+struct GQACache {
+  Value key, value;
+  /// The past's length (seqlens_k + 1 - S) as an index at run time; null
+  /// for a first prompt (0).
+  Value pastLength;
+};
+
+/// ONNX Runtime's GroupQueryAttention with a past: past_key/past_value
+/// [B, N_kv, P, H] hold the past's `past = seqlens_k + 1 - S` rows
+/// (seqlens_k: each sequence's total length - 1) from index 0; the present
+/// is T' = max(P, total_sequence_length) rows: the past's rows, this
+/// call's S rows from index `past`, zeros after. Without a past (or a past
+/// of length 0) and with constant lengths, a first prompt: the present is
+/// the new rows. seqlens_k may be computed at run time (from the
+/// attention mask) when the batch is 1; total_sequence_length must be a
+/// constant, as it sizes the present.
+static FailureOr<GQACache> buildGQACache(ONNXNode &node, TOSABuilder &t,
+                                         Value newKey, Value newValue,
+                                         int64_t batch, int64_t seq) {
+  TypedValue<RankedTensorType> pasts[2];
+  int64_t pastRows = 0;
+  for (unsigned index : {3u, 4u}) {
+    if (!node.hasInput(index))
+      continue;
+    auto past = node.getFloatInput(index);
+    if (failed(past))
+      return failure();
+    RankedTensorType type = past->getType();
+    auto expected = cast<RankedTensorType>(newKey.getType());
+    if (type.getRank() != 4 || type.getDimSize(0) != batch ||
+        type.getDimSize(1) != expected.getDimSize(1) ||
+        type.getDimSize(3) != expected.getDimSize(3) ||
+        (pasts[0] && type != pasts[0].getType()))
+      return node.emitError()
+             << (index == 3 ? "past_key " : "past_value ") << type
+             << " is not [" << batch << ", " << expected.getDimSize(1)
+             << ", past, " << expected.getDimSize(3)
+             << "] like the other past";
+    pasts[index - 3] = *past;
+    pastRows = type.getDimSize(2);
+  }
+  if (node.hasInput(3) != node.hasInput(4))
+    return node.emitError()
+           << "past_key and past_value must be both present or both absent";
+  DenseElementsAttr total = node.getConstantInput(6);
+  if (!total || !total.getElementType().isInteger(32) ||
+      total.getNumElements() != 1)
+    return node.emitError() << "total_sequence_length must be an int32 "
+                               "constant (it sizes the present)";
+  int64_t totalLength = *total.getValues<int32_t>().begin();
+  auto seqlensInput = node.getInput(5);
+  if (failed(seqlensInput))
+    return failure();
+  if (!seqlensInput->getType().getElementType().isInteger(32) ||
+      seqlensInput->getType().getNumElements() != batch)
+    return node.emitError() << "seqlens_k " << seqlensInput->getType()
+                            << " is not int32 [" << batch << "]";
+  DenseElementsAttr seqlens = node.getConstantInput(5);
+  if (pastRows == 0) {
+    // A first prompt filling the sequence.
+    if (!seqlens)
+      return node.emitError() << "without a past, seqlens_k must be a "
+                                 "constant";
+    if (totalLength != seq ||
+        llvm::any_of(seqlens.getValues<int32_t>(),
+                     [&](int32_t length) { return length != seq - 1; }))
+      return node.emitError()
+             << "without a past, only a first prompt filling the sequence "
+                "is supported (total_sequence_length = "
+             << seq << ", seqlens_k = " << seq - 1 << ")";
+    return GQACache{newKey, newValue, Value()};
+  }
+  if (batch != 1)
+    return node.emitError() << "a past is supported with batch 1, not "
+                            << batch;
+  if (totalLength < seq)
+    return node.emitError() << "total_sequence_length " << totalLength
+                            << " is shorter than the query's " << seq
+                            << " rows";
+  if (seqlens) {
+    int64_t length = *seqlens.getValues<int32_t>().begin();
+    if (length + 1 < seq || length + 1 > totalLength)
+      return node.emitError()
+             << "seqlens_k " << length << " does not fit " << seq
+             << " rows in a total of " << totalLength;
+  }
+
+  // past = seqlens_k[0] + 1 - S, kept in [0, min(P, T' - S)] so that no
+  // index leaves the tensors whatever the lengths say at run time.
+  OpBuilder &b = t.b;
+  Location loc = t.loc;
+  int64_t presentRows = std::max(pastRows, totalLength);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value length = tensor::ExtractOp::create(b, loc, *seqlensInput,
+                                           ValueRange{zero});
+  Value past = arith::SubIOp::create(
+      b, loc, arith::IndexCastOp::create(b, loc, b.getIndexType(), length),
+      arith::ConstantIndexOp::create(b, loc, seq - 1));
+  past = arith::MaxSIOp::create(b, loc, past, zero);
+  past = arith::MinSIOp::create(
+      b, loc, past,
+      arith::ConstantIndexOp::create(
+          b, loc, std::min(pastRows, presentRows - seq)));
+
+  auto present = [&](Value pastTensor, Value rows) {
+    auto rowsType = cast<RankedTensorType>(rows.getType());
+    auto type = rowsType.clone({batch, rowsType.getDimSize(1), presentRows,
+                                rowsType.getDimSize(3)});
+    return generateTensor(
+        node, type, [&](OpBuilder &nb, Location nloc, ValueRange at) {
+          auto index = [&](int64_t value) {
+            return arith::ConstantIndexOp::create(nb, nloc, value);
+          };
+          Value row = at[2];
+          Value fromNew = arith::SubIOp::create(nb, nloc, row, past);
+          Value isPast = arith::CmpIOp::create(
+              nb, nloc, arith::CmpIPredicate::slt, row, past);
+          Value isNew = arith::AndIOp::create(
+              nb, nloc, arith::XOrIOp::create(
+                            nb, nloc, isPast,
+                            arith::ConstantIntOp::create(nb, nloc, 1, 1)),
+              arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt,
+                                    fromNew, index(seq)));
+          // Both reads stay in bounds; the selects pick the one that
+          // applies.
+          Value pastRow = arith::MinSIOp::create(nb, nloc, row,
+                                                 index(pastRows - 1));
+          Value newRow = arith::MinSIOp::create(
+              nb, nloc, arith::MaxSIOp::create(nb, nloc, fromNew, index(0)),
+              index(seq - 1));
+          Value fromPast = tensor::ExtractOp::create(
+              nb, nloc, pastTensor, ValueRange{at[0], at[1], pastRow, at[3]});
+          Value fromRows = tensor::ExtractOp::create(
+              nb, nloc, rows, ValueRange{at[0], at[1], newRow, at[3]});
+          Value zeroValue = arith::ConstantOp::create(
+              nb, nloc, nb.getFloatAttr(type.getElementType(), 0));
+          return arith::SelectOp::create(
+              nb, nloc, isPast, fromPast,
+              arith::SelectOp::create(nb, nloc, isNew, fromRows, zeroValue));
+        });
+  };
+  return GQACache{present(pasts[0], newKey), present(pasts[1], newValue),
+                  past};
+}
+
+/// GroupQueryAttention: causal attention of query heads over key/value
+/// heads shared by groups of num_heads / kv_num_heads, softmax(scale *
+/// q k^T) v with an optional softcap and sliding window
+/// (local_window_size), over the present keys and values (buildGQACache):
+/// query i is at key index past + i.
 static Results lowerGroupQueryAttention(ONNXNode &node) {
   auto heads = getAttentionHeads(node);
   if (failed(heads))
@@ -386,45 +533,20 @@ static Results lowerGroupQueryAttention(ONNXNode &node) {
     v = *value;
   }
 
-  // Only a first prompt: no past, or a past of length 0; seqlens_k (the
-  // total length - 1 per sequence) and total_sequence_length covering
-  // the whole query.
-  for (unsigned index : {3u, 4u}) {
-    if (!node.hasInput(index))
-      continue;
-    auto past = node.getInput(index);
-    if (failed(past))
-      return failure();
-    if (past->getType().getRank() != 4 || past->getType().getDimSize(2) != 0)
-      return node.emitError()
-             << (index == 3 ? "past_key " : "past_value ") << past->getType()
-             << " is not empty; only a first prompt without past is supported";
-  }
-  DenseElementsAttr seqlens = node.getConstantInput(5);
-  DenseElementsAttr total = node.getConstantInput(6);
-  if (!seqlens || !total || !seqlens.getElementType().isInteger(32) ||
-      !total.getElementType().isInteger(32) || total.getNumElements() != 1 ||
-      seqlens.getNumElements() != batch)
-    return node.emitError() << "seqlens_k and total_sequence_length must be "
-                               "int32 constants";
-  if (*total.getValues<int32_t>().begin() != seq ||
-      llvm::any_of(seqlens.getValues<int32_t>(),
-                   [&](int32_t length) { return length != seq - 1; }))
-    return node.emitError()
-           << "only a first prompt filling the sequence is supported "
-              "(total_sequence_length = "
-           << seq << ", seqlens_k = " << seq - 1 << ")";
-
   Value q4 = splitHeads(t, q, numHeads, headDim);
-  Value presentKey = splitHeads(t, k, kvHeads, headDim);
-  Value presentValue = splitHeads(t, v, kvHeads, headDim);
+  Value newKey = splitHeads(t, k, kvHeads, headDim);
+  Value newValue = splitHeads(t, v, kvHeads, headDim);
+  auto cache = buildGQACache(node, t, newKey, newValue, batch, seq);
+  if (failed(cache))
+    return failure();
   CausalAttention options{numHeads, kvHeads};
   options.scale = getFloatAttribute(node, "scale", 0.0f);
   options.softcap = getFloatAttribute(node, "softcap", 0.0f);
   options.window = node.getIntAttribute("local_window_size", -1);
+  options.queryOffset = cache->pastLength;
   Value output =
-      buildCausalAttention(t, q4, presentKey, presentValue, options);
-  return llvm::SmallVector<Value>{output, presentKey, presentValue};
+      buildCausalAttention(t, q4, cache->key, cache->value, options);
+  return llvm::SmallVector<Value>{output, cache->key, cache->value};
 }
 
 /// The `bits`-wide codes of `packed` (i8 bytes [.., n], low bits first)

@@ -11,6 +11,7 @@
 #include "ONNXBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 
@@ -79,8 +80,123 @@ normalizeAxes(ONNXNode &node, llvm::ArrayRef<int64_t> axes, int64_t rank) {
   return dims;
 }
 
+/// Integer Sum, SumSquare, L1, Max, Min and Prod (an attention mask's
+/// length, a shape's product): one reduction linalg.generic, wrapping
+/// like ONNX Runtime's integer arithmetic; unsigned inputs compare
+/// unsigned.
+static FailureOr<Value> reduceIntegers(ONNXNode &node, Reduction kind,
+                                       Value input,
+                                       llvm::ArrayRef<int64_t> dims) {
+  auto type = cast<RankedTensorType>(input.getType());
+  auto intType = cast<IntegerType>(type.getElementType());
+  unsigned width = intType.getWidth();
+  bool isUnsigned = node.isUnsignedInput(0);
+  APInt initValue;
+  switch (kind) {
+  case Reduction::Sum:
+  case Reduction::SumSquare:
+  case Reduction::L1:
+    initValue = APInt::getZero(width);
+    break;
+  case Reduction::Prod:
+    initValue = APInt(width, 1);
+    break;
+  case Reduction::Max:
+    initValue = isUnsigned ? APInt::getMinValue(width)
+                           : APInt::getSignedMinValue(width);
+    break;
+  case Reduction::Min:
+    initValue = isUnsigned ? APInt::getMaxValue(width)
+                           : APInt::getSignedMaxValue(width);
+    break;
+  default:
+    return node.emitError() << "an integer input " << type
+                            << " is supported for ReduceSum, "
+                               "ReduceSumSquare, ReduceL1, ReduceMax, "
+                               "ReduceMin and ReduceProd only";
+  }
+  // A plain reduction generic (the input read by its identity map, the
+  // result by the kept dimensions), which the vectorizer handles; then the
+  // reduced dimensions back as 1s.
+  OpBuilder &builder = node.builder;
+  Location loc = node.loc;
+  int64_t rank = type.getRank();
+  llvm::SmallVector<int64_t> kept, keptDims(type.getShape());
+  llvm::SmallVector<AffineExpr> keptExprs;
+  llvm::SmallVector<utils::IteratorType> iterators;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    bool isReduced = llvm::is_contained(dims, dim);
+    iterators.push_back(isReduced ? utils::IteratorType::reduction
+                                  : utils::IteratorType::parallel);
+    if (isReduced) {
+      keptDims[dim] = 1;
+      continue;
+    }
+    kept.push_back(type.getDimSize(dim));
+    keptExprs.push_back(builder.getAffineDimExpr(dim));
+  }
+  auto resultType = RankedTensorType::get(kept, intType);
+  Value init = linalg::FillOp::create(
+                   builder, loc,
+                   ValueRange{arith::ConstantOp::create(
+                       builder, loc, IntegerAttr::get(intType, initValue))},
+                   ValueRange{tensor::EmptyOp::create(builder, loc, kept,
+                                                      intType)})
+                   .getResult(0);
+  llvm::SmallVector<AffineMap> maps{
+      builder.getMultiDimIdentityMap(rank),
+      AffineMap::get(rank, 0, keptExprs, builder.getContext())};
+  auto generic = linalg::GenericOp::create(
+      builder, loc, TypeRange{resultType}, ValueRange{input}, ValueRange{init},
+      maps, iterators,
+      [&](OpBuilder &b, Location nloc, ValueRange args) {
+        Value x = args[0], acc = args[1], next;
+        switch (kind) {
+        case Reduction::SumSquare:
+          x = arith::MulIOp::create(b, nloc, x, x);
+          break;
+        case Reduction::L1:
+          if (!isUnsigned) {
+            Value zero = arith::ConstantOp::create(
+                b, nloc, IntegerAttr::get(intType, 0));
+            Value negative = arith::CmpIOp::create(
+                b, nloc, arith::CmpIPredicate::slt, x, zero);
+            x = arith::SelectOp::create(
+                b, nloc, negative, arith::SubIOp::create(b, nloc, zero, x), x);
+          }
+          break;
+        default:
+          break;
+        }
+        switch (kind) {
+        case Reduction::Prod:
+          next = arith::MulIOp::create(b, nloc, acc, x);
+          break;
+        case Reduction::Max:
+          next = isUnsigned
+                     ? arith::MaxUIOp::create(b, nloc, acc, x).getResult()
+                     : arith::MaxSIOp::create(b, nloc, acc, x).getResult();
+          break;
+        case Reduction::Min:
+          next = isUnsigned
+                     ? arith::MinUIOp::create(b, nloc, acc, x).getResult()
+                     : arith::MinSIOp::create(b, nloc, acc, x).getResult();
+          break;
+        default:
+          next = arith::AddIOp::create(b, nloc, acc, x);
+          break;
+        }
+        linalg::YieldOp::create(b, nloc, next);
+      });
+  return reshape(node, generic.getResult(0), keptDims);
+}
+
 template <Reduction kind> static Results lowerReduce(ONNXNode &node) {
-  auto input = node.getFloatInput(0);
+  auto anyInput = node.getInput(0);
+  if (failed(anyInput))
+    return failure();
+  bool isInteger = isa<IntegerType>(anyInput->getType().getElementType());
+  auto input = isInteger ? anyInput : node.getFloatInput(0);
   if (failed(input))
     return failure();
   RankedTensorType type = input->getType();
@@ -109,6 +225,13 @@ template <Reduction kind> static Results lowerReduce(ONNXNode &node) {
 
   Value value = *input;
   Value result;
+  if (isInteger) {
+    auto reducedValue = reduceIntegers(node, kind, value, *dims);
+    if (failed(reducedValue))
+      return failure();
+    result = *reducedValue;
+  }
+  if (!isInteger)
   switch (kind) {
   case Reduction::Sum:
     result = reduceKeepDims<tosa::ReduceSumOp>(node, value, *dims);
@@ -160,13 +283,16 @@ template <Reduction kind> static Results lowerReduce(ONNXNode &node) {
     result = reduceKeepDims<tosa::ReduceProductOp>(node, value, *dims);
     break;
   }
-  if (node.getIntAttribute("keepdims", 1))
-    return llvm::SmallVector<Value>{result};
-  llvm::SmallVector<int64_t> shape;
-  for (int64_t dim = 0; dim < rank; ++dim)
-    if (!llvm::is_contained(*dims, dim))
-      shape.push_back(type.getDimSize(dim));
-  return llvm::SmallVector<Value>{reshape(node, result, shape)};
+  if (!node.getIntAttribute("keepdims", 1)) {
+    llvm::SmallVector<int64_t> shape;
+    for (int64_t dim = 0; dim < rank; ++dim)
+      if (!llvm::is_contained(*dims, dim))
+        shape.push_back(type.getDimSize(dim));
+    result = reshape(node, result, shape);
+  }
+  if (isInteger && node.isUnsignedInput(0) && node.hasOutput(0))
+    node.table.define(node.proto.output(0), result, /*isUnsigned=*/true);
+  return llvm::SmallVector<Value>{result};
 }
 
 /// The dimensions (Log)Softmax normalizes over: the axis from opset 13,

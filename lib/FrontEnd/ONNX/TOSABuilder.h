@@ -146,9 +146,14 @@ struct CausalAttention {
   /// > 0: query i sees only its `window` most recent keys, itself
   /// included (j > i - window), as ONNX Runtime 1.30 computes it.
   int64_t window = -1;
+  /// The key index of query row 0, an index value computed at run time
+  /// (a past's length); null: keys and queries have the same length and
+  /// start together (offset 0). Query i sees key j <= offset + i.
+  Value queryOffset;
 };
 
-/// The attention output as [B, S, N * H].
+/// The attention output as [B, S, N * H]; queries [B, N, S, H], keys and
+/// values [B, N_kv, L, H].
 Value buildCausalAttention(TOSABuilder &t, Value queries, Value keys,
                            Value values, const CausalAttention &options);
 

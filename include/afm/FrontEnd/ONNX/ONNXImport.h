@@ -76,9 +76,11 @@ struct ONNXValueSignature {
   std::vector<Dim> dims;
 };
 
-/// The inputs (without initializers) and outputs of a model's graph.
+/// The inputs (without initializers) and outputs of a model's graph, and
+/// the operators its top level uses ("GroupQueryAttention", ...).
 struct ONNXGraphSignature {
   std::vector<ONNXValueSignature> inputs, outputs;
+  std::vector<std::string> opTypes;
 };
 
 llvm::Expected<ONNXGraphSignature>
