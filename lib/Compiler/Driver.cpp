@@ -83,7 +83,8 @@ struct Options {
                "length (default: the model's max_position_embeddings, at "
                "most 4096). With --onnx, for a decoder with a KV cache "
                "(past_key_values inputs): its caches' length (default "
-               "1024)"),
+               "1024); for a stateless decoder whose input_ids has a "
+               "symbolic sequence dimension: the window it is bound to"),
       cl::value_desc("N"), cl::cat(category)};
   cl::opt<LinearWeightFormat> linearWeights{
       "linear-weights",
@@ -505,10 +506,25 @@ static OwningOpRef<ModuleOp> importONNXDecoder(MLIRContext &context,
   }
 
   if (!kv) {
-    if (opts.contextLength.getNumOccurrences())
+    // A stateless decoder runs batch 1 over a window of --context tokens:
+    // its input's symbolic dimensions are bound so unless --bind-dim
+    // gives them.
+    bool contextUsed = false;
+    if (signature && signature->inputs.size() == 1 &&
+        signature->inputs[0].dims.size() == 2) {
+      const auto &dims = signature->inputs[0].dims;
+      if (!dims[0].param.empty())
+        userBindings.try_emplace(dims[0].param, 1);
+      if (!dims[1].param.empty() && opts.contextLength.getNumOccurrences() &&
+          dims[1].param != dims[0].param)
+        contextUsed =
+            userBindings.try_emplace(dims[1].param, opts.contextLength).second;
+    }
+    if (opts.contextLength.getNumOccurrences() && !contextUsed)
       return fail("--context goes with a decoder graph with a KV cache "
-                  "(past_key_values inputs); a stateless graph's context is "
-                  "its sequence length");
+                  "(past_key_values inputs) or a stateless one whose "
+                  "sequence dimension is symbolic and not given by "
+                  "--bind-dim (the window)");
     importOptions.boundDims = std::move(userBindings);
     OwningOpRef<ModuleOp> module =
         importONNXModel(&context, graphBytes, opts.onnx, importOptions);
