@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ONNXBuilders.h"
+#include "TOSABuilder.h"
 
 #include "dialects/afm/IR/AFMOps.h"
 
@@ -489,6 +490,24 @@ static Results lowerDequantizeLinear(ONNXNode &node) {
 /// QuantizeLinear: x / scale rounded half to even, plus the zero point,
 /// saturated to the zero point's type (UINT8 without one), per tensor or
 /// per `axis`.
+/// `x` (float) quantized as QuantizeLinear does: round half to even,
+/// plus the zero point, saturated to [low, high], as `type`.
+static Value quantizeScalar(OpBuilder &b, Location loc, Value x, Value zero,
+                            double low, double high, Type type) {
+  Type floatType = x.getType();
+  auto constant = [&](double value) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(floatType, value));
+  };
+  x = arith::AddFOp::create(b, loc, math::RoundEvenOp::create(b, loc, x),
+                            zero);
+  x = arith::MinimumFOp::create(
+      b, loc, arith::MaximumFOp::create(b, loc, x, constant(low)),
+      constant(high));
+  // In range now: through i32, so 255 does not overflow an i8 cast.
+  Value wide = arith::FPToSIOp::create(b, loc, b.getI32Type(), x);
+  return arith::TruncIOp::create(b, loc, type, wide);
+}
+
 static Results lowerQuantizeLinear(ONNXNode &node) {
   auto operands = getQuantizationOperands(node, /*floatInput=*/true);
   if (failed(operands))
@@ -509,23 +528,147 @@ static Results lowerQuantizeLinear(ONNXNode &node) {
           return arith::ConstantOp::create(b, loc,
                                            b.getFloatAttr(floatType, value));
         };
-        Value x = math::RoundEvenOp::create(
-            b, loc, arith::DivFOp::create(b, loc, args[0], args[1]));
-        if (hasZeroPoint)
-          x = arith::AddFOp::create(
-              b, loc, x, castScalar(b, loc, args[2], floatType, isUnsigned));
-        x = arith::MinimumFOp::create(
-            b, loc, arith::MaximumFOp::create(b, loc, x, constant(low)),
-            constant(high));
-        // In range now: through i32, so 255 does not overflow an i8 cast.
-        Value wide = arith::FPToSIOp::create(b, loc, b.getI32Type(), x);
-        return arith::TruncIOp::create(b, loc, resultType, wide);
+        Value zero = hasZeroPoint
+                         ? castScalar(b, loc, args[2], floatType, isUnsigned)
+                         : constant(0);
+        return quantizeScalar(
+            b, loc, arith::DivFOp::create(b, loc, args[0], args[1]), zero,
+            low, high, resultType);
       });
   if (failed(result))
     return failure();
   if (isUnsigned && node.hasOutput(0))
     node.table.define(node.proto.output(0), *result, /*isUnsigned=*/true);
   return llvm::SmallVector<Value>{*result};
+}
+
+/// QLinearMatMul: round((A - a_zp) @ (B - b_zp) * a_scale * b_scale /
+/// y_scale) + y_zp, saturated to y_zp's 8-bit type; the product in int32,
+/// the rescale in f32. Scales per tensor, b's also per column.
+static Results lowerQLinearMatMul(ONNXNode &node) {
+  auto a = widenedMinusZeroPoint(node, 0, /*perRowZeroPoint=*/true);
+  auto b = widenedMinusZeroPoint(node, 3, /*perRowZeroPoint=*/false);
+  auto aScale = node.getFloatInput(1);
+  auto bScale = node.getFloatInput(4);
+  auto yScale = node.getFloatInput(6);
+  auto yZeroPoint = node.getInput(7);
+  if (failed(a) || failed(b) || failed(aScale) || failed(bScale) ||
+      failed(yScale) || failed(yZeroPoint))
+    return failure();
+  Type resultType = yZeroPoint->getType().getElementType();
+  if (!resultType.isInteger(8))
+    return node.emitError() << "y_zero_point must be an 8-bit integer";
+  if (aScale->getType().getNumElements() != 1 ||
+      yScale->getType().getNumElements() != 1 ||
+      yZeroPoint->getType().getNumElements() != 1)
+    return node.emitError()
+           << "a_scale, y_scale and y_zero_point must be single values";
+  int64_t bRank = cast<RankedTensorType>(b->getType()).getRank();
+  auto product = contract(node, {*a, *b},
+                          bRank == 2 ? "...mk,kn->...mn" : "...mk,...kn->...mn");
+  if (failed(product))
+    return failure();
+  bool isUnsigned = node.isUnsignedInput(7);
+  double low = isUnsigned ? 0 : -128, high = isUnsigned ? 255 : 127;
+  Type f32 = node.builder.getF32Type();
+  auto single = [&](Value value) { return reshape(node, value, {}); };
+  auto result = broadcastElementwise(
+      node,
+      {*product, single(*aScale), *bScale, single(*yScale),
+       single(*yZeroPoint)},
+      resultType, [&](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        Value acc = arith::SIToFPOp::create(nb, loc, f32, args[0]);
+        Value scale = arith::DivFOp::create(
+            nb, loc, arith::MulFOp::create(nb, loc, args[1], args[2]),
+            args[3]);
+        return quantizeScalar(
+            nb, loc, arith::MulFOp::create(nb, loc, acc, scale),
+            castScalar(nb, loc, args[4], f32, isUnsigned), low, high,
+            resultType);
+      });
+  if (failed(result))
+    return failure();
+  if (isUnsigned && node.hasOutput(0))
+    node.table.define(node.proto.output(0), *result, /*isUnsigned=*/true);
+  return llvm::SmallVector<Value>{*result};
+}
+
+/// DynamicQuantizeLinear: uint8 with the scale and zero point that map
+/// [min(0, min x), max(0, max x)] onto [0, 255]: scale = (max - min) /
+/// 255, zero point = round(saturate(-min / scale)), y = saturate(round(x /
+/// scale) + zero point); rounding half to even.
+static Results lowerDynamicQuantizeLinear(ONNXNode &node) {
+  auto input = node.getFloatInput(0);
+  if (failed(input))
+    return failure();
+  RankedTensorType type = input->getType();
+  if (!type.getElementType().isF32())
+    return node.emitError() << "x must be float (f32), not "
+                            << type.getElementType();
+  if (type.getNumElements() == 0)
+    return node.emitError() << "x has no elements: its range is undefined";
+  TOSABuilder t(node);
+  Value flat = t.reshape(*input, {type.getNumElements()});
+  auto oneType = RankedTensorType::get({1}, type.getElementType());
+  Value low = t.reshape(tosa::ReduceMinOp::create(t.b, t.loc, oneType, flat,
+                                                  t.b.getI32IntegerAttr(0)),
+                        {});
+  Value high = t.reshape(tosa::ReduceMaxOp::create(t.b, t.loc, oneType, flat,
+                                                   t.b.getI32IntegerAttr(0)),
+                         {});
+  Type u8 = node.builder.getI8Type(), f32 = node.builder.getF32Type();
+  auto f32Constant = [](OpBuilder &b, Location loc, float value) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  };
+  auto scale = broadcastElementwise(
+      node, {low, high}, f32,
+      [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value zero = f32Constant(b, loc, 0);
+        Value range = arith::SubFOp::create(
+            b, loc, arith::MaximumFOp::create(b, loc, args[1], zero),
+            arith::MinimumFOp::create(b, loc, args[0], zero));
+        return arith::DivFOp::create(b, loc, range, f32Constant(b, loc, 255));
+      });
+  if (failed(scale))
+    return failure();
+  // The zero point as a float in [0, 255], rounded: y's offset.
+  auto zeroPointFloat = broadcastElementwise(
+      node, {low, *scale}, f32,
+      [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value zero = f32Constant(b, loc, 0);
+        Value intermediate = arith::SubFOp::create(
+            b, loc, zero,
+            arith::DivFOp::create(
+                b, loc, arith::MinimumFOp::create(b, loc, args[0], zero),
+                args[1]));
+        Value saturated = arith::MinimumFOp::create(
+            b, loc, arith::MaximumFOp::create(b, loc, intermediate, zero),
+            f32Constant(b, loc, 255));
+        return math::RoundEvenOp::create(b, loc, saturated);
+      });
+  if (failed(zeroPointFloat))
+    return failure();
+  auto zeroPoint = broadcastElementwise(
+      node, {*zeroPointFloat}, u8,
+      [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        return arith::TruncIOp::create(
+            b, loc, u8,
+            arith::FPToSIOp::create(b, loc, b.getI32Type(), args[0]));
+      });
+  auto y = broadcastElementwise(
+      node, {*input, *scale, *zeroPointFloat}, u8,
+      [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        return quantizeScalar(b, loc,
+                              arith::DivFOp::create(b, loc, args[0], args[1]),
+                              args[2], 0, 255, u8);
+      });
+  if (failed(zeroPoint) || failed(y))
+    return failure();
+  if (node.hasOutput(0))
+    node.table.define(node.proto.output(0), *y, /*isUnsigned=*/true);
+  if (node.hasOutput(2))
+    node.table.define(node.proto.output(2), *zeroPoint, /*isUnsigned=*/true);
+  return llvm::SmallVector<Value>{*y, *scale, *zeroPoint};
 }
 
 void mlir::afm::onnx_import::registerContractionLowerings(
@@ -536,4 +679,6 @@ void mlir::afm::onnx_import::registerContractionLowerings(
   lowerings["MatMulInteger"] = lowerMatMulInteger;
   lowerings["DequantizeLinear"] = lowerDequantizeLinear;
   lowerings["QuantizeLinear"] = lowerQuantizeLinear;
+  lowerings["QLinearMatMul"] = lowerQLinearMatMul;
+  lowerings["DynamicQuantizeLinear"] = lowerDynamicQuantizeLinear;
 }

@@ -4,7 +4,8 @@
 // (x - mean) * rsqrt(var + epsilon) * scale + bias with per-channel
 // scale and bias, as TOSA ops broadcasting [1, C, 1...] operands. Batch
 // statistics (BatchNormalization's training_mode, every
-// InstanceNormalization) are means over the other dimensions. LRN
+// InstanceNormalization) are means over the other dimensions;
+// GroupNormalization's over each group of channels. LRN
 // normalizes by the squares of the neighbouring channels.
 //
 //===----------------------------------------------------------------------===//
@@ -81,6 +82,60 @@ static Results lowerInstanceNormalization(ONNXNode &node) {
                        : 1e-5;
   return llvm::SmallVector<Value>{
       normalize(t, *data, mean, variance, *scale, *bias, epsilon)};
+}
+
+/// GroupNormalization: the channels in `num_groups` groups, each group of
+/// each sample normalized over its channels and positions; then scale and
+/// bias, one per group before opset 21, one per channel from 21 on.
+static Results lowerGroupNormalization(ONNXNode &node) {
+  auto data = getDataInput(node);
+  if (failed(data))
+    return failure();
+  RankedTensorType type = data->getType();
+  int64_t groups = node.getIntAttribute("num_groups", 0);
+  int64_t batch = type.getDimSize(0), channels = type.getDimSize(1);
+  if (groups <= 0 || channels % groups != 0)
+    return node.emitError() << "num_groups (" << groups
+                            << ") must be positive and divide the "
+                            << channels << " channels";
+  bool perChannel = node.opset >= 21;
+  int64_t per = perChannel ? channels : groups;
+  llvm::SmallVector<Value> affine;
+  for (unsigned index : {1u, 2u}) {
+    auto input = node.getFloatInput(index);
+    if (failed(input))
+      return failure();
+    if (input->getType() !=
+        RankedTensorType::get({per}, type.getElementType()))
+      return node.emitError()
+             << "input " << index << " " << input->getType() << " is not one "
+             << type.getElementType() << " per "
+             << (perChannel ? "channel (" : "group (") << per << ")";
+    affine.push_back(*input);
+  }
+  TOSABuilder t(node);
+  int64_t rest = type.getNumElements() / (batch * groups);
+  Value grouped = t.reshape(*data, {batch, groups, rest});
+  auto [mean, variance] = moments(t, grouped, {2});
+  double epsilon = node.getAttribute("epsilon")
+                       ? node.getAttribute("epsilon")->f()
+                       : 1e-5;
+  llvm::ArrayRef<int64_t> shape = type.getShape();
+  if (perChannel) {
+    Value one = splat(node, type.getElementType(), 1.0, 3);
+    Value zero = splat(node, type.getElementType(), 0.0, 3);
+    Value normalized = t.reshape(
+        normalize(t, grouped, mean, variance, one, zero, epsilon), shape);
+    llvm::SmallVector<int64_t> channelShape(type.getRank(), 1);
+    channelShape[1] = channels;
+    return llvm::SmallVector<Value>{
+        t.add(t.mul(normalized, t.reshape(affine[0], channelShape)),
+              t.reshape(affine[1], channelShape))};
+  }
+  Value scale = t.reshape(affine[0], {1, groups, 1});
+  Value bias = t.reshape(affine[1], {1, groups, 1});
+  return llvm::SmallVector<Value>{t.reshape(
+      normalize(t, grouped, mean, variance, scale, bias, epsilon), shape)};
 }
 
 /// With training_mode the batch's statistics normalize, and the running
@@ -186,6 +241,7 @@ static Results lowerLRN(ONNXNode &node) {
 void mlir::afm::onnx_import::registerNormalizationLowerings(
     llvm::StringMap<NodeLowering> &lowerings) {
   lowerings["InstanceNormalization"] = lowerInstanceNormalization;
+  lowerings["GroupNormalization"] = lowerGroupNormalization;
   lowerings["BatchNormalization"] = lowerBatchNormalization;
   lowerings["LRN"] = lowerLRN;
 }
