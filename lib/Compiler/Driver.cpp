@@ -543,6 +543,12 @@ static OwningOpRef<ModuleOp> importONNXDecoder(MLIRContext &context,
                               "got {0} and {1}",
                               contextLength, rows)
                     .str());
+  if (signature->rotaryTablePositions >= 0 &&
+      contextLength > signature->rotaryTablePositions)
+    return fail(llvm::formatv("the graph's RotaryEmbedding tables cover {0} "
+                              "positions; --context {1} goes past them",
+                              signature->rotaryTablePositions, contextLength)
+                    .str());
   int64_t cacheBytes = kv->arenaBytes(contextLength);
   if (cacheBytes < 0 || cacheBytes > kMaxGraphCacheBytes)
     return fail(llvm::formatv("the graph's KV caches at context {0} would "

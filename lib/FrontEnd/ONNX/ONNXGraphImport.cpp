@@ -666,8 +666,20 @@ mlir::afm::getONNXGraphSignature(llvm::StringRef modelBytes,
   for (const onnx::ValueInfoProto &output : model.graph().output())
     signature.outputs.push_back(describeValue(output));
   std::set<std::string> opTypes;
-  for (const onnx::NodeProto &node : model.graph().node())
+  llvm::StringMap<int64_t> initializerRows;
+  for (const onnx::TensorProto &tensor : model.graph().initializer())
+    if (tensor.dims_size() == 2)
+      initializerRows[tensor.name()] = tensor.dims(0);
+  for (const onnx::NodeProto &node : model.graph().node()) {
     opTypes.insert(node.op_type());
+    if (node.op_type() != "RotaryEmbedding" || node.input_size() < 3)
+      continue;
+    auto rows = initializerRows.find(node.input(2));
+    if (rows != initializerRows.end() &&
+        (signature.rotaryTablePositions < 0 ||
+         rows->second < signature.rotaryTablePositions))
+      signature.rotaryTablePositions = rows->second;
+  }
   signature.opTypes.assign(opTypes.begin(), opTypes.end());
   return signature;
 }

@@ -196,6 +196,14 @@ static FailureOr<Value> gatherRows(TOSABuilder &t, Value cache, Value positions,
     indices = t.tile(indices, {batch, 1});
   }
   indices = t.reshape(indices, {1, batch * seq});
+  // Positions known only at run time (position_ids inputs) stay inside the
+  // tables: a gather past them would read outside the constant. Rows the
+  // caller uses are checked against the tables where the context is known
+  // (afm-compile --onnx: the context must not exceed them).
+  indices = t.binary<tosa::MaximumOp>(
+      t.binary<tosa::MinimumOp>(indices,
+                                splat(t.node, i32, double(shape[0] - 1), 2)),
+      splat(t.node, i32, 0.0, 2));
   Value values = t.reshape(cache, {1, shape[0], shape[1]});
   auto type = RankedTensorType::get(
       {1, batch * seq, shape[1]}, TOSABuilder::typeOf(cache).getElementType());

@@ -81,6 +81,10 @@ struct ONNXValueSignature {
 struct ONNXGraphSignature {
   std::vector<ONNXValueSignature> inputs, outputs;
   std::vector<std::string> opTypes;
+  /// The fewest positions a com.microsoft RotaryEmbedding's cos_cache
+  /// initializer covers (its rows); -1 without one. Positions past the
+  /// table are clamped to its last row.
+  int64_t rotaryTablePositions = -1;
 };
 
 llvm::Expected<ONNXGraphSignature>
