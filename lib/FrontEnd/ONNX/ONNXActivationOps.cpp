@@ -135,19 +135,7 @@ Results lowerGelu(ONNXNode &node) {
     return node.emitError() << "approximate '" << approximate->s()
                             << "' is not 'none' or 'tanh'";
   return unaryFloat(node, [&](Scalar s, Value x) {
-    Type t = x.getType();
-    Value half = s.constant(t, 0.5), one = s.constant(t, 1);
-    Value inner;
-    if (useTanh) {
-      Value cube = s.mul(s.mul(x, x), x);
-      Value u = s.mul(s.constant(t, std::sqrt(2.0 / M_PI)),
-                      s.add(x, s.mul(s.constant(t, 0.044715), cube)));
-      inner = math::TanhOp::create(s.b, s.loc, u);
-    } else {
-      inner = math::ErfOp::create(s.b, s.loc,
-                                  s.mul(x, s.constant(t, M_SQRT1_2)));
-    }
-    return s.mul(s.mul(half, x), s.add(one, inner));
+    return useTanh ? geluTanh(s, x) : geluErf(s, x);
   });
 }
 

@@ -1,8 +1,8 @@
 //===- ONNXAttention.cpp - causal grouped-query attention in TOSA ---------===//
 //
-// Shared by com.microsoft GroupQueryAttention and afm SharedKVAttention:
-// a shared-KV layer is the same attention over another layer's keys and
-// values.
+// Shared by com.microsoft GroupQueryAttention, MultiHeadAttention and
+// Attention and afm SharedKVAttention: a shared-KV layer is the same
+// attention over another layer's keys and values.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +35,18 @@ Value mlir::afm::onnx_import::splitHeads(TOSABuilder &t, Value x,
                      {0, 2, 1, 3});
 }
 
+/// softmax(scores) [B * N, S, L] applied to the values [B * N, L, H], as
+/// [B, S, N * H].
+static Value attendAll(TOSABuilder &t, Value scores, Value values,
+                       int64_t batch, int64_t numHeads, int64_t seq,
+                       int64_t headDim) {
+  Value context = t.matmul(t.softmax(scores), values);
+  return t.reshape(
+      t.transpose(t.reshape(context, {batch, numHeads, seq, headDim}),
+                  {0, 2, 1, 3}),
+      {batch, seq, numHeads * headDim});
+}
+
 Value mlir::afm::onnx_import::buildCausalAttention(
     TOSABuilder &t, Value queries, Value keys, Value values,
     const CausalAttention &options) {
@@ -60,6 +72,9 @@ Value mlir::afm::onnx_import::buildCausalAttention(
                              t.scale(scores, 1.0 / options.softcap));
     scores = t.scale(squashed, options.softcap);
   }
+
+  if (!options.causal)
+    return attendAll(t, scores, expand(values), batch, numHeads, seq, headDim);
 
   // The causal (and sliding-window) mask is added, not selected: a large
   // negative bias where query i must not see key j.
@@ -98,11 +113,6 @@ Value mlir::afm::onnx_import::buildCausalAttention(
                                         b.getFloatAttr(elementType, lowest)));
         });
   }
-  scores = t.add(scores, mask);
-  Value probs = t.softmax(scores);
-  Value context = t.matmul(probs, expand(values));
-  return t.reshape(
-      t.transpose(t.reshape(context, {batch, numHeads, seq, headDim}),
-                  {0, 2, 1, 3}),
-      {batch, seq, numHeads * headDim});
+  return attendAll(t, t.add(scores, mask), expand(values), batch, numHeads, seq,
+                   headDim);
 }

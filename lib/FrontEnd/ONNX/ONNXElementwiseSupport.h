@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
+#include <cmath>
+
 namespace mlir::afm::onnx_import {
 
 /// Scalar helpers for element-wise bodies.
@@ -59,6 +61,25 @@ struct Scalar {
 };
 
 inline Scalar scalar(OpBuilder &b, Location loc) { return Scalar{b, loc}; }
+
+/// Exact Gelu: 0.5 x (1 + erf(x / sqrt(2))).
+inline Value geluErf(Scalar s, Value x) {
+  Type t = x.getType();
+  Value inner =
+      math::ErfOp::create(s.b, s.loc, s.mul(x, s.constant(t, M_SQRT1_2)));
+  return s.mul(s.mul(s.constant(t, 0.5), x), s.add(s.constant(t, 1), inner));
+}
+
+/// Gelu's tanh approximation:
+/// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+inline Value geluTanh(Scalar s, Value x) {
+  Type t = x.getType();
+  Value cube = s.mul(s.mul(x, x), x);
+  Value u = s.mul(s.constant(t, std::sqrt(2.0 / M_PI)),
+                  s.add(x, s.mul(s.constant(t, 0.044715), cube)));
+  Value inner = math::TanhOp::create(s.b, s.loc, u);
+  return s.mul(s.mul(s.constant(t, 0.5), x), s.add(s.constant(t, 1), inner));
+}
 
 inline float floatAttribute(ONNXNode &node, llvm::StringRef name, float fallback) {
   const onnx::AttributeProto *attribute = node.getAttribute(name);

@@ -294,6 +294,20 @@ void registerNormalizationLowerings(llvm::StringMap<NodeLowering> &lowerings);
 /// contrib ops ONNX Runtime's LLM exporters emit).
 const llvm::StringMap<NodeLowering> &getMicrosoftLowerings();
 
+/// The com.microsoft op families in their own files add their lowerings
+/// to that table: the Gelu variants (ONNXMicrosoftActivationOps.cpp) and
+/// MultiHeadAttention and Attention (ONNXMicrosoftAttentionOps.cpp).
+void registerMicrosoftActivationLowerings(
+    llvm::StringMap<NodeLowering> &lowerings);
+void registerMicrosoftAttentionLowerings(
+    llvm::StringMap<NodeLowering> &lowerings);
+
+/// Fails at the node, naming input `index` as `what`, when it is given.
+LogicalResult rejectInput(ONNXNode &node, unsigned index, llvm::StringRef what);
+/// Fails at the node, naming output `index` as `what`, when it is
+/// requested.
+LogicalResult rejectOutput(ONNXNode &node, int index, llvm::StringRef what);
+
 //===- ONNXAFMDomainOps.cpp -----------------------------------------------===//
 
 /// The lowering of each op of the `afm` domain (what ONNX cannot say:

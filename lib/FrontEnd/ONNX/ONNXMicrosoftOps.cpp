@@ -36,8 +36,9 @@ Value broadcastTrailing(TOSABuilder &t, Value vector, int64_t rank) {
 }
 
 /// Adds the optional bias input `index` (a vector the size of the last
-/// dimension of `value`) to `value`.
-LogicalResult addBias(TOSABuilder &t, Value &value, unsigned index) {
+/// dimension of `value`, called `what` in errors) to `value`.
+LogicalResult addBias(TOSABuilder &t, Value &value, unsigned index,
+                      llvm::StringRef what = "bias") {
   if (!t.node.hasInput(index))
     return success();
   auto bias = t.node.getFloatInput(index);
@@ -45,8 +46,8 @@ LogicalResult addBias(TOSABuilder &t, Value &value, unsigned index) {
     return failure();
   llvm::ArrayRef<int64_t> shape = TOSABuilder::shapeOf(value);
   if (bias->getType().getShape() != shape.take_back())
-    return t.node.emitError()
-           << "bias " << bias->getType() << " is not [" << shape.back() << "]";
+    return t.node.emitError() << what << " " << bias->getType() << " is not ["
+                              << shape.back() << "]";
   value = t.add(value, broadcastTrailing(t, *bias, shape.size()));
   return success();
 }
@@ -79,24 +80,24 @@ float getFloatAttribute(const ONNXNode &node, llvm::StringRef name,
   return attr ? attr->f() : defaultValue;
 }
 
-/// Fails at the node when output `index` is requested.
-LogicalResult rejectOutput(ONNXNode &node, int index, llvm::StringRef what) {
+} // namespace
+
+LogicalResult mlir::afm::onnx_import::rejectOutput(ONNXNode &node, int index,
+                                                   llvm::StringRef what) {
   if (node.proto.output_size() > index && !node.proto.output(index).empty())
     return node.emitError()
            << "output " << index << " (" << what << ") is not supported";
   return success();
 }
 
-/// Fails at the node when input `index` is given.
-LogicalResult rejectInput(ONNXNode &node, unsigned index,
-                          llvm::StringRef what) {
+LogicalResult mlir::afm::onnx_import::rejectInput(ONNXNode &node,
+                                                  unsigned index,
+                                                  llvm::StringRef what) {
   if (node.hasInput(index))
     return node.emitError()
            << "input " << index << " (" << what << ") is not supported";
   return success();
 }
-
-} // namespace
 
 /// afm.rms_norm of `x` over its last dimension: the raised form of the
 /// RMS normalizations, which afm-lower-to-linalg fuses into one kernel.
@@ -136,11 +137,12 @@ static Results lowerSimplifiedLayerNorm(ONNXNode &node) {
   return llvm::SmallVector<Value>{y, inverse};
 }
 
-/// SkipSimplifiedLayerNormalization: s = input + skip (+ bias); the RMS
-/// normalization of s over the last axis; outputs (output, mean,
-/// inv_std_var, s). The skip may be [S, H] or [1, S, H] for a [B, S, H]
-/// input, as ONNX Runtime broadcasts it.
-static Results lowerSkipSimplifiedLayerNorm(ONNXNode &node) {
+/// The residual sum of the skip layer normalizations: input + skip (+ the
+/// optional bias, input 4 or 3), checked against gamma [H]. The skip may
+/// be [S, H] or [1, S, H] for a [B, S, H] input, as ONNX Runtime
+/// broadcasts it.
+static FailureOr<Value> buildSkipSum(TOSABuilder &t, unsigned biasIndex) {
+  ONNXNode &node = t.node;
   auto input = node.getFloatInput(0);
   auto skip = node.getFloatInput(1);
   auto gamma = node.getFloatInput(2);
@@ -151,7 +153,6 @@ static Results lowerSkipSimplifiedLayerNorm(ONNXNode &node) {
   if (rank != 2 && rank != 3)
     return node.emitError() << "input " << type << " is not 2-D or 3-D";
   int64_t hidden = type.getShape().back();
-  TOSABuilder t(node);
   llvm::ArrayRef<int64_t> skipShape = skip->getType().getShape();
   if (skipShape.size() > static_cast<size_t>(rank) ||
       skipShape != type.getShape().take_back(skipShape.size()) ||
@@ -162,17 +163,61 @@ static Results lowerSkipSimplifiedLayerNorm(ONNXNode &node) {
     return node.emitError()
            << "gamma " << gamma->getType() << " is not [" << hidden << "]";
   Value sum = t.add(*input, broadcastTrailing(t, *skip, rank));
-  if (failed(addBias(t, sum, 3)))
+  if (failed(addBias(t, sum, biasIndex)))
     return failure();
+  return sum;
+}
+
+/// SkipSimplifiedLayerNormalization: s = input + skip (+ bias); the RMS
+/// normalization of s over the last axis; outputs (output, mean,
+/// inv_std_var, s).
+static Results lowerSkipSimplifiedLayerNorm(ONNXNode &node) {
+  TOSABuilder t(node);
+  auto sum = buildSkipSum(t, 3);
+  if (failed(sum))
+    return failure();
+  Value gamma = *node.getFloatInput(2);
+  int64_t rank = TOSABuilder::typeOf(*sum).getRank();
+  int64_t hidden = TOSABuilder::shapeOf(*sum).back();
   float epsilon = getFloatAttribute(node, "epsilon", 1e-5f);
   if (node.raiseToAFM && !node.hasOutput(1) && !node.hasOutput(2)) {
-    Value y = raiseRMSNorm(node, sum, *gamma, epsilon);
-    return llvm::SmallVector<Value>{y, nullptr, nullptr, sum};
+    Value y = raiseRMSNorm(node, *sum, gamma, epsilon);
+    return llvm::SmallVector<Value>{y, nullptr, nullptr, *sum};
   }
-  auto [y, inverse] = rmsNorm(t, sum, *gamma, rank - 1, epsilon);
-  Value mean = t.scale(t.reduce<tosa::ReduceSumOp>(sum, rank - 1),
+  auto [y, inverse] = rmsNorm(t, *sum, gamma, rank - 1, epsilon);
+  Value mean = t.scale(t.reduce<tosa::ReduceSumOp>(*sum, rank - 1),
                        1.0 / static_cast<double>(hidden));
-  return llvm::SmallVector<Value>{y, mean, inverse, sum};
+  return llvm::SmallVector<Value>{y, mean, inverse, *sum};
+}
+
+/// SkipLayerNormalization: s = input + skip (+ bias, input 4); the layer
+/// normalization of s over the last axis, (s - mean) * rsqrt(var +
+/// epsilon) * gamma (+ beta, input 3); outputs (output, mean, inv_std_var,
+/// s). ONNX Runtime's CPU kernel leaves mean and inv_std_var unwritten,
+/// so they are rejected rather than given values nothing checks.
+static Results lowerSkipLayerNorm(ONNXNode &node) {
+  if (failed(rejectOutput(node, 1, "mean")) ||
+      failed(rejectOutput(node, 2, "inv_std_var")))
+    return failure();
+  TOSABuilder t(node);
+  auto sum = buildSkipSum(t, 4);
+  if (failed(sum))
+    return failure();
+  Value gamma = *node.getFloatInput(2);
+  RankedTensorType type = TOSABuilder::typeOf(*sum);
+  int64_t rank = type.getRank();
+  Value mean = meanKeepDims(node, *sum, {rank - 1});
+  Value centered = t.sub(*sum, mean);
+  Value variance = meanKeepDims(node, t.mul(centered, centered), {rank - 1});
+  Value shifted =
+      t.add(variance, splat(node, type.getElementType(),
+                            getFloatAttribute(node, "epsilon", 1e-12f), rank));
+  Value inverse =
+      tosa::RsqrtOp::create(t.b, t.loc, TOSABuilder::typeOf(shifted), shifted);
+  Value y = t.mul(t.mul(centered, inverse), broadcastTrailing(t, gamma, rank));
+  if (failed(addBias(t, y, 3, "beta")))
+    return failure();
+  return llvm::SmallVector<Value>{y, nullptr, nullptr, *sum};
 }
 
 /// cos or sin rows for the positions: `cache` [M, R/2] gathered at
@@ -661,14 +706,157 @@ static Results lowerMatMulNBits(ONNXNode &node) {
   return llvm::SmallVector<Value>{y};
 }
 
+/// GatherBlockQuantized's form with uint8 data: a 2-D table gathered
+/// along axis 0 and quantized in blocks along its last axis, as ONNX
+/// Runtime GenAI writes quantized embeddings. The other forms (int4/uint4
+/// data, other axes) are rejected, naming the attribute.
+struct BlockQuantizedTable {
+  Value data, scales, zeroPoints;
+  int64_t bits, blockSize, rows, width, blocks;
+};
+
+static FailureOr<BlockQuantizedTable> getBlockQuantizedTable(ONNXNode &node) {
+  BlockQuantizedTable table;
+  table.bits = node.getIntAttribute("bits", 4);
+  table.blockSize = node.getIntAttribute("block_size", 128);
+  if (table.bits != 4 && table.bits != 8)
+    return node.emitError()
+           << "bits=" << table.bits << " is not supported (4, 8)";
+  if (table.blockSize < 16 || (table.blockSize & (table.blockSize - 1)))
+    return node.emitError() << "block_size=" << table.blockSize
+                            << " is not a power of 2 of at least 16";
+  auto data = node.getInput(0);
+  auto scales = node.getFloatInput(2);
+  if (failed(data) || failed(scales))
+    return failure();
+  RankedTensorType dataType = data->getType();
+  if (!dataType.getElementType().isInteger(8) || !node.isUnsignedInput(0))
+    return node.emitError() << "data " << dataType
+                            << " is not uint8 (int4/uint4 data is not "
+                               "supported)";
+  if (dataType.getRank() != 2)
+    return node.emitError() << "data " << dataType
+                            << " is not 2-D (only 2-D tables are supported)";
+  int64_t gatherAxis = node.getIntAttribute("gather_axis", 0);
+  int64_t quantizeAxis = node.getIntAttribute("quantize_axis", 1);
+  if (gatherAxis != 0 && gatherAxis != -2)
+    return node.emitError()
+           << "gather_axis=" << gatherAxis << " is not supported (only 0)";
+  if (quantizeAxis != 1 && quantizeAxis != -1)
+    return node.emitError() << "quantize_axis=" << quantizeAxis
+                            << " is not supported (only the last axis, 1)";
+  table.rows = dataType.getDimSize(0);
+  table.width = dataType.getDimSize(1) * (8 / table.bits);
+  table.blocks = (table.width + table.blockSize - 1) / table.blockSize;
+  if (scales->getType().getShape() !=
+      llvm::ArrayRef<int64_t>{table.rows, table.blocks})
+    return node.emitError() << "scales " << scales->getType() << " are not ["
+                            << table.rows << ", " << table.blocks << "]";
+  table.data = *data;
+  table.scales = *scales;
+  if (!node.hasInput(3))
+    return table;
+  auto zeroPoints = node.getInput(3);
+  if (failed(zeroPoints))
+    return failure();
+  int64_t zpBytes = (table.blocks * table.bits + 7) / 8;
+  RankedTensorType zpType = zeroPoints->getType();
+  if (!zpType.getElementType().isInteger(8) || !node.isUnsignedInput(3) ||
+      zpType.getShape() != llvm::ArrayRef<int64_t>{table.rows, zpBytes})
+    return node.emitError() << "zero_points " << zpType << " are not uint8 ["
+                            << table.rows << ", " << zpBytes << "]";
+  table.zeroPoints = *zeroPoints;
+  return table;
+}
+
+/// The rows of `table` [R, C] at `indices` (i32 [1, W]) as [W, C].
+static Value gatherTableRows(TOSABuilder &t, Value table, Value indices) {
+  llvm::ArrayRef<int64_t> shape = TOSABuilder::shapeOf(table);
+  int64_t count = TOSABuilder::shapeOf(indices)[1];
+  auto type = TOSABuilder::typeOf(table).clone({1, count, shape[1]});
+  Value rows = tosa::GatherOp::create(
+      t.b, t.loc, type, t.reshape(table, {1, shape[0], shape[1]}), indices);
+  return t.reshape(rows, {count, shape[1]});
+}
+
+/// Per-block values [W, blocks] repeated over their blocks' elements and
+/// cut to the row width: [W, width].
+static Value expandBlocks(TOSABuilder &t, Value perBlock, int64_t blockSize,
+                          int64_t width) {
+  llvm::ArrayRef<int64_t> shape = TOSABuilder::shapeOf(perBlock);
+  int64_t count = shape[0], blocks = shape[1];
+  Value tiled =
+      t.tile(t.reshape(perBlock, {count, blocks, 1}), {1, 1, blockSize});
+  return t.slice(t.reshape(tiled, {count, blocks * blockSize}), 1, 0, width);
+}
+
+/// GatherBlockQuantized (uint8 data, see getBlockQuantizedTable): the
+/// rows at `indices` (negative ones counting back), dequantized as
+/// (code - zero point) * scale per block; codes low bits first, zero
+/// points packed the same way (default 2^(bits-1)). Only the gathered rows
+/// are unpacked.
+static Results lowerGatherBlockQuantized(ONNXNode &node) {
+  auto table = getBlockQuantizedTable(node);
+  auto indices = node.getInput(1);
+  if (failed(table) || failed(indices))
+    return failure();
+  RankedTensorType indicesType = indices->getType();
+  if (!isa<IntegerType>(indicesType.getElementType()))
+    return node.emitError() << "indices must be integers";
+  TOSABuilder t(node);
+  Type i32 = t.b.getI32Type();
+  int64_t count = indicesType.getNumElements();
+  Value index = t.reshape(t.cast(*indices, i32), {1, count});
+  Value wrapped = t.add(index, splat(node, i32, table->rows, 2));
+  Value negative = tosa::GreaterOp::create(
+      t.b, t.loc, TOSABuilder::typeOf(index).clone(t.b.getI1Type()),
+      splat(node, i32, 0, 2), index);
+  index = tosa::SelectOp::create(t.b, t.loc, TOSABuilder::typeOf(index),
+                                 negative, wrapped, index);
+  // ONNX Runtime writes zeros for indices out of range; here they are
+  // clamped so that no read leaves the table.
+  index = t.binary<tosa::MaximumOp>(index, splat(node, i32, 0, 2));
+  index =
+      t.binary<tosa::MinimumOp>(index, splat(node, i32, table->rows - 1, 2));
+
+  Type elementType = TOSABuilder::typeOf(table->scales).getElementType();
+  Value codes =
+      unpackCodes(t, gatherTableRows(t, table->data, index), table->bits);
+  codes = t.cast(codes, elementType);
+  Value zeroPoint;
+  if (table->zeroPoints) {
+    Value packed = gatherTableRows(t, table->zeroPoints, index);
+    Value unpacked =
+        t.slice(unpackCodes(t, packed, table->bits), 1, 0, table->blocks);
+    zeroPoint = expandBlocks(t, t.cast(unpacked, elementType), table->blockSize,
+                             table->width);
+  } else {
+    zeroPoint =
+        splat(node, elementType, double(int64_t{1} << (table->bits - 1)), 2);
+  }
+  Value scale = expandBlocks(t, gatherTableRows(t, table->scales, index),
+                             table->blockSize, table->width);
+  Value rows = t.mul(t.sub(codes, zeroPoint), scale);
+  llvm::SmallVector<int64_t> shape(indicesType.getShape());
+  shape.push_back(table->width);
+  return llvm::SmallVector<Value>{t.reshape(rows, shape)};
+}
+
 const llvm::StringMap<NodeLowering> &
 mlir::afm::onnx_import::getMicrosoftLowerings() {
-  static const llvm::StringMap<NodeLowering> lowerings = {
-      {"SkipSimplifiedLayerNormalization", lowerSkipSimplifiedLayerNorm},
-      {"RotaryEmbedding", lowerRotaryEmbedding},
-      {"GroupQueryAttention", lowerGroupQueryAttention},
-      {"MatMulNBits", lowerMatMulNBits},
-  };
+  static const llvm::StringMap<NodeLowering> lowerings = [] {
+    llvm::StringMap<NodeLowering> table = {
+        {"SkipSimplifiedLayerNormalization", lowerSkipSimplifiedLayerNorm},
+        {"SkipLayerNormalization", lowerSkipLayerNorm},
+        {"RotaryEmbedding", lowerRotaryEmbedding},
+        {"GroupQueryAttention", lowerGroupQueryAttention},
+        {"MatMulNBits", lowerMatMulNBits},
+        {"GatherBlockQuantized", lowerGatherBlockQuantized},
+    };
+    registerMicrosoftActivationLowerings(table);
+    registerMicrosoftAttentionLowerings(table);
+    return table;
+  }();
   return lowerings;
 }
 

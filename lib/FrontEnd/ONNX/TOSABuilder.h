@@ -134,9 +134,9 @@ FailureOr<std::pair<int64_t, int64_t>> getAttentionHeads(ONNXNode &node);
 /// [B, S, N * H] as [B, N, S, H].
 Value splitHeads(TOSABuilder &t, Value x, int64_t heads, int64_t headDim);
 
-/// Causal grouped-query attention: query heads [B, N, S, H] over key and
-/// value heads [B, N_kv, S, H] (query head h reads key/value head
-/// h / (N / N_kv)), softmax(scale * q k^T [softcapped]) v.
+/// Causal (or, with causal = false, full) grouped-query attention: query heads
+/// [B, N, S, H] over key and value heads [B, N_kv, S, H] (query head h reads
+/// key/value head h / (N / N_kv)), softmax(scale * q k^T [softcapped]) v.
 struct CausalAttention {
   int64_t numHeads, kvHeads;
   /// 0 means 1 / sqrt(H).
@@ -149,7 +149,10 @@ struct CausalAttention {
   /// The key index of query row 0, an index value computed at run time
   /// (a past's length); null: keys and queries have the same length and
   /// start together (offset 0). Query i sees key j <= offset + i.
-  Value queryOffset;
+  Value queryOffset = nullptr;
+  /// false: every query sees every key (no mask; window and queryOffset
+  /// unused).
+  bool causal = true;
 };
 
 /// The attention output as [B, S, N * H]; queries [B, N, S, H], keys and
