@@ -314,6 +314,23 @@ static afm_status checkAdapters(const char *name,
                        name, i, what, (ull)slot->offset, (ull)slot->bytes,
                        AFMB_TENSOR_ALIGNMENT, (ull)out->kv_cache_bytes,
                        (ull)out->arena_bytes);
+    /* The layout's rank is each A factor's rows and each B factor's
+     * columns: afm_model_adapter_rank and afm-compile --adapter read it. */
+    size_t length = strlen(slot->name);
+    int isA = length > 7 && strcmp(slot->name + length - 7, ".lora_a") == 0;
+    int isB = length > 7 && strcmp(slot->name + length - 7, ".lora_b") == 0;
+    if (!isA && !isB)
+      return afm_error(AFM_ERR_FORMAT,
+                       "%s: adapter slot %zu ('%s') is neither a .lora_a "
+                       "nor a .lora_b factor",
+                       name, i, what);
+    uint32_t rank = isA ? slot->rows : slot->cols;
+    if (rank != layout->rank)
+      return afm_error(AFM_ERR_FORMAT,
+                       "%s: adapter slot %zu ('%s') has rank %u (its %s); "
+                       "the layout says %u",
+                       name, i, what, rank, isA ? "rows" : "columns",
+                       layout->rank);
   }
   const Afm__Manifest__AdapterSlot **sorted =
       malloc(layout->n_slots * sizeof(*sorted));

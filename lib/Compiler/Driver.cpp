@@ -463,6 +463,8 @@ importFolder(MLIRContext &context, const Options &opts,
 /// The context of a decoder graph with a KV cache when --context is not
 /// given: its caches then take 4 * kv_heads * head_dim KiB per layer.
 static constexpr int64_t kDefaultGraphContext = 1024;
+/// The largest window of a stateless decoder graph.
+static constexpr int64_t kMaxStatelessWindow = 65536;
 /// Above this the arena would not fit any machine afm targets.
 static constexpr int64_t kMaxGraphCacheBytes = int64_t(1) << 40;
 
@@ -525,6 +527,21 @@ static OwningOpRef<ModuleOp> importONNXDecoder(MLIRContext &context,
                   "(past_key_values inputs) or a stateless one whose "
                   "sequence dimension is symbolic and not given by "
                   "--bind-dim (the window)");
+    // Each step runs the whole window (masks of window^2 among its
+    // temporaries), and decode stages its token on the stack.
+    if (signature && signature->inputs.size() == 1 &&
+        signature->inputs[0].dims.size() == 2) {
+      const ONNXValueSignature::Dim &dim = signature->inputs[0].dims[1];
+      int64_t window =
+          dim.param.empty() ? dim.size : userBindings.lookup(dim.param);
+      if (window > kMaxStatelessWindow)
+        return fail(llvm::formatv("a stateless decoder graph's window of {0} "
+                                  "tokens is more than {1}: each step runs "
+                                  "all of them; export the decoder with a "
+                                  "KV cache",
+                                  window, kMaxStatelessWindow)
+                        .str());
+    }
     importOptions.boundDims = std::move(userBindings);
     OwningOpRef<ModuleOp> module =
         importONNXModel(&context, graphBytes, opts.onnx, importOptions);

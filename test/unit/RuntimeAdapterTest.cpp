@@ -173,11 +173,21 @@ TEST_F(RuntimeAdapter, HostileSlotTables) {
        "64-byte aligned part of the arena between the KV caches (256 "
        "bytes) and its end (512)"},
       {{{"p.lora_a", 260, 2, 4}}, "at offset 260 of 32 bytes is not a"},
-      {{{"p.lora_a", 448, 4, 8}}, "at offset 448 of 128 bytes is not a"},
+      {{{"p.lora_a", 448, 2, 16}}, "at offset 448 of 128 bytes is not a"},
       {{{"p.lora_a", 256, 0, 4}}, "must be named and hold rows x cols f32"},
       {{{"", 256, 2, 4}}, "must be named"},
-      {{{"p.lora_a", 256, 4, 8}, {"p.lora_b", 320, 2, 4}},
+      {{{"p.lora_a", 256, 2, 16}, {"p.lora_b", 320, 4, 2}},
        "adapter slots 'p.lora_a' and 'p.lora_b' overlap"},
+      // The layout's rank (2) lying about the factors' shapes.
+      {{{"p.lora_a", 256, 3, 4}},
+       "adapter slot 0 ('p.lora_a') has rank 3 (its rows); the layout says "
+       "2"},
+      {{{"p.lora_b", 256, 4, 1}},
+       "adapter slot 0 ('p.lora_b') has rank 1 (its columns); the layout "
+       "says 2"},
+      {{{"p.lora_c", 256, 2, 4}},
+       "adapter slot 0 ('p.lora_c') is neither a .lora_a nor a .lora_b "
+       "factor"},
       {{{"p.lora_a", 256, 2, 4}, {"p.lora_a", 320, 2, 4}},
        "two adapter slots are named 'p.lora_a'"},
   };
