@@ -510,7 +510,9 @@ static OwningOpRef<ModuleOp> importONNXDecoder(MLIRContext &context,
   if (!kv) {
     // A stateless decoder runs batch 1 over a window of --context tokens:
     // its input's symbolic dimensions are bound so unless --bind-dim
-    // gives them.
+    // gives them. Each step runs the whole window (masks of window^2 among
+    // its temporaries), and decode stages its token on the stack: the
+    // window is bounded.
     bool contextUsed = false;
     if (signature && signature->inputs.size() == 1 &&
         signature->inputs[0].dims.size() == 2) {
@@ -521,19 +523,9 @@ static OwningOpRef<ModuleOp> importONNXDecoder(MLIRContext &context,
           dims[1].param != dims[0].param)
         contextUsed =
             userBindings.try_emplace(dims[1].param, opts.contextLength).second;
-    }
-    if (opts.contextLength.getNumOccurrences() && !contextUsed)
-      return fail("--context goes with a decoder graph with a KV cache "
-                  "(past_key_values inputs) or a stateless one whose "
-                  "sequence dimension is symbolic and not given by "
-                  "--bind-dim (the window)");
-    // Each step runs the whole window (masks of window^2 among its
-    // temporaries), and decode stages its token on the stack.
-    if (signature && signature->inputs.size() == 1 &&
-        signature->inputs[0].dims.size() == 2) {
-      const ONNXValueSignature::Dim &dim = signature->inputs[0].dims[1];
-      int64_t window =
-          dim.param.empty() ? dim.size : userBindings.lookup(dim.param);
+      int64_t window = dims[1].param.empty()
+                           ? dims[1].size
+                           : userBindings.lookup(dims[1].param);
       if (window > kMaxStatelessWindow)
         return fail(llvm::formatv("a stateless decoder graph's window of {0} "
                                   "tokens is more than {1}: each step runs "
@@ -542,6 +534,11 @@ static OwningOpRef<ModuleOp> importONNXDecoder(MLIRContext &context,
                                   window, kMaxStatelessWindow)
                         .str());
     }
+    if (opts.contextLength.getNumOccurrences() && !contextUsed)
+      return fail("--context goes with a decoder graph with a KV cache "
+                  "(past_key_values inputs) or a stateless one whose "
+                  "sequence dimension is symbolic and not given by "
+                  "--bind-dim (the window)");
     importOptions.boundDims = std::move(userBindings);
     OwningOpRef<ModuleOp> module =
         importONNXModel(&context, graphBytes, opts.onnx, importOptions);

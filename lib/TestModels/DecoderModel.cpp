@@ -217,9 +217,9 @@ std::string DecoderBuilder::build() {
   if (config.kvCache) {
     addInt("axes_1", {1}, {1}, int64);
     addInt("one", {}, {1}, int64);
-    addNode("ReduceSum", "mask_sum", {"attention_mask", "axes_1"},
-            {"mask_sum/out"});
-    setInt(*graph->mutable_node(graph->node_size() - 1), "keepdims", 0);
+    setInt(addNode("ReduceSum", "mask_sum", {"attention_mask", "axes_1"},
+                   {"mask_sum/out"}),
+           "keepdims", 0);
     addNode("Sub", "mask_sum_minus_1", {"mask_sum/out", "one"},
             {"mask_sum_minus_1/out"});
     setInt(addNode("Cast", "seqlens_k", {"mask_sum_minus_1/out"},
