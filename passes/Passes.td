@@ -279,7 +279,8 @@ def AFMLowerAttentionPass : Pass<"afm-lower-attention", "mlir::ModuleOp"> {
     tasks keep softmax partials, 16 slots per vector of scores, then
     an `scf.forall` over KV heads that folds the partials and the new row.
     A task makes three passes over its block (scores into a stack buffer,
-    exponentials, weighted values by groups of chunks); with `int8_query`
+    exponentials, weighted values by groups of chunks, which also prefetch
+    the next task's key and value rows into L2); with `int8_query`
     the scores are vpdpbusd-style byte dot products, one query row at a
     time in a loop marked for LLVM not to unroll (an LLVM loop annotation).
 
