@@ -295,13 +295,14 @@ void DecodeAttention::prefetchRows(Value g, Value slot0) {
   int64_t rowBytes =
       headDim * static_cast<int64_t>(cacheType.getElementTypeBitWidth()) / 8;
   int64_t lineElements = std::max<int64_t>(1, headDim * 64 / rowBytes);
-  Value lastSlot = index(capacity - 1);
+  // Keys of the next group of slots (the cache's last group at its end:
+  // one clamp for the group, so that each row's address is the group's
+  // plus a constant), values of this group (read by pass 3).
+  Value nextKeys = arith::MinUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, slot0, index(kLanes)),
+      index(capacity - kLanes));
   for (int64_t j = 0; j < kLanes; ++j) {
-    // Keys of the next group of slots (clamped to the cache), values of
-    // this group (read by pass 3).
-    Value nextKey = arith::MinUIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, slot0, index(kLanes + j)),
-        lastSlot);
+    Value nextKey = arith::AddIOp::create(b, loc, nextKeys, index(j));
     Value value = arith::AddIOp::create(b, loc, slot0, index(j));
     for (auto [half, slot] : {std::pair<int64_t, Value>{0, nextKey},
                               std::pair<int64_t, Value>{1, value}})
