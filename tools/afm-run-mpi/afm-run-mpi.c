@@ -101,40 +101,61 @@ int main(int argc, char **argv) {
   static int32_t prompt[MAX_PROMPT];
   size_t promptSize = 0;
   long decode = 16, threads = 1;
-  int bad = 0;
-  for (int i = 1; i < argc && !bad; ++i) {
+  /* What is wrong with the command line, said once by rank 0. */
+  char problem[256] = "";
+  for (int i = 1; i < argc && !problem[0]; ++i) {
     const char *arg = argv[i];
     const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+    int takesValue = strcmp(arg, "--prompt") == 0 ||
+                     strcmp(arg, "--decode") == 0 ||
+                     strcmp(arg, "--threads") == 0 ||
+                     strcmp(arg, "--logits-out") == 0;
     if (strcmp(arg, "--help") == 0) {
       if (rank == 0)
         fputs(usage, stdout);
       MPI_Finalize();
       return 0;
-    } else if (strcmp(arg, "--prompt") == 0 && value) {
-      bad = parsePrompt(value, prompt, &promptSize) != 0;
+    }
+    if (takesValue && !value) {
+      snprintf(problem, sizeof(problem), "%s needs a value", arg);
+    } else if (strcmp(arg, "--prompt") == 0) {
+      if (parsePrompt(value, prompt, &promptSize) != 0)
+        snprintf(problem, sizeof(problem),
+                 "--prompt takes comma-separated token ids (at most %d), "
+                 "got '%.80s'",
+                 MAX_PROMPT, value);
       ++i;
-    } else if (strcmp(arg, "--decode") == 0 && value) {
+    } else if (strcmp(arg, "--decode") == 0 ||
+               strcmp(arg, "--threads") == 0) {
+      int isDecode = strcmp(arg, "--decode") == 0;
+      long low = isDecode ? 0 : 1, high = isDecode ? 1000000 : 1024;
       char *end;
-      decode = strtol(value, &end, 10);
-      bad = *end != '\0' || decode < 0 || decode > 1000000;
+      long number = strtol(value, &end, 10);
+      if (end == value || *end != '\0' || number < low || number > high)
+        snprintf(problem, sizeof(problem),
+                 "%s takes a whole number from %ld to %ld, got '%.80s'", arg,
+                 low, high, value);
+      *(isDecode ? &decode : &threads) = number;
       ++i;
-    } else if (strcmp(arg, "--threads") == 0 && value) {
-      char *end;
-      threads = strtol(value, &end, 10);
-      bad = *end != '\0' || threads < 1 || threads > 1024;
-      ++i;
-    } else if (strcmp(arg, "--logits-out") == 0 && value) {
+    } else if (strcmp(arg, "--logits-out") == 0) {
       logitsPath = value;
       ++i;
-    } else if (arg[0] != '-' && !modelPath) {
-      modelPath = arg;
+    } else if (arg[0] == '-') {
+      snprintf(problem, sizeof(problem), "unknown option '%.80s'", arg);
+    } else if (modelPath) {
+      snprintf(problem, sizeof(problem),
+               "one model only: got '%.80s' and '%.80s'", modelPath, arg);
     } else {
-      bad = 1;
+      modelPath = arg;
     }
   }
-  if (bad || !modelPath || promptSize == 0) {
+  if (!problem[0] && !modelPath)
+    snprintf(problem, sizeof(problem), "no MODEL.afmb given");
+  else if (!problem[0] && promptSize == 0)
+    snprintf(problem, sizeof(problem), "--prompt is required");
+  if (problem[0]) {
     if (rank == 0)
-      fprintf(stderr, "afm-run-mpi: bad arguments\n%s", usage);
+      fprintf(stderr, "afm-run-mpi: %s\n\n%s", problem, usage);
     MPI_Finalize();
     return 2;
   }
