@@ -13,6 +13,7 @@ extern "C" {
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -88,6 +89,25 @@ TEST(ThreadPool, NestedCallsRunInline) {
   Nested n{pool.pool};
   afm_thread_pool_parallel_for(pool.pool, 6, outer, &n);
   EXPECT_EQ(n.inner, 18);
+}
+
+// Many short jobs in a row, some after a pause long enough for the workers
+// to stop spinning and sleep on the condition variable: no hand-over
+// between spinning and sleeping loses a job or a completion (a lost one
+// hangs here).
+TEST(ThreadPool, ShortJobsAcrossSpinAndSleep) {
+  for (int32_t threads : {2, 3}) {
+    Pool pool(threads);
+    for (int job = 0; job < 5000; ++job) {
+      if (job % 500 == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      int64_t n = 1 + job % (2 * threads);
+      Record r(n);
+      afm_thread_pool_parallel_for(pool.pool, n, record, &r);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(r.hits[i], 1) << threads << " threads, job " << job;
+    }
+  }
 }
 
 TEST(ThreadPool, RejectsZeroThreads) {
