@@ -169,6 +169,8 @@ private:
   /// Chunk c (16 values) of the row at `slot` of half `half` (0 keys,
   /// 1 values) of KV head g, in f32.
   Value cacheChunk(int64_t half, Value g, Value slot, int64_t c);
+  /// Elements of a cache row per 64-byte line (a prefetch each).
+  int64_t cacheLineElements() const;
   /// Software prefetch of the key rows of slots [slot0 + 16, slot0 + 32)
   /// and the value rows of [slot0, slot0 + 16) of head g.
   void prefetchRows(Value g, Value slot0);
@@ -290,11 +292,15 @@ Value DecodeAttention::cacheChunk(int64_t half, Value g, Value slot,
   return arith::SIToFPOp::create(b, loc, vf, wide);
 }
 
-void DecodeAttention::prefetchRows(Value g, Value slot0) {
+int64_t DecodeAttention::cacheLineElements() const {
   auto cacheType = cast<MemRefType>(spec.cache.getType());
   int64_t rowBytes =
       headDim * static_cast<int64_t>(cacheType.getElementTypeBitWidth()) / 8;
-  int64_t lineElements = std::max<int64_t>(1, headDim * 64 / rowBytes);
+  return std::max<int64_t>(1, headDim * 64 / rowBytes);
+}
+
+void DecodeAttention::prefetchRows(Value g, Value slot0) {
+  int64_t lineElements = cacheLineElements();
   // Keys of the next group of slots (the cache's last group at its end:
   // one clamp for the group, so that each row's address is the group's
   // plus a constant), values of this group (read by pass 3).
@@ -315,10 +321,7 @@ void DecodeAttention::prefetchRows(Value g, Value slot0) {
 
 void DecodeAttention::prefetchRow(int64_t half, Value g, Value slot,
                                   int64_t localityHint) {
-  auto cacheType = cast<MemRefType>(spec.cache.getType());
-  int64_t rowBytes =
-      headDim * static_cast<int64_t>(cacheType.getElementTypeBitWidth()) / 8;
-  int64_t lineElements = std::max<int64_t>(1, headDim * 64 / rowBytes);
+  int64_t lineElements = cacheLineElements();
   Value clamped = arith::MinUIOp::create(b, loc, slot, index(capacity - 1));
   for (int64_t e = 0; e < headDim; e += lineElements)
     memref::PrefetchOp::create(b, loc, spec.cache,
