@@ -169,21 +169,17 @@ private:
   /// Chunk c (16 values) of the row at `slot` of half `half` (0 keys,
   /// 1 values) of KV head g, in f32.
   Value cacheChunk(int64_t half, Value g, Value slot, int64_t c);
-  /// Elements of a cache row per 64-byte line (a prefetch each).
-  int64_t cacheLineElements() const;
   /// Software prefetch of the key rows of slots [slot0 + 16, slot0 + 32)
   /// and the value rows of [slot0, slot0 + 16) of head g.
   void prefetchRows(Value g, Value slot0);
   /// Software prefetch into L2, from the loop over a block's values
-  /// (`groupIndex` of `groups` passes over it), of the next task's rows at
-  /// `offset` .. `offset + rows` of its block: its keys during the first
-  /// pass, its values during the second (both with one pass), and their
-  /// scales. The task's own reads are from cache then, and the memory
-  /// would idle.
-  void prefetchNextTask(int64_t groupIndex, int64_t groups, Value offset,
-                        int64_t rows);
-  /// Software prefetch of the row at `slot` (clamped to the cache) of half
-  /// `half` of head g, every cache line of it.
+  /// (`groupIndex` of `groups` passes over it), of the next task's row at
+  /// `offset` of its block: its key during the first pass, its value
+  /// during the second (both with one pass), and their scales. The task's
+  /// own reads are from cache then, and the memory would idle.
+  void prefetchNextTask(int64_t groupIndex, int64_t groups, Value offset);
+  /// Software prefetch of every cache line of the row at `slot` (within
+  /// the cache) of half `half` of head g.
   void prefetchRow(int64_t half, Value g, Value slot, int64_t localityHint);
   /// The scales of slots [slot0, slot0 + 16) of half `half` of head g.
   Value cacheScales(int64_t half, Value g, Value slot0);
@@ -292,15 +288,7 @@ Value DecodeAttention::cacheChunk(int64_t half, Value g, Value slot,
   return arith::SIToFPOp::create(b, loc, vf, wide);
 }
 
-int64_t DecodeAttention::cacheLineElements() const {
-  auto cacheType = cast<MemRefType>(spec.cache.getType());
-  int64_t rowBytes =
-      headDim * static_cast<int64_t>(cacheType.getElementTypeBitWidth()) / 8;
-  return std::max<int64_t>(1, headDim * 64 / rowBytes);
-}
-
 void DecodeAttention::prefetchRows(Value g, Value slot0) {
-  int64_t lineElements = cacheLineElements();
   // Keys of the next group of slots (the cache's last group at its end:
   // one clamp for the group, so that each row's address is the group's
   // plus a constant), values of this group (read by pass 3).
@@ -310,42 +298,38 @@ void DecodeAttention::prefetchRows(Value g, Value slot0) {
   for (int64_t j = 0; j < kLanes; ++j) {
     Value nextKey = arith::AddIOp::create(b, loc, nextKeys, index(j));
     Value value = arith::AddIOp::create(b, loc, slot0, index(j));
-    for (auto [half, slot] : {std::pair<int64_t, Value>{0, nextKey},
-                              std::pair<int64_t, Value>{1, value}})
-      for (int64_t e = 0; e < headDim; e += lineElements)
-        memref::PrefetchOp::create(
-            b, loc, spec.cache, ValueRange{index(half), g, slot, index(e)},
-            /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+    prefetchRow(0, g, nextKey, /*localityHint=*/3);
+    prefetchRow(1, g, value, /*localityHint=*/3);
   }
 }
 
 void DecodeAttention::prefetchRow(int64_t half, Value g, Value slot,
                                   int64_t localityHint) {
-  int64_t lineElements = cacheLineElements();
-  Value clamped = arith::MinUIOp::create(b, loc, slot, index(capacity - 1));
+  auto cacheType = cast<MemRefType>(spec.cache.getType());
+  int64_t rowBytes =
+      headDim * static_cast<int64_t>(cacheType.getElementTypeBitWidth()) / 8;
+  int64_t lineElements = std::max<int64_t>(1, headDim * 64 / rowBytes);
   for (int64_t e = 0; e < headDim; e += lineElements)
     memref::PrefetchOp::create(b, loc, spec.cache,
-                               ValueRange{index(half), g, clamped, index(e)},
+                               ValueRange{index(half), g, slot, index(e)},
                                /*isWrite=*/false, localityHint,
                                /*isDataCache=*/true);
 }
 
 void DecodeAttention::prefetchNextTask(int64_t groupIndex, int64_t groups,
-                                       Value offset, int64_t rows) {
+                                       Value offset) {
+  Value slot = arith::MinUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, nextBegin, offset),
+      index(capacity - 1));
   for (int64_t half : {0, 1}) {
     if (groupIndex != half && !(groups == 1 && half == 1))
       continue;
-    Value slot = arith::AddIOp::create(b, loc, nextBegin, offset);
-    for (int64_t k = 0; k < rows; ++k)
-      prefetchRow(half, nextHead, arith::AddIOp::create(b, loc, slot, index(k)),
-                  /*localityHint=*/2);
+    prefetchRow(half, nextHead, slot, /*localityHint=*/2);
     if (quantized)
-      memref::PrefetchOp::create(
-          b, loc, spec.scales,
-          ValueRange{index(half), nextHead,
-                     arith::MinUIOp::create(b, loc, slot,
-                                            index(capacity - 1))},
-          /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
+      memref::PrefetchOp::create(b, loc, spec.scales,
+                                 ValueRange{index(half), nextHead, slot},
+                                 /*isWrite=*/false, /*localityHint=*/2,
+                                 /*isDataCache=*/true);
   }
 }
 
@@ -812,7 +796,7 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
     auto valueLoop =
         slotLoop(begin, end, 1, SmallVector<Value>(group * groupChunks, zeros),
                  [&](Value slot, Value offset, ValueRange acc) {
-                   prefetchNextTask(groupIndex, groups, offset, 1);
+                   prefetchNextTask(groupIndex, groups, offset);
                    SmallVector<Value> row;
                    for (int64_t c = c0; c < c0 + groupChunks; ++c)
                      row.push_back(cacheChunk(1, g, slot, c));
