@@ -281,8 +281,8 @@ def AFMLowerAttentionPass : Pass<"afm-lower-attention", "mlir::ModuleOp"> {
     A task makes three passes over its block (scores into a stack buffer,
     exponentials, weighted values by groups of chunks, which also prefetch
     the next task's key and value rows into L2); with `int8_query`
-    the scores are vpdpbusd-style byte dot products, one query row at a
-    time in a loop marked for LLVM not to unroll (an LLVM loop annotation).
+    the scores are vpdpbusd-style byte dot products (key codes + 128
+    against the query codes), one loop over the block per query head.
 
     A cache that is still `!afm.kv_cache` is an error: bind the ABI first.
   }];
@@ -290,7 +290,6 @@ def AFMLowerAttentionPass : Pass<"afm-lower-attention", "mlir::ModuleOp"> {
     "mlir::afm_cpu::AFMCPUDialect",
     "mlir::arith::ArithDialect",
     "mlir::bufferization::BufferizationDialect",
-    "mlir::LLVM::LLVMDialect",
     "mlir::linalg::LinalgDialect",
     "mlir::math::MathDialect",
     "mlir::memref::MemRefDialect",

@@ -39,11 +39,10 @@
 //
 // With `int8_query`, each query head is rounded to int8 codes once per
 // task (as the general lowering's buildInt8RoundTrip rounds it) and a
-// score is exact in i32: afm_cpu.dot_bytes (vpdpbusd) of the query codes
-// + 128 (unsigned) against the key codes (signed, straight from the
-// cache), minus 128 * the key codes' sum, which is one more row of
-// "query" bytes, all 128. The R + 1 rows run in a loop LLVM is told not
-// to unroll, one tree at a time, through a [R + 1, 16] stack buffer.
+// score is exact in i32: afm_cpu.dot_bytes (vpdpbusd) of the key codes
+// + 128 (unsigned: the sign bits flipped) against the query codes
+// (signed), minus 128 * the query codes' sum, one constant per head.
+// Each head's scores are a loop of their own over the block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,27 +53,20 @@
 #include "passes/Conversion/CompressedKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <tuple>
 
 using namespace mlir;
 using namespace mlir::afm;
-
-/// Loop metadata that keeps LLVM from unrolling a loop.
-static LLVM::LoopAnnotationAttr noUnroll(MLIRContext *context) {
-  auto unroll = LLVM::LoopUnrollAttr::get(context, BoolAttr::get(context, true),
-                                          {}, {}, {}, {}, {}, {});
-  return LLVM::LoopAnnotationAttr::get(context, {}, {}, {}, unroll, {}, {}, {},
-                                       {}, {}, {}, {}, {}, {}, {}, {});
-}
 
 namespace {
 /// Slots per vector of scores, and f32 lanes per chunk of a row.
@@ -106,9 +98,11 @@ private:
     /// The f32 scalar a score is multiplied by (besides the key scale):
     /// the attention scale, times the query's step with int8_query.
     Value scoreScale;
-    /// Integer scores only: D / 16 vectors of 16 bytes, the codes + 128
-    /// (unsigned, what vpdpbusd multiplies the signed key codes by).
-    SmallVector<Value> unsignedCodes;
+    /// Integer scores only: D / 16 vectors of 16 bytes, the codes (the
+    /// signed operand of vpdpbusd, against the key codes + 128), and 128
+    /// times their sum (i32), which that + 128 adds to every score.
+    SmallVector<Value> codes;
+    Value keyFlipExcess;
   };
   /// The online-softmax state of one query head.
   struct Running {
@@ -126,13 +120,6 @@ private:
   Value splat(Value scalar) {
     return vector::BroadcastOp::create(
         b, loc, VectorType::get({kLanes}, scalar.getType()), scalar);
-  }
-  /// 16 bytes of 128 (-128 as i8): the sign bits of int8 codes.
-  Value bytes128() {
-    return arith::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(VectorType::get({kLanes}, b.getI8Type()),
-                               b.getI8IntegerAttr(-128)));
   }
   Value minusInfinity() {
     return f32(-std::numeric_limits<double>::infinity());
@@ -170,8 +157,9 @@ private:
   /// 1 values) of KV head g, in f32.
   Value cacheChunk(int64_t half, Value g, Value slot, int64_t c);
   /// Software prefetch of the key rows of slots [slot0 + 16, slot0 + 32)
-  /// and the value rows of [slot0, slot0 + 16) of head g.
-  void prefetchRows(Value g, Value slot0);
+  /// (share 0) and share `share` of `shares` of the value rows of
+  /// [slot0, slot0 + 16) of head g.
+  void prefetchRows(Value g, Value slot0, int64_t share, int64_t shares);
   /// Software prefetch into L2, from the loop over a block's values
   /// (`groupIndex` of `groups` passes over it), of the next task's row at
   /// `offset` of its block: its key during the first pass, its value
@@ -191,18 +179,26 @@ private:
   /// of 16 lanes.
   SmallVector<Value> slotProducts(Value g, Value slot,
                                   ArrayRef<QueryHead> queries);
-  /// One key row's partial products (i32, 16 lanes) with one row of
-  /// unsigned query bytes given as D / 64 words of 16 x 4 bytes.
+  /// One key row's partial products (i32, 16 lanes) with one query head's
+  /// codes given as D / 64 words of 16 x 4 bytes: the key codes + 128
+  /// (unsigned) against them.
   Value integerSlotProducts(Value g, Value slot, ArrayRef<Value> words);
-  /// Vectors whose lane j (of 2^k, lanes / 2^k wide each) sums slot
-  /// `first + j`'s partial products, from `leaf` (one vector per head of
-  /// the slot's products).
+  /// Vectors (one per head) whose lanes, kLanes / count of them each,
+  /// sum the partial products of leaves [first, first + count) (`leaf`:
+  /// one vector per head of a slot's products); at the top (count =
+  /// kLanes, first = 0) lane j holds slot j.
   SmallVector<Value>
   scoreTree(Value slot0, int64_t first, int64_t count,
             llvm::function_ref<SmallVector<Value>(Value)> leaf);
-  /// Integer scores of slots [slot0, slot0 + 16): one i32 vector per
-  /// query head (lane j: slot j's q . k, exact).
-  SmallVector<Value> integerScoresOf(Value g, Value slot0);
+  /// A query head's codes as D / 64 words of 16 x 4 bytes (vpdpbusd's
+  /// operand), concatenated in registers.
+  SmallVector<Value> queryWords(const QueryHead &query);
+  /// Integer scores of slots [slot0, slot0 + 16) for query head r of the
+  /// task (lane j: slot j's q . k, exact), from its codes as words.
+  Value integerScoresOf(Value g, Value slot0, ArrayRef<Value> words,
+                        const QueryHead &query);
+  /// The i32 vector 0, 1, ..., 15.
+  Value laneIds();
   /// Which of slots [slot0, slot0 + 16) the query sees.
   Value visible(const SlotFacts &facts, Value slot0);
   /// An scf.for over slots [begin, end), `step` at a time, carrying
@@ -232,11 +228,6 @@ private:
   OpBuilder &b;
   Location loc;
   const AttentionSpec &spec;
-  /// Integer scores, per task: the unsigned query bytes [R + 1, D] (row R
-  /// all 128: its products are 128 * the key codes' sum, what the other
-  /// rows' + 128 adds), and the raw i32 scores of 16 slots [R + 1, 16]
-  /// (row r minus row R: query head r's scores).
-  Value queryBytes, rawScores;
   /// The KV head and first slot of the task after this one (this one's
   /// own at the last), whose key and value rows pass 3 prefetches.
   Value nextHead, nextBegin;
@@ -288,19 +279,24 @@ Value DecodeAttention::cacheChunk(int64_t half, Value g, Value slot,
   return arith::SIToFPOp::create(b, loc, vf, wide);
 }
 
-void DecodeAttention::prefetchRows(Value g, Value slot0) {
+void DecodeAttention::prefetchRows(Value g, Value slot0, int64_t share,
+                                   int64_t shares) {
   // Keys of the next group of slots (the cache's last group at its end:
   // one clamp for the group, so that each row's address is the group's
-  // plus a constant), values of this group (read by pass 3).
-  Value nextKeys = arith::MinUIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, slot0, index(kLanes)),
-      index(capacity - kLanes));
-  for (int64_t j = 0; j < kLanes; ++j) {
-    Value nextKey = arith::AddIOp::create(b, loc, nextKeys, index(j));
-    Value value = arith::AddIOp::create(b, loc, slot0, index(j));
-    prefetchRow(0, g, nextKey, /*localityHint=*/3);
-    prefetchRow(1, g, value, /*localityHint=*/3);
+  // plus a constant) in the first share, which reads the keys first;
+  // values of this group (read by pass 3) spread over all shares.
+  if (share == 0) {
+    Value nextKeys = arith::MinUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, slot0, index(kLanes)),
+        index(capacity - kLanes));
+    for (int64_t j = 0; j < kLanes; ++j)
+      prefetchRow(0, g, arith::AddIOp::create(b, loc, nextKeys, index(j)),
+                  /*localityHint=*/3);
   }
+  for (int64_t j = share * kLanes / shares; j < (share + 1) * kLanes / shares;
+       ++j)
+    prefetchRow(1, g, arith::AddIOp::create(b, loc, slot0, index(j)),
+                /*localityHint=*/3);
 }
 
 void DecodeAttention::prefetchRow(int64_t half, Value g, Value slot,
@@ -375,10 +371,16 @@ DecodeAttention::QueryHead DecodeAttention::queryHead(Value headRow) {
   head.scoreScale = arith::MulFOp::create(b, loc, head.scoreScale, step);
   if (!integerScores)
     return head;
-  // code + 128 as an unsigned byte: the sign bit flipped.
-  Value flip = bytes128();
-  for (Value code : codes)
-    head.unsignedCodes.push_back(arith::XOrIOp::create(b, loc, code, flip));
+  head.codes = codes;
+  auto vi32 = VectorType::get({kLanes}, b.getI32Type());
+  Value sum = arith::ExtSIOp::create(b, loc, vi32, codes.front());
+  for (Value code : ArrayRef(codes).drop_front())
+    sum = arith::AddIOp::create(b, loc, sum,
+                                arith::ExtSIOp::create(b, loc, vi32, code));
+  head.keyFlipExcess = arith::MulIOp::create(
+      b, loc,
+      vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, sum),
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(128)));
   return head;
 }
 
@@ -400,88 +402,153 @@ SmallVector<Value> DecodeAttention::slotProducts(Value g, Value slot,
 
 Value DecodeAttention::integerSlotProducts(Value g, Value slot,
                                            ArrayRef<Value> words) {
-  // The key codes as the signed operand, straight from the cache (a
-  // memory operand of vpdpbusd: no register holds them).
+  // vpdpbusd's unsigned operand is the key codes + 128 (their sign bits
+  // flipped, an in-lane op beside the multiplier), its signed one the
+  // query codes: the + 128 adds 128 * (the query codes' sum), one
+  // constant per head, where the query + 128 would add the key codes'
+  // sum, different per slot (a fifth row of products and its tree).
   auto vi32 = VectorType::get({kLanes}, b.getI32Type());
+  auto vi8 = VectorType::get({kWordBytes}, b.getI8Type());
+  Value flip = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(vi8, b.getI8IntegerAttr(-128)));
   Value sum = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(vi32, b.getI32IntegerAttr(0)));
   for (auto [w, word] : llvm::enumerate(words)) {
-    Value key = vector::BitCastOp::create(
-        b, loc, vi32,
-        vector::LoadOp::create(
-            b, loc, VectorType::get({kWordBytes}, b.getI8Type()), spec.cache,
-            ValueRange{index(0), g, slot,
-                       index(static_cast<int64_t>(w) * kWordBytes)}));
-    sum = afm_cpu::DotBytesOp::create(b, loc, vi32, sum, word, key);
+    Value key = vector::LoadOp::create(
+        b, loc, vi8, spec.cache,
+        ValueRange{index(0), g, slot,
+                   index(static_cast<int64_t>(w) * kWordBytes)});
+    Value flipped = vector::BitCastOp::create(
+        b, loc, vi32, arith::XOrIOp::create(b, loc, key, flip));
+    sum = afm_cpu::DotBytesOp::create(b, loc, vi32, sum, flipped, word);
   }
   return sum;
 }
 
-SmallVector<Value> DecodeAttention::integerScoresOf(Value g, Value slot0) {
-  // One query row at a time, in a loop LLVM must not unroll: unrolled,
-  // the rows' trees are scheduled together and every slot's key stays in
-  // a register across them, more than the register file holds (spilled
-  // on every slot). The rows' raw scores go through a small stack buffer.
-  auto vi32 = VectorType::get({kLanes}, b.getI32Type());
-  auto rows = scf::ForOp::create(b, loc, index(0), index(group + 1), index(1));
-  // Named as llvm.br's own attribute: scf-to-cf copies it onto the latch
-  // branch, and cf-to-llvm onto llvm.br, whose translation emits it.
-  rows->setAttr("loop_annotation", noUnroll(b.getContext()));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(rows.getBody());
-    Value h = rows.getInductionVar();
-    SmallVector<Value> words;
-    for (int64_t w = 0; w < headDim / kWordBytes; ++w)
-      words.push_back(vector::BitCastOp::create(
-          b, loc, vi32,
-          vector::LoadOp::create(
-              b, loc, VectorType::get({kWordBytes}, b.getI8Type()), queryBytes,
-              ValueRange{h, index(w * kWordBytes)})));
-    Value tree =
-        scoreTree(slot0, 0, kLanes, [&](Value slot) {
-          return SmallVector<Value>{integerSlotProducts(g, slot, words)};
-        }).front();
-    vector::StoreOp::create(b, loc, tree, rawScores, ValueRange{h, index(0)});
+SmallVector<Value> DecodeAttention::queryWords(const QueryHead &query) {
+  auto concat = [&](Value low, Value high) {
+    int64_t n = cast<VectorType>(low.getType()).getNumElements();
+    return vector::ShuffleOp::create(
+               b, loc, low, high,
+               llvm::to_vector(llvm::seq<int64_t>(0, 2 * n)))
+        .getResult();
+  };
+  SmallVector<Value> words;
+  for (int64_t c = 0; c + 4 <= chunks; c += 4)
+    words.push_back(vector::BitCastOp::create(
+        b, loc, VectorType::get({kLanes}, b.getI32Type()),
+        concat(concat(query.codes[c], query.codes[c + 1]),
+               concat(query.codes[c + 2], query.codes[c + 3]))));
+  return words;
+}
+
+Value DecodeAttention::integerScoresOf(Value g, Value slot0,
+                                       ArrayRef<Value> words,
+                                       const QueryHead &query) {
+  Value raw = scoreTree(slot0, 0, kLanes, [&](Value slot) {
+                return SmallVector<Value>{integerSlotProducts(g, slot, words)};
+              }).front();
+  return arith::SubIOp::create(b, loc, raw, splat(query.keyFlipExcess));
+}
+
+namespace {
+/// One level of the score tree: two shuffles of its inputs (l ++ r, 2 x
+/// kLanes lanes) whose sum halves the lanes each leaf spans.
+struct TreeLevel {
+  SmallVector<int64_t> first, second;
+};
+} // namespace
+
+/// The level that combines two vectors of `count` / 2 leaves each. The
+/// wide levels, with the most vectors, stay inside 128-bit lanes (unpack
+/// low / high of dwords, then of qwords) and the two narrow ones cross
+/// them (a blend and a 128-bit shuffle, then two 128-bit shuffles): on
+/// Zen 5 an in-lane unpack or a blend does not compete with vpdpbusd for
+/// its two pipes, while vpermt2d does fully and vshufi64x2 half.
+static TreeLevel treeLevel(int64_t count) {
+  TreeLevel level;
+  for (int64_t lane = 0; lane < kLanes; ++lane) {
+    int64_t chunk = lane / 4, x = lane % 4, base = 4 * chunk;
+    switch (count) {
+    case 2: // Any lanes: dwords 0 1 (low) and 2 3 (high) of l, r interleaved.
+      level.first.push_back((x % 2 ? kLanes : 0) + base + x / 2);
+      level.second.push_back((x % 2 ? kLanes : 0) + base + 2 + x / 2);
+      break;
+    case 4: // Leaves on dwords {0, 2} and {1, 3}: qwords 0 (low), 1 (high).
+      level.first.push_back((x / 2 ? kLanes : 0) + base + x % 2);
+      level.second.push_back((x / 2 ? kLanes : 0) + base + 2 + x % 2);
+      break;
+    case 8: // Leaves on one dword per chunk: chunks 0 1 of l, 2 3 of r in
+            // place; l's 2 3 and r's 0 1 moved onto them.
+      level.first.push_back(chunk < 2 ? lane : kLanes + lane);
+      level.second.push_back(chunk < 2 ? 4 * (chunk + 2) + x
+                                       : kLanes + 4 * (chunk - 2) + x);
+      break;
+    default: // Leaves on chunks {0, 1} and {2, 3}: chunks 0 2 | 1 3.
+      level.first.push_back((chunk / 2 ? kLanes : 0) + 8 * (chunk % 2) + x);
+      level.second.push_back((chunk / 2 ? kLanes : 0) + 8 * (chunk % 2) + 4 +
+                             x);
+      break;
+    }
   }
-  Value flipped = vector::LoadOp::create(b, loc, vi32, rawScores,
-                                         ValueRange{index(group), index(0)});
-  SmallVector<Value> scores;
-  for (int64_t r = 0; r < group; ++r)
-    scores.push_back(arith::SubIOp::create(
-        b, loc,
-        vector::LoadOp::create(b, loc, vi32, rawScores,
-                               ValueRange{index(r), index(0)}),
-        flipped));
-  return scores;
+  return level;
+}
+
+/// For each lane of the score tree's result, the leaf whose sum it holds:
+/// the levels simulated on sets of (leaf, lane) terms. Every lane must end
+/// with the whole of one leaf (checked once, in every build: a wrong mask
+/// would silently mix slots' scores).
+static SmallVector<int64_t> treeLeafOfLane() {
+  using Terms = SmallVector<std::pair<int64_t, int64_t>>;
+  std::function<SmallVector<Terms>(int64_t, int64_t)> simulate =
+      [&](int64_t first, int64_t count) {
+        SmallVector<Terms> lanes(kLanes);
+        if (count == 1) {
+          for (int64_t lane = 0; lane < kLanes; ++lane)
+            lanes[lane].push_back({first, lane});
+          return lanes;
+        }
+        SmallVector<Terms> both = simulate(first, count / 2);
+        both.append(simulate(first + count / 2, count / 2));
+        TreeLevel level = treeLevel(count);
+        for (int64_t lane = 0; lane < kLanes; ++lane) {
+          lanes[lane] = both[level.first[lane]];
+          lanes[lane].append(both[level.second[lane]]);
+        }
+        return lanes;
+      };
+  SmallVector<int64_t> leafOfLane;
+  for (Terms &terms : simulate(0, kLanes)) {
+    llvm::sort(terms);
+    bool whole = static_cast<int64_t>(terms.size()) == kLanes;
+    for (auto [i, term] : llvm::enumerate(terms))
+      whole = whole && term.first == terms.front().first &&
+              term.second == static_cast<int64_t>(i);
+    if (!whole)
+      llvm::report_fatal_error("decode attention: a score tree lane does not "
+                               "sum one whole slot");
+    leafOfLane.push_back(terms.front().first);
+  }
+  return leafOfLane;
 }
 
 SmallVector<Value>
 DecodeAttention::scoreTree(Value slot0, int64_t first, int64_t count,
                            llvm::function_ref<SmallVector<Value>(Value)> leaf) {
-  if (count == 1)
-    return leaf(arith::AddIOp::create(b, loc, slot0, index(first)));
-  // Each half holds count/2 slots of `width` lanes; the result holds
-  // count slots of width/2 lanes: slot i's lanes are the sum of the two
-  // halves of its lanes in its source vector (left for the first half of
-  // the slots, right for the second).
+  if (count == 1) {
+    // Leaf k reads the slot whose lane holds k at the top.
+    static const SmallVector<int64_t> leafOfLane = treeLeafOfLane();
+    int64_t slot = llvm::find(leafOfLane, first) - leafOfLane.begin();
+    return leaf(arith::AddIOp::create(b, loc, slot0, index(slot)));
+  }
   SmallVector<Value> left = scoreTree(slot0, first, count / 2, leaf);
   SmallVector<Value> right =
       scoreTree(slot0, first + count / 2, count / 2, leaf);
-  int64_t width = 2 * kLanes / count, halfWidth = width / 2;
-  SmallVector<int64_t> low, high;
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t source = i < count / 2 ? 0 : kLanes;
-    int64_t start = source + (i % (count / 2)) * width;
-    for (int64_t t = 0; t < halfWidth; ++t) {
-      low.push_back(start + t);
-      high.push_back(start + halfWidth + t);
-    }
-  }
+  TreeLevel level = treeLevel(count);
   SmallVector<Value> result;
   for (auto [l, r] : llvm::zip(left, right)) {
-    Value a = vector::ShuffleOp::create(b, loc, l, r, low);
-    Value c = vector::ShuffleOp::create(b, loc, l, r, high);
+    Value a = vector::ShuffleOp::create(b, loc, l, r, level.first);
+    Value c = vector::ShuffleOp::create(b, loc, l, r, level.second);
     result.push_back(integerScores
                          ? arith::AddIOp::create(b, loc, a, c).getResult()
                          : arith::AddFOp::create(b, loc, a, c).getResult());
@@ -489,14 +556,17 @@ DecodeAttention::scoreTree(Value slot0, int64_t first, int64_t count,
   return result;
 }
 
-Value DecodeAttention::visible(const SlotFacts &facts, Value slot0) {
+Value DecodeAttention::laneIds() {
   auto vi32 = VectorType::get({kLanes}, b.getI32Type());
-  SmallVector<int32_t> laneIds;
+  SmallVector<int32_t> ids;
   for (int64_t j = 0; j < kLanes; ++j)
-    laneIds.push_back(static_cast<int32_t>(j));
-  Value lanes = arith::ConstantOp::create(
-      b, loc, DenseIntElementsAttr::get(vi32, ArrayRef<int32_t>(laneIds)));
-  Value slot = arith::AddIOp::create(b, loc, splat(i32(slot0)), lanes);
+    ids.push_back(static_cast<int32_t>(j));
+  return arith::ConstantOp::create(
+      b, loc, DenseIntElementsAttr::get(vi32, ArrayRef<int32_t>(ids)));
+}
+
+Value DecodeAttention::visible(const SlotFacts &facts, Value slot0) {
+  Value slot = arith::AddIOp::create(b, loc, splat(i32(slot0)), laneIds());
   return cachedSlotVisible(b, loc, spec, capacity, slot,
                            splat(facts.filledSlots), splat(facts.last),
                            splat(facts.lastSlot), splat(facts.query));
@@ -577,22 +647,9 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
     for (int64_t r = 0; r < group; ++r)
       queries.push_back(queryHead(arith::AddIOp::create(
           b, loc, arith::MulIOp::create(b, loc, g, index(group)), index(r))));
-    // The task's stack buffers: its scores (runBlock) and, for integer
-    // scores, the query bytes and raw scores. A task's buffers are at the
-    // entry of its outlined function; afm-outline-parallel-loops moves
-    // those of tasks that stay a sequential loop to the function's entry.
-    if (integerScores) {
-      queryBytes = memref::AllocaOp::create(
-          b, loc, MemRefType::get({group + 1, headDim}, b.getI8Type()));
-      rawScores = memref::AllocaOp::create(
-          b, loc, MemRefType::get({group + 1, kLanes}, b.getI32Type()));
-      Value all128 = bytes128();
-      for (int64_t r = 0; r <= group; ++r)
-        for (int64_t c = 0; c < chunks; ++c)
-          vector::StoreOp::create(
-              b, loc, r < group ? queries[r].unsignedCodes[c] : all128,
-              queryBytes, ValueRange{index(r), index(c * kLanes)});
-    }
+    // The task's stack buffer of scores is at the entry of its outlined
+    // function (runBlock); afm-outline-parallel-loops moves that of a
+    // task that stays a sequential loop to the function's entry.
     SmallVector<Running> states = runBlock(g, begin, end, facts, queries);
 
     // This task's slices of the partials, written in place.
@@ -712,36 +769,58 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
       b, loc, MemRefType::get({group, block}, f32Type));
   Value hidden = splat(minusInfinity());
 
-  // Pass 1: scores of 16 slots at a time for every head, masked and
-  // scaled (-inf where not visible), stored; the running maximum per lane.
-  auto scoreLoop = slotLoop(
-      begin, end, kLanes, SmallVector<Value>(group, hidden),
-      [&](Value slot0, Value offset, ValueRange runningMax) {
-        prefetchRows(g, slot0);
-        SmallVector<Value> scores =
-            integerScores ? integerScoresOf(g, slot0)
-                          : scoreTree(slot0, 0, kLanes, [&](Value slot) {
-                              return slotProducts(g, slot, queries);
-                            });
-        Value keyScales = quantized ? cacheScales(0, g, slot0) : Value();
-        Value valid = visible(facts, slot0);
-        SmallVector<Value> maxima;
-        for (int64_t r = 0; r < group; ++r) {
-          Value score = scores[r];
+  // Pass 1: scores of 16 slots at a time, masked and scaled (-inf where
+  // not visible), stored; the running maximum per lane. The f32 scores
+  // of every head come from one loop (a key row converted once for all);
+  // integer scores from one loop per head (its words in registers, no
+  // buffer of raw scores), which prefetches the next keys if it is the
+  // first and a share of the block's values.
+  auto scoreLoop = [&](ArrayRef<int64_t> rows, int64_t share,
+                       int64_t shares) {
+    SmallVector<SmallVector<Value>> words(rows.size());
+    if (integerScores)
+      for (auto [i, r] : llvm::enumerate(rows))
+        words[i] = queryWords(queries[r]);
+    return slotLoop(
+        begin, end, kLanes, SmallVector<Value>(rows.size(), hidden),
+        [&](Value slot0, Value offset, ValueRange runningMax) {
+          prefetchRows(g, slot0, share, shares);
+          SmallVector<Value> scores;
           if (integerScores)
-            score = arith::SIToFPOp::create(b, loc, vf, score);
-          Value scale = splat(queries[r].scoreScale);
-          if (keyScales)
-            scale = arith::MulFOp::create(b, loc, scale, keyScales);
-          Value s = arith::SelectOp::create(
-              b, loc, valid, arith::MulFOp::create(b, loc, score, scale),
-              hidden);
-          vector::StoreOp::create(b, loc, s, scoreBuffer,
-                                  ValueRange{index(r), offset});
-          maxima.push_back(arith::MaximumFOp::create(b, loc, runningMax[r], s));
-        }
-        return maxima;
-      });
+            for (auto [i, r] : llvm::enumerate(rows))
+              scores.push_back(arith::SIToFPOp::create(
+                  b, loc, vf,
+                  integerScoresOf(g, slot0, words[i], queries[r])));
+          else
+            scores = scoreTree(slot0, 0, kLanes, [&](Value slot) {
+              return slotProducts(g, slot, queries);
+            });
+          Value keyScales = quantized ? cacheScales(0, g, slot0) : Value();
+          Value valid = visible(facts, slot0);
+          SmallVector<Value> maxima;
+          for (auto [i, r] : llvm::enumerate(rows)) {
+            Value scale = splat(queries[r].scoreScale);
+            if (keyScales)
+              scale = arith::MulFOp::create(b, loc, scale, keyScales);
+            Value s = arith::SelectOp::create(
+                b, loc, valid, arith::MulFOp::create(b, loc, scores[i], scale),
+                hidden);
+            vector::StoreOp::create(b, loc, s, scoreBuffer,
+                                    ValueRange{index(r), offset});
+            maxima.push_back(
+                arith::MaximumFOp::create(b, loc, runningMax[i], s));
+          }
+          return maxima;
+        });
+  };
+  SmallVector<Value> blockMaxima;
+  if (integerScores) {
+    for (int64_t r = 0; r < group; ++r)
+      blockMaxima.push_back(scoreLoop({r}, r, group).getResult(0));
+  } else {
+    auto rows = llvm::to_vector(llvm::seq<int64_t>(0, group));
+    llvm::append_range(blockMaxima, scoreLoop(rows, 0, 1).getResults());
+  }
 
   // Exponents against the block's maximum m, or 0 where every slot is
   // masked (m = -inf), so that exp(-inf) = 0 and never NaN.
@@ -749,7 +828,7 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
   SmallVector<Value> shifts;
   for (int64_t r = 0; r < group; ++r) {
     Value max = vector::ReductionOp::create(
-        b, loc, vector::CombiningKind::MAXIMUMF, scoreLoop.getResult(r));
+        b, loc, vector::CombiningKind::MAXIMUMF, blockMaxima[r]);
     Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max,
                                        minusInfinity());
     shifts.push_back(

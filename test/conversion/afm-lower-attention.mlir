@@ -98,9 +98,19 @@ func.func @local(%q: tensor<4x4x16xf32>, %k: tensor<4x2x16xf32>, %v: tensor<4x2x
 // CHECK-NOT: vector.load
 // CHECK: arith.mulf
 // CHECK: arith.mulf
-// A tree of shuffles: slot j's score in lane j.
-// CHECK: vector.shuffle {{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
-// CHECK: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+// A tree of adds, slot j's score in lane j: each level adds two shuffles
+// of its inputs. The wide levels stay within 128-bit lanes (unpack low
+// and high of dwords, then of qwords); the last crosses them (128-bit
+// lanes 0 2 | 1 3 of each input).
+// CHECK: vector.shuffle {{.*}} [0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29]
+// CHECK: vector.shuffle {{.*}} [2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31]
+// CHECK: arith.addf
+// CHECK: vector.shuffle {{.*}} [0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29]
+// CHECK: vector.shuffle {{.*}} [2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31]
+// CHECK: arith.addf
+// CHECK: vector.shuffle {{.*}} [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]
+// CHECK: vector.shuffle {{.*}} [4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31]
+// CHECK: arith.addf
 // The block's scores in a stack buffer, then its exact maximum.
 // CHECK: vector.store {{.*}} : memref<2x64xf32>, vector<16xf32>
 // CHECK: vector.reduction <maximumf>
@@ -296,27 +306,34 @@ func.func @decode_prefetches_next_task(%q: tensor<1x4x16xf32>, %kv: memref<2x2x5
 
 // int8_query, one query row and a head dimension of whole 64-byte words:
 // each query head is rounded to int8 codes (round half to even of
-// x * 127 / absmax), stored + 128 (sign bit flipped) as unsigned bytes,
-// with one more row of all-128 bytes; a score is afm_cpu.dot_bytes of
-// those bytes against the key codes read straight from the cache, one
-// query row at a time in a loop LLVM must not unroll, minus the all-128
-// row's (128 * the key codes' sum), then scaled by the query's step and
-// the key scale. No f32 product touches a key.
+// x * 127 / absmax), its codes concatenated into 64-byte words, and 128 *
+// their sum kept; a score is afm_cpu.dot_bytes of the key codes with
+// their sign bits flipped (+ 128, unsigned) against those words, one loop
+// over the block per query head (two here), minus that excess, then
+// scaled by the query's step and the key scale. No f32 product touches a
+// key. The first head's loop prefetches the next keys.
 // CHECK-LABEL: func.func @decode_int8_query
 // CHECK-SAME: %[[KV:[^:]*]]: memref<2x2x64x64xi8>
 // CHECK: scf.forall
 // CHECK: math.roundeven
-// CHECK: %[[BYTES:.*]] = memref.alloca() : memref<3x64xi8>
-// CHECK: arith.constant dense<-128> : vector<16xi8>
+// CHECK: %[[SUM:.*]] = vector.reduction <add>, %{{.*}} : vector<16xi32> into i32
+// CHECK: %[[EXCESS:.*]] = arith.muli %[[SUM]], %c128{{.*}} : i32
+// CHECK-NOT: memref.alloca() : memref<{{.*}}xi8>
+// CHECK: %[[WORD:.*]] = vector.bitcast %{{.*}} : vector<64xi8> to vector<16xi32>
 // CHECK: scf.for
-// CHECK: scf.for %[[ROW:.*]] = %c0{{.*}} to %c3
-// CHECK: vector.load %[[BYTES]][%[[ROW]], %c0{{.*}}] : memref<3x64xi8>, vector<64xi8>
+// CHECK: memref.prefetch %[[KV]][%c0
 // CHECK: %[[KEY:.*]] = vector.load %[[KV]][%c0{{.*}}] : memref<2x2x64x64xi8>, vector<64xi8>
-// CHECK: %[[WORDS:.*]] = vector.bitcast %[[KEY]] : vector<64xi8> to vector<16xi32>
-// CHECK: afm_cpu.dot_bytes %{{.*}}, %{{.*}}, %[[WORDS]] : vector<16xi32>
-// CHECK: } {loop_annotation = #{{.*}}}
-// CHECK: arith.subi
+// CHECK: %[[FLIPPED:.*]] = arith.xori %[[KEY]], %{{.*}} : vector<64xi8>
+// CHECK: %[[UNSIGNED:.*]] = vector.bitcast %[[FLIPPED]] : vector<64xi8> to vector<16xi32>
+// CHECK: afm_cpu.dot_bytes %{{.*}}, %[[UNSIGNED]], %[[WORD]] : vector<16xi32>
+// CHECK: %[[EXCESSES:.*]] = vector.broadcast %[[EXCESS]] : i32 to vector<16xi32>
+// CHECK: arith.subi %{{.*}}, %[[EXCESSES]] : vector<16xi32>
 // CHECK: arith.sitofp {{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK: scf.yield
+// The second head's loop.
+// CHECK: scf.for
+// CHECK-NOT: memref.prefetch %[[KV]][%c0
+// CHECK: afm_cpu.dot_bytes
 // CHECK: scf.forall.in_parallel
 func.func @decode_int8_query(%q: tensor<1x4x64xf32>, %kv: memref<2x2x64x64xi8>, %s: memref<2x2x64xf32>, %pos: index) -> tensor<1x4x64xf32> {
   %o = afm.shared_kv_attention global %q from %kv scales %s at %pos {int8_query} : tensor<1x4x64xf32>, memref<2x2x64x64xi8>, memref<2x2x64xf32> -> tensor<1x4x64xf32>
