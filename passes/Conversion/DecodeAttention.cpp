@@ -13,12 +13,14 @@
 //   writes them as partials. It makes three passes over the block, so
 //   that no pass keeps more than half the vector registers live (one loop
 //   carrying all R x D / 16 accumulators spilled them on every slot):
-//   1. scores, 16 slots at a time: each key row against every query head
-//      gives R vectors of partial sums per slot; a tree of shuffles and
-//      adds turns 16 such vectors into one whose lane j is slot j's
-//      score. Masked (-inf where not visible) and scaled, the scores go
-//      to a stack buffer [R, block]; the value rows of these slots and
-//      the next key rows are prefetched.
+//   1. scores, 16 slots at a time: a key row against a query head gives
+//      a vector of partial sums per slot; a tree of shuffles and adds
+//      turns 16 such vectors into one whose lane j is slot j's score.
+//      f32 scores take every head in one loop (a key row converted once
+//      for all), integer scores one loop per head. Masked (-inf where not
+//      visible) and scaled, the scores go to a stack buffer [R, block];
+//      the value rows of these slots and the next key rows are
+//      prefetched.
 //   2. exponentials against the block's exact maximum, in place (times
 //      the value scales), their sums 16 lanes wide.
 //   3. weighted values, a group of chunks at a time (R x group
@@ -197,8 +199,6 @@ private:
   /// task (lane j: slot j's q . k, exact), from its codes as words.
   Value integerScoresOf(Value g, Value slot0, ArrayRef<Value> words,
                         const QueryHead &query);
-  /// The i32 vector 0, 1, ..., 15.
-  Value laneIds();
   /// Which of slots [slot0, slot0 + 16) the query sees.
   Value visible(const SlotFacts &facts, Value slot0);
   /// An scf.for over slots [begin, end), `step` at a time, carrying
@@ -556,17 +556,14 @@ DecodeAttention::scoreTree(Value slot0, int64_t first, int64_t count,
   return result;
 }
 
-Value DecodeAttention::laneIds() {
-  auto vi32 = VectorType::get({kLanes}, b.getI32Type());
-  SmallVector<int32_t> ids;
-  for (int64_t j = 0; j < kLanes; ++j)
-    ids.push_back(static_cast<int32_t>(j));
-  return arith::ConstantOp::create(
-      b, loc, DenseIntElementsAttr::get(vi32, ArrayRef<int32_t>(ids)));
-}
-
 Value DecodeAttention::visible(const SlotFacts &facts, Value slot0) {
-  Value slot = arith::AddIOp::create(b, loc, splat(i32(slot0)), laneIds());
+  auto vi32 = VectorType::get({kLanes}, b.getI32Type());
+  SmallVector<int32_t> laneIds;
+  for (int64_t j = 0; j < kLanes; ++j)
+    laneIds.push_back(static_cast<int32_t>(j));
+  Value lanes = arith::ConstantOp::create(
+      b, loc, DenseIntElementsAttr::get(vi32, ArrayRef<int32_t>(laneIds)));
+  Value slot = arith::AddIOp::create(b, loc, splat(i32(slot0)), lanes);
   return cachedSlotVisible(b, loc, spec, capacity, slot,
                            splat(facts.filledSlots), splat(facts.last),
                            splat(facts.lastSlot), splat(facts.query));
