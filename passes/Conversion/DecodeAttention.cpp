@@ -39,8 +39,8 @@
 // scale * (q . codes) and (p * scale) * codes, the general lowering's
 // scale * code products up to f32 rounding.
 //
-// With `int8_query`, each query head is rounded to int8 codes once per
-// task (as the general lowering's buildInt8RoundTrip rounds it) and a
+// With `int8_query`, each query head is rounded to int8 codes once, before
+// the tasks (as the general lowering's buildInt8RoundTrip rounds it), and a
 // score is exact in i32: afm_cpu.dot_bytes (vpdpbusd) of the key codes
 // + 128 (unsigned: the sign bits flipped) against the query codes
 // (signed), minus 128 * the query codes' sum, one constant per head.
@@ -621,6 +621,31 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
   Value weighted = tensor::EmptyOp::create(
       b, loc, ArrayRef<int64_t>{kvHeads, maxBlocks, group, headDim}, f32Type);
   Value tasks = arith::MulIOp::create(b, loc, blocks, index(kvHeads));
+  // Integer scores: every query head rounded once, before the tasks (a
+  // task per block would round its R heads again), into [H, D] codes and
+  // per head the score scale and the key-flip excess.
+  Value hoistedCodes, hoistedScales, hoistedExcess;
+  if (integerScores) {
+    hoistedCodes = memref::AllocaOp::create(
+        b, loc, MemRefType::get({heads, headDim}, b.getI8Type()));
+    hoistedScales = memref::AllocaOp::create(
+        b, loc, MemRefType::get({heads}, f32Type));
+    hoistedExcess = memref::AllocaOp::create(
+        b, loc, MemRefType::get({heads}, b.getI32Type()));
+    auto each = scf::ForOp::create(b, loc, index(0), index(heads), index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(each.getBody());
+    Value h = each.getInductionVar();
+    QueryHead head = queryHead(h);
+    for (auto [c, code] : llvm::enumerate(head.codes))
+      vector::StoreOp::create(
+          b, loc, code, hoistedCodes,
+          ValueRange{h, index(static_cast<int64_t>(c) * kLanes)});
+    memref::StoreOp::create(b, loc, head.scoreScale, hoistedScales,
+                            ValueRange{h});
+    memref::StoreOp::create(b, loc, head.keyFlipExcess, hoistedExcess,
+                            ValueRange{h});
+  }
   auto forall =
       scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{tasks},
                             ValueRange{maxima, sums, weighted}, std::nullopt);
@@ -641,9 +666,24 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
     nextBegin = arith::MulIOp::create(
         b, loc, arith::RemUIOp::create(b, loc, next, blocks), index(block));
     SmallVector<QueryHead> queries;
-    for (int64_t r = 0; r < group; ++r)
-      queries.push_back(queryHead(arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, g, index(group)), index(r))));
+    for (int64_t r = 0; r < group; ++r) {
+      Value h = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, g, index(group)), index(r));
+      if (!integerScores) {
+        queries.push_back(queryHead(h));
+        continue;
+      }
+      QueryHead head;
+      for (int64_t c = 0; c < chunks; ++c)
+        head.codes.push_back(vector::LoadOp::create(
+            b, loc, VectorType::get({kLanes}, b.getI8Type()), hoistedCodes,
+            ValueRange{h, index(c * kLanes)}));
+      head.scoreScale =
+          memref::LoadOp::create(b, loc, hoistedScales, ValueRange{h});
+      head.keyFlipExcess =
+          memref::LoadOp::create(b, loc, hoistedExcess, ValueRange{h});
+      queries.push_back(head);
+    }
     // The task's stack buffer of scores is at the entry of its outlined
     // function (runBlock); afm-outline-parallel-loops moves that of a
     // task that stays a sequential loop to the function's entry.

@@ -311,13 +311,23 @@ func.func @decode_prefetches_next_task(%q: tensor<1x4x16xf32>, %kv: memref<2x2x5
 // their sign bits flipped (+ 128, unsigned) against those words, one loop
 // over the block per query head (two here), minus that excess, then
 // scaled by the query's step and the key scale. No f32 product touches a
-// key. The first head's loop prefetches the next keys.
+// key. The first head's loop prefetches the next keys. The query heads
+// are rounded once, before the tasks, into [H, D] codes and per head the
+// scale and the excess; every task loads its group's.
 // CHECK-LABEL: func.func @decode_int8_query
 // CHECK-SAME: %[[KV:[^:]*]]: memref<2x2x64x64xi8>
-// CHECK: scf.forall
+// CHECK: %[[CODES:.*]] = memref.alloca() : memref<4x64xi8>
+// CHECK: %[[EXCESSES:.*]] = memref.alloca() : memref<4xi32>
+// CHECK: scf.for %[[H:.*]] = %c0
 // CHECK: math.roundeven
 // CHECK: %[[SUM:.*]] = vector.reduction <add>, %{{.*}} : vector<16xi32> into i32
 // CHECK: %[[EXCESS:.*]] = arith.muli %[[SUM]], %c128{{.*}} : i32
+// CHECK: vector.store %{{.*}}, %[[CODES]][%[[H]], %c0{{.*}}] : memref<4x64xi8>, vector<16xi8>
+// CHECK: memref.store %[[EXCESS]], %[[EXCESSES]][%[[H]]] : memref<4xi32>
+// CHECK: scf.forall
+// CHECK-NOT: math.roundeven
+// CHECK: vector.load %[[CODES]][%{{.*}}, %c0{{.*}}] : memref<4x64xi8>, vector<16xi8>
+// CHECK: %[[HEADEXCESS:.*]] = memref.load %[[EXCESSES]]
 // CHECK-NOT: memref.alloca() : memref<{{.*}}xi8>
 // CHECK: %[[WORD:.*]] = vector.bitcast %{{.*}} : vector<64xi8> to vector<16xi32>
 // CHECK: scf.for
@@ -326,8 +336,8 @@ func.func @decode_prefetches_next_task(%q: tensor<1x4x16xf32>, %kv: memref<2x2x5
 // CHECK: %[[FLIPPED:.*]] = arith.xori %[[KEY]], %{{.*}} : vector<64xi8>
 // CHECK: %[[UNSIGNED:.*]] = vector.bitcast %[[FLIPPED]] : vector<64xi8> to vector<16xi32>
 // CHECK: afm_cpu.dot_bytes %{{.*}}, %[[UNSIGNED]], %[[WORD]] : vector<16xi32>
-// CHECK: %[[EXCESSES:.*]] = vector.broadcast %[[EXCESS]] : i32 to vector<16xi32>
-// CHECK: arith.subi %{{.*}}, %[[EXCESSES]] : vector<16xi32>
+// CHECK: %[[EXCESSV:.*]] = vector.broadcast %[[HEADEXCESS]] : i32 to vector<16xi32>
+// CHECK: arith.subi %{{.*}}, %[[EXCESSV]] : vector<16xi32>
 // CHECK: arith.sitofp {{.*}} : vector<16xi32> to vector<16xf32>
 // CHECK: scf.yield
 // The second head's loop.
