@@ -282,7 +282,15 @@ def AFMLowerAttentionPass : Pass<"afm-lower-attention", "mlir::ModuleOp"> {
     exponentials, weighted values by groups of chunks, which also prefetch
     the next task's key and value rows into L2); with `int8_query`
     the scores are vpdpbusd-style byte dot products (key codes + 128
-    against the query codes), one loop over the block per query head.
+    against the query codes).
+
+    The keys of an i8 cache whose capacity is a multiple of 16 and head
+    dimension of 64 are stored in tiles of 16 slots, dimensions 4i..4i+3
+    of the tile's slots side by side (docs/afmb-format.md): the append
+    writes them so, the general lowering unpacks a block's tiles to rows,
+    and a decode step's 64-byte load holds four dimensions of 16 slots,
+    whose products against a head's four query values land in the slots'
+    own lanes (no tree of shuffles per slot).
 
     A cache that is still `!afm.kv_cache` is an error: bind the ABI first.
   }];

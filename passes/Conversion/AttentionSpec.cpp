@@ -21,6 +21,13 @@ AttentionShape AttentionSpec::shape() const {
                         queryType.getDimSize(1) / cacheShape.kvHeads};
 }
 
+bool afm::hasTiledKeys(const AttentionSpec &spec) {
+  std::optional<KVCacheShape> cache = getKVCacheShape(spec.cache.getType());
+  return cache && spec.scales && cache->elementType.isSignlessInteger(8) &&
+         cache->capacity % kKeyTileSlots == 0 &&
+         cache->headDim % (kKeyTileSlots * kKeyTileBytes) == 0;
+}
+
 /// `value` as a constant of `type`: an index or integer, or a vector of
 /// them (every lane).
 static Value integerConstant(OpBuilder &b, Location loc, Type type,

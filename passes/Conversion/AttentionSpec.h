@@ -46,6 +46,20 @@ struct AttentionSpec {
   AttentionShape shape() const;
 };
 
+/// Slots per key tile, and bytes of a slot's key side by side in one.
+constexpr int64_t kKeyTileSlots = 16;
+constexpr int64_t kKeyTileBytes = 4;
+
+/// True when the cache of `spec` keeps its keys in tiles: an i8 cache
+/// whose capacity is a multiple of 16 slots and head dimension of 64.
+/// Slots [16t, 16t + 16) of a KV head take the 16 x D bytes their rows
+/// would, ordered [D / 4][16][4]: dimensions 4i..4i+3 of the tile's 16
+/// slots side by side. One 64-byte load then holds four dimensions of 16
+/// slots, so a byte dot product (vpdpbusd) against a query's four codes
+/// broadcast leaves slot j's partial score in lane j: no reduction across
+/// lanes per slot. Values keep their rows ([G, C, D]).
+bool hasTiledKeys(const AttentionSpec &spec);
+
 /// Whether cache slot `slot` holds a position the query at `query` sees,
 /// given `filled` (the filled positions, or slots), the newest filled
 /// position `last` and its slot `lastSlot` of a ring buffer of `capacity`:

@@ -75,6 +75,7 @@ public:
     kvHeads = shape.kvHeads;
     capacity = shape.capacity;
     group = shape.group;
+    tiledKeys = hasTiledKeys(spec);
     f32 = b.getF32Type();
   }
 
@@ -103,8 +104,14 @@ private:
   /// or its scales, [2, G, C]) as a read-only tensor.
   Value readHalf(Value memory, int64_t half);
   /// Keys (half 0) or values (half 1) of the cache: a [G, C, D] tensor (f32,
-  /// or i8 codes) and, for an i8 cache, its [G, C] scales (else null).
+  /// or i8 codes; tiled keys as [G, C / 16, D / 4, 16, 4]) and, for an i8
+  /// cache, its [G, C] scales (else null).
   std::pair<Value, Value> cacheHalf(int64_t half);
+  /// The key half of a cache with tiled keys (hasTiledKeys) as the
+  /// memref [G, C / 16, D / 4, 16, 4] its bytes are.
+  Value keyTileMemory();
+  /// Tiled keys [G, n, D / 4, 16, 4] as rows [G, 16 n, D].
+  Value untiledKeys(Value tiles);
   /// Symmetric int8 codes [A, B, D] and scales [A, B] of `rows` [A, B, D]:
   /// scale = absmax / 127, code = clamp(round(x / scale), -127, 127) with
   /// ties away from zero, all codes 0 when the scale is 0.
@@ -156,12 +163,16 @@ private:
   /// Stores row r of each `rows[i]` ([T, G(, D)]) at slot
   /// (position + r) mod C of half i % 2 of `memories[i]` ([2, G, C(, D)]).
   void appendRows(ArrayRef<Value> rows, ArrayRef<Value> memories);
+  /// Stores row `row` of the key codes [T, G, D] at `slot` of the tiled
+  /// keys (hasTiledKeys).
+  void appendTiledKey(Value codes, Value row, Value slot);
 
   OpBuilder &b;
   Location loc;
   const AttentionSpec &spec;
   MLIRContext *ctx;
   int64_t tokens, heads, headDim, kvHeads, capacity, group;
+  bool tiledKeys;
   Type f32;
 };
 
@@ -185,8 +196,58 @@ Value AttentionBuilder::readHalf(Value memory, int64_t half) {
                                            /*writable=*/false);
 }
 
+Value AttentionBuilder::keyTileMemory() {
+  auto memoryType = cast<MemRefType>(spec.cache.getType());
+  ArrayRef<int64_t> shape = memoryType.getShape();
+  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1)};
+  for (int64_t size : shape.drop_front())
+    sizes.push_back(b.getIndexAttr(size));
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  auto viewType = memref::SubViewOp::inferRankReducedResultType(
+      shape.drop_front(), memoryType, offsets, sizes, strides);
+  Value keys = memref::SubViewOp::create(b, loc, cast<MemRefType>(viewType),
+                                         spec.cache, offsets, sizes, strides);
+  // [G, C, D] -> [G, C * D] -> [G, C / 16, D / 4, 16, 4]: the same bytes.
+  Value flat = memref::CollapseShapeOp::create(
+      b, loc, keys, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  return memref::ExpandShapeOp::create(
+      b, loc,
+      ArrayRef<int64_t>{kvHeads, capacity / kKeyTileSlots,
+                        headDim / kKeyTileBytes, kKeyTileSlots,
+                        kKeyTileBytes},
+      flat, SmallVector<ReassociationIndices>{{0}, {1, 2, 3, 4}});
+}
+
+Value AttentionBuilder::untiledKeys(Value tiles) {
+  auto type = cast<RankedTensorType>(tiles.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  Value rows = linalg::TransposeOp::create(
+                   b, loc, tiles,
+                   tensor::EmptyOp::create(
+                       b, loc,
+                       ArrayRef<int64_t>{shape[0], shape[1], shape[3],
+                                         shape[2], shape[4]},
+                       type.getElementType()),
+                   ArrayRef<int64_t>{0, 1, 3, 2, 4})
+                   .getResult()
+                   .front();
+  return tensor::CollapseShapeOp::create(
+      b, loc, rows, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3, 4}});
+}
+
 std::pair<Value, Value> AttentionBuilder::cacheHalf(int64_t half) {
-  Value stored = readHalf(spec.cache, half);
+  Value stored;
+  if (half == 0 && tiledKeys) {
+    Value tiles = keyTileMemory();
+    stored = bufferization::ToTensorOp::create(
+        b, loc,
+        RankedTensorType::get(cast<MemRefType>(tiles.getType()).getShape(),
+                              b.getI8Type()),
+        tiles, /*restrict=*/true, /*writable=*/false);
+  } else {
+    stored = readHalf(spec.cache, half);
+  }
   if (!spec.scales)
     return {stored, Value()};
   return {stored, readHalf(spec.scales, half)};
@@ -417,6 +478,44 @@ Value AttentionBuilder::weightedValues(Value probs, Value values,
                   valueScales, map(5, {1, 4}));
 }
 
+void AttentionBuilder::appendTiledKey(Value codes, Value row, Value slot) {
+  // Row `row` of the codes [T, G, D] as [G, D / 4, 4] into slot % 16 of
+  // tile slot / 16: [G, 1, D / 4, 1, 4] of the tiles.
+  Value tiles = keyTileMemory();
+  auto tilesType = cast<MemRefType>(tiles.getType());
+  Value tile =
+      arith::DivUIOp::create(b, loc, slot, constantIndex(kKeyTileSlots));
+  Value within =
+      arith::RemUIOp::create(b, loc, slot, constantIndex(kKeyTileSlots));
+  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), tile,
+                                       b.getIndexAttr(0), within,
+                                       b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {
+      b.getIndexAttr(kvHeads), b.getIndexAttr(1),
+      b.getIndexAttr(headDim / kKeyTileBytes), b.getIndexAttr(1),
+      b.getIndexAttr(kKeyTileBytes)};
+  SmallVector<OpFoldResult> strides(5, b.getIndexAttr(1));
+  SmallVector<int64_t> pieceShape = {kvHeads, headDim / kKeyTileBytes,
+                                     kKeyTileBytes};
+  auto viewType = memref::SubViewOp::inferRankReducedResultType(
+      pieceShape, tilesType, offsets, sizes, strides);
+  Value dest = memref::SubViewOp::create(b, loc, cast<MemRefType>(viewType),
+                                         tiles, offsets, sizes, strides);
+  Value rowCodes = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({kvHeads, headDim}, b.getI8Type()), codes,
+      SmallVector<OpFoldResult>{row, b.getIndexAttr(0), b.getIndexAttr(0)},
+      SmallVector<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(kvHeads),
+                                b.getIndexAttr(headDim)},
+      SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+  Value pieces = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(pieceShape, b.getI8Type()), rowCodes,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  auto store = bufferization::MaterializeInDestinationOp::create(
+      b, loc, TypeRange{}, pieces, dest);
+  store.setRestrict(true);
+  store.setWritable(true);
+}
+
 void AttentionBuilder::appendRows(ArrayRef<Value> rows,
                                   ArrayRef<Value> memories) {
   Value zero = constantIndex(0), one = constantIndex(1);
@@ -433,6 +532,10 @@ void AttentionBuilder::appendRows(ArrayRef<Value> rows,
     Value memory = memories[i];
     auto memoryType = cast<MemRefType>(memory.getType());
     auto sourceType = cast<RankedTensorType>(source.getType());
+    if (i == 0 && tiledKeys) {
+      appendTiledKey(source, row, slot);
+      continue;
+    }
     SmallVector<int64_t> rowShape(sourceType.getShape().drop_front());
     SmallVector<OpFoldResult> offsets = {b.getIndexAttr(i % 2),
                                          b.getIndexAttr(0), slot};
@@ -603,7 +706,11 @@ Value AttentionBuilder::build() {
                        -std::numeric_limits<double>::infinity()),
                 filled({tokens, kvHeads, group}, 0.0),
                 filled({tokens, kvHeads, group, headDim}, 0.0)};
-  int64_t block = divisorAtMost(capacity, kBlockSlots);
+  // Whole tiles per block when the keys are tiled.
+  int64_t block =
+      tiledKeys ? kKeyTileSlots * divisorAtMost(capacity / kKeyTileSlots,
+                                                kBlockSlots / kKeyTileSlots)
+                : divisorAtMost(capacity, kBlockSlots);
   LLVM_DEBUG(llvm::dbgs() << "  blocks of " << block << " slots\n");
   Value filledSlots = arith::MinUIOp::create(b, loc, filledPositions(),
                                              constantIndex(capacity));
@@ -642,7 +749,26 @@ Value AttentionBuilder::build() {
     // instead of once per row and element inside the contractions. The
     // products scale * code are the same.
     bool copyBlocks = tokens >= kRowsForBlockCopies;
-    Value blockKeys = slots(keys), blockKeyScales = slots(keyScales);
+    Value blockKeys;
+    if (tiledKeys) {
+      // The block's tiles [G, block / 16, D / 4, 16, 4], as rows.
+      auto type = cast<RankedTensorType>(keys.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape[1] = block / kKeyTileSlots;
+      SmallVector<OpFoldResult> offsets(5, b.getIndexAttr(0));
+      offsets[1] = arith::DivUIOp::create(b, loc, first,
+                                          constantIndex(kKeyTileSlots))
+                       .getResult();
+      SmallVector<OpFoldResult> sizes;
+      for (int64_t size : shape)
+        sizes.push_back(b.getIndexAttr(size));
+      blockKeys = untiledKeys(tensor::ExtractSliceOp::create(
+          b, loc, RankedTensorType::get(shape, type.getElementType()), keys,
+          offsets, sizes, SmallVector<OpFoldResult>(5, b.getIndexAttr(1))));
+    } else {
+      blockKeys = slots(keys);
+    }
+    Value blockKeyScales = slots(keyScales);
     Value rawScores =
         copyBlocks
             ? contract(q4, transposedKeys(blockKeys, blockKeyScales),

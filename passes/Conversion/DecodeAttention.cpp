@@ -13,14 +13,18 @@
 //   writes them as partials. It makes three passes over the block, so
 //   that no pass keeps more than half the vector registers live (one loop
 //   carrying all R x D / 16 accumulators spilled them on every slot):
-//   1. scores, 16 slots at a time: a key row against a query head gives
-//      a vector of partial sums per slot; a tree of shuffles and adds
-//      turns 16 such vectors into one whose lane j is slot j's score.
-//      f32 scores take every head in one loop (a key row converted once
-//      for all), integer scores one loop per head. Masked (-inf where not
-//      visible) and scaled, the scores go to a stack buffer [R, block];
-//      the value rows of these slots and the next key rows are
-//      prefetched.
+//   1. scores, 16 slots at a time, every head in one loop. Tiled keys
+//      (an i8 cache, hasTiledKeys) hold four dimensions of 16 slots in
+//      64 bytes: byte dot products against a head's four query codes
+//      broadcast (int8_query), or f32 FMAs of 16 bytes converted against
+//      its four values repeated, leave slot j's partial sums in lane j
+//      (four lanes per slot in f32, summed by two in-lane levels). Key
+//      rows (an f32 cache, or i8 without tiles) give a vector of partial
+//      sums per slot and head; a tree of shuffles and adds turns 16 such
+//      vectors into one whose lane j is slot j's score. Masked (-inf
+//      where not visible) and scaled, the scores go to a stack buffer
+//      [R, block]; the value rows of these slots and the next key rows
+//      are prefetched.
 //   2. exponentials against the block's exact maximum, in place (times
 //      the value scales), their sums 16 lanes wide.
 //   3. weighted values, a group of chunks at a time (R x group
@@ -44,7 +48,6 @@
 // score is exact in i32: afm_cpu.dot_bytes (vpdpbusd) of the key codes
 // + 128 (unsigned: the sign bits flipped) against the query codes
 // (signed), minus 128 * the query codes' sum, one constant per head.
-// Each head's scores are a loop of their own over the block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,6 +108,8 @@ private:
     /// times their sum (i32), which that + 128 adds to every score.
     SmallVector<Value> codes;
     Value keyFlipExcess;
+    /// The head's row of the query.
+    Value row;
   };
   /// The online-softmax state of one query head.
   struct Running {
@@ -159,9 +164,8 @@ private:
   /// 1 values) of KV head g, in f32.
   Value cacheChunk(int64_t half, Value g, Value slot, int64_t c);
   /// Software prefetch of the key rows of slots [slot0 + 16, slot0 + 32)
-  /// (share 0) and share `share` of `shares` of the value rows of
-  /// [slot0, slot0 + 16) of head g.
-  void prefetchRows(Value g, Value slot0, int64_t share, int64_t shares);
+  /// and the value rows of [slot0, slot0 + 16) of head g.
+  void prefetchRows(Value g, Value slot0);
   /// Software prefetch into L2, from the loop over a block's values
   /// (`groupIndex` of `groups` passes over it), of the next task's row at
   /// `offset` of its block: its key during the first pass, its value
@@ -181,10 +185,6 @@ private:
   /// of 16 lanes.
   SmallVector<Value> slotProducts(Value g, Value slot,
                                   ArrayRef<QueryHead> queries);
-  /// One key row's partial products (i32, 16 lanes) with one query head's
-  /// codes given as D / 64 words of 16 x 4 bytes: the key codes + 128
-  /// (unsigned) against them.
-  Value integerSlotProducts(Value g, Value slot, ArrayRef<Value> words);
   /// Vectors (one per head) whose lanes, kLanes / count of them each,
   /// sum the partial products of leaves [first, first + count) (`leaf`:
   /// one vector per head of a slot's products); at the top (count =
@@ -192,13 +192,25 @@ private:
   SmallVector<Value>
   scoreTree(Value slot0, int64_t first, int64_t count,
             llvm::function_ref<SmallVector<Value>(Value)> leaf);
-  /// A query head's codes as D / 64 words of 16 x 4 bytes (vpdpbusd's
-  /// operand), concatenated in registers.
-  SmallVector<Value> queryWords(const QueryHead &query);
-  /// Integer scores of slots [slot0, slot0 + 16) for query head r of the
-  /// task (lane j: slot j's q . k, exact), from its codes as words.
-  Value integerScoresOf(Value g, Value slot0, ArrayRef<Value> words,
-                        const QueryHead &query);
+  /// The 64 bytes of tiled keys holding dimensions 4i..4i+3 of slots
+  /// [slot0, slot0 + 16) of head g (slot0 a multiple of 16), or 16 of them
+  /// from byte `offset`.
+  Value keyTilePiece(Value g, Value slot0, int64_t i, int64_t bytes,
+                     int64_t offset = 0);
+  /// Scores of slots [slot0, slot0 + 16) (lane j: slot j's q . k, exact
+  /// in i32, as f32) for every query head of the task, from tiled keys:
+  /// vpdpbusd of the key codes + 128 (sign bits flipped) against each
+  /// head's four codes at a time broadcast from `queryWords` ([H, D / 4]
+  /// i32), minus the head's excess.
+  SmallVector<Value> tiledIntegerScores(Value g, Value slot0,
+                                        ArrayRef<QueryHead> queries,
+                                        Value queryWords);
+  /// The same in f32 (int8 codes of the keys against an f32 query): each
+  /// head's four dimensions at a time repeated across the lanes from
+  /// `queryQuads` ([R, D / 4, 16] f32) times the keys converted 16 bytes
+  /// at a time, then four lanes summed per slot.
+  SmallVector<Value> tiledScores(Value g, Value slot0, int64_t count,
+                                 Value queryQuads);
   /// Which of slots [slot0, slot0 + 16) the query sees.
   Value visible(const SlotFacts &facts, Value slot0);
   /// An scf.for over slots [begin, end), `step` at a time, carrying
@@ -231,10 +243,14 @@ private:
   /// The KV head and first slot of the task after this one (this one's
   /// own at the last), whose key and value rows pass 3 prefetches.
   Value nextHead, nextBegin;
+  /// Integer scores: every query head's codes as [H, D / 4] i32, four
+  /// codes a word (rounded once, before the tasks).
+  Value queryWords;
   int64_t heads, headDim, kvHeads, capacity, group, chunks, block;
   bool quantized;
-  /// Scores as i32 dot products of codes: int8_query and whole 64-byte
-  /// pieces of a key row.
+  /// Keys stored in tiles of 16 slots (hasTiledKeys).
+  bool tiledKeys;
+  /// Scores as i32 dot products of codes: int8_query over tiled keys.
   bool integerScores;
   VectorType vf;
 };
@@ -262,7 +278,8 @@ DecodeAttention::DecodeAttention(OpBuilder &b, Location loc,
   // Whole vectors of slots per task; capacity is a multiple of 16.
   block = kLanes * divisorAtMost(capacity / kLanes, kBlockSlots / kLanes);
   quantized = static_cast<bool>(spec.scales);
-  integerScores = spec.int8Query && headDim % kWordBytes == 0;
+  tiledKeys = hasTiledKeys(spec);
+  integerScores = spec.int8Query && tiledKeys;
   vf = VectorType::get({kLanes}, b.getF32Type());
 }
 
@@ -279,22 +296,18 @@ Value DecodeAttention::cacheChunk(int64_t half, Value g, Value slot,
   return arith::SIToFPOp::create(b, loc, vf, wide);
 }
 
-void DecodeAttention::prefetchRows(Value g, Value slot0, int64_t share,
-                                   int64_t shares) {
+void DecodeAttention::prefetchRows(Value g, Value slot0) {
   // Keys of the next group of slots (the cache's last group at its end:
   // one clamp for the group, so that each row's address is the group's
-  // plus a constant) in the first share, which reads the keys first;
-  // values of this group (read by pass 3) spread over all shares.
-  if (share == 0) {
-    Value nextKeys = arith::MinUIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, slot0, index(kLanes)),
-        index(capacity - kLanes));
-    for (int64_t j = 0; j < kLanes; ++j)
-      prefetchRow(0, g, arith::AddIOp::create(b, loc, nextKeys, index(j)),
-                  /*localityHint=*/3);
-  }
-  for (int64_t j = share * kLanes / shares; j < (share + 1) * kLanes / shares;
-       ++j)
+  // plus a constant; a tile takes the bytes of its 16 rows) and values of
+  // this group (read by pass 3).
+  Value nextKeys = arith::MinUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, slot0, index(kLanes)),
+      index(capacity - kLanes));
+  for (int64_t j = 0; j < kLanes; ++j)
+    prefetchRow(0, g, arith::AddIOp::create(b, loc, nextKeys, index(j)),
+                /*localityHint=*/3);
+  for (int64_t j = 0; j < kLanes; ++j)
     prefetchRow(1, g, arith::AddIOp::create(b, loc, slot0, index(j)),
                 /*localityHint=*/3);
 }
@@ -345,6 +358,7 @@ SmallVector<Value> DecodeAttention::rowChunks(Value tensor, Value row) {
 
 DecodeAttention::QueryHead DecodeAttention::queryHead(Value headRow) {
   QueryHead head;
+  head.row = headRow;
   head.chunks = rowChunks(spec.query, headRow);
   head.scoreScale = f32(spec.scale);
   if (!spec.int8Query) {
@@ -400,55 +414,53 @@ SmallVector<Value> DecodeAttention::slotProducts(Value g, Value slot,
   return parts;
 }
 
-Value DecodeAttention::integerSlotProducts(Value g, Value slot,
-                                           ArrayRef<Value> words) {
+Value DecodeAttention::keyTilePiece(Value g, Value slot0, int64_t i,
+                                    int64_t bytes, int64_t offset) {
+  // Byte 64 i + offset of the tile is in row slot0 + (64 i + offset) / D.
+  int64_t at = kKeyTileSlots * kKeyTileBytes * i + offset;
+  return vector::LoadOp::create(
+      b, loc, VectorType::get({bytes}, b.getI8Type()), spec.cache,
+      ValueRange{index(0), g,
+                 arith::AddIOp::create(b, loc, slot0, index(at / headDim)),
+                 index(at % headDim)});
+}
+
+SmallVector<Value>
+DecodeAttention::tiledIntegerScores(Value g, Value slot0,
+                                    ArrayRef<QueryHead> queries,
+                                    Value queryWords) {
   // vpdpbusd's unsigned operand is the key codes + 128 (their sign bits
   // flipped, an in-lane op beside the multiplier), its signed one the
   // query codes: the + 128 adds 128 * (the query codes' sum), one
-  // constant per head, where the query + 128 would add the key codes'
-  // sum, different per slot (a fifth row of products and its tree).
+  // constant per head. Two sums per head, alternating over the key's
+  // quads, halve the chain of dependent vpdpbusd.
   auto vi32 = VectorType::get({kLanes}, b.getI32Type());
   auto vi8 = VectorType::get({kWordBytes}, b.getI8Type());
   Value flip = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(vi8, b.getI8IntegerAttr(-128)));
-  Value sum = arith::ConstantOp::create(
+  Value zero = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(vi32, b.getI32IntegerAttr(0)));
-  for (auto [w, word] : llvm::enumerate(words)) {
-    Value key = vector::LoadOp::create(
-        b, loc, vi8, spec.cache,
-        ValueRange{index(0), g, slot,
-                   index(static_cast<int64_t>(w) * kWordBytes)});
-    Value flipped = vector::BitCastOp::create(
-        b, loc, vi32, arith::XOrIOp::create(b, loc, key, flip));
-    sum = afm_cpu::DotBytesOp::create(b, loc, vi32, sum, flipped, word);
+  SmallVector<std::array<Value, 2>> sums(queries.size(), {zero, zero});
+  for (int64_t i = 0; i < headDim / kKeyTileBytes; ++i) {
+    Value keys = vector::BitCastOp::create(
+        b, loc, vi32,
+        arith::XOrIOp::create(b, loc, keyTilePiece(g, slot0, i, kWordBytes),
+                              flip));
+    for (auto [r, query] : llvm::enumerate(queries)) {
+      Value word = splat(memref::LoadOp::create(
+          b, loc, queryWords, ValueRange{query.row, index(i)}));
+      Value &sum = sums[r][i % 2];
+      sum = afm_cpu::DotBytesOp::create(b, loc, vi32, sum, keys, word);
+    }
   }
-  return sum;
-}
-
-SmallVector<Value> DecodeAttention::queryWords(const QueryHead &query) {
-  auto concat = [&](Value low, Value high) {
-    int64_t n = cast<VectorType>(low.getType()).getNumElements();
-    return vector::ShuffleOp::create(
-               b, loc, low, high,
-               llvm::to_vector(llvm::seq<int64_t>(0, 2 * n)))
-        .getResult();
-  };
-  SmallVector<Value> words;
-  for (int64_t c = 0; c + 4 <= chunks; c += 4)
-    words.push_back(vector::BitCastOp::create(
-        b, loc, VectorType::get({kLanes}, b.getI32Type()),
-        concat(concat(query.codes[c], query.codes[c + 1]),
-               concat(query.codes[c + 2], query.codes[c + 3]))));
-  return words;
-}
-
-Value DecodeAttention::integerScoresOf(Value g, Value slot0,
-                                       ArrayRef<Value> words,
-                                       const QueryHead &query) {
-  Value raw = scoreTree(slot0, 0, kLanes, [&](Value slot) {
-                return SmallVector<Value>{integerSlotProducts(g, slot, words)};
-              }).front();
-  return arith::SubIOp::create(b, loc, raw, splat(query.keyFlipExcess));
+  SmallVector<Value> scores;
+  for (auto [r, query] : llvm::enumerate(queries)) {
+    Value raw = arith::AddIOp::create(b, loc, sums[r][0], sums[r][1]);
+    scores.push_back(arith::SIToFPOp::create(
+        b, loc, vf,
+        arith::SubIOp::create(b, loc, raw, splat(query.keyFlipExcess))));
+  }
+  return scores;
 }
 
 namespace {
@@ -549,11 +561,58 @@ DecodeAttention::scoreTree(Value slot0, int64_t first, int64_t count,
   for (auto [l, r] : llvm::zip(left, right)) {
     Value a = vector::ShuffleOp::create(b, loc, l, r, level.first);
     Value c = vector::ShuffleOp::create(b, loc, l, r, level.second);
-    result.push_back(integerScores
-                         ? arith::AddIOp::create(b, loc, a, c).getResult()
-                         : arith::AddFOp::create(b, loc, a, c).getResult());
+    result.push_back(arith::AddFOp::create(b, loc, a, c));
   }
   return result;
+}
+
+SmallVector<Value> DecodeAttention::tiledScores(Value g, Value slot0,
+                                                int64_t count,
+                                                Value queryQuads) {
+  // Sums per head and quarter q of a tile's 64 bytes (slots 4q..4q+3):
+  // lane 4s + k holds slot 4q + s's products of dimensions 4i + k.
+  auto vi32 = VectorType::get({kLanes}, b.getI32Type());
+  SmallVector<SmallVector<Value>> sums(count);
+  for (int64_t i = 0; i < headDim / kKeyTileBytes; ++i) {
+    SmallVector<Value> keys;
+    for (int64_t q = 0; q < 4; ++q)
+      keys.push_back(arith::SIToFPOp::create(
+          b, loc, vf,
+          arith::ExtSIOp::create(
+              b, loc, vi32, keyTilePiece(g, slot0, i, kLanes, q * kLanes))));
+    for (int64_t r = 0; r < count; ++r) {
+      Value quad = vector::LoadOp::create(b, loc, vf, queryQuads,
+                                          ValueRange{index(r), index(i), index(0)});
+      for (int64_t q = 0; q < 4; ++q)
+        sums[r].push_back(
+            i == 0 ? arith::MulFOp::create(b, loc, keys[q], quad).getResult()
+                   : vector::FMAOp::create(b, loc, keys[q], quad,
+                                           sums[r][q])
+                         .getResult());
+      if (i > 0)
+        sums[r].erase(sums[r].begin(), sums[r].begin() + 4);
+    }
+  }
+  // The tree's two in-lane levels sum each slot's four lanes: 128-bit
+  // lane c of the result holds slots c, 4 + c, 8 + c, 12 + c, which one
+  // permutation puts in order.
+  auto level = [&](int64_t leaves, Value l, Value r) {
+    TreeLevel masks = treeLevel(leaves);
+    return arith::AddFOp::create(
+               b, loc, vector::ShuffleOp::create(b, loc, l, r, masks.first),
+               vector::ShuffleOp::create(b, loc, l, r, masks.second))
+        .getResult();
+  };
+  SmallVector<int64_t> inOrder;
+  for (int64_t j = 0; j < kLanes; ++j)
+    inOrder.push_back(4 * (j % 4) + j / 4);
+  SmallVector<Value> scores;
+  for (ArrayRef<Value> quarters : sums) {
+    Value lanes = level(4, level(2, quarters[0], quarters[1]),
+                        level(2, quarters[2], quarters[3]));
+    scores.push_back(vector::ShuffleOp::create(b, loc, lanes, lanes, inOrder));
+  }
+  return scores;
 }
 
 Value DecodeAttention::visible(const SlotFacts &facts, Value slot0) {
@@ -622,12 +681,13 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
       b, loc, ArrayRef<int64_t>{kvHeads, maxBlocks, group, headDim}, f32Type);
   Value tasks = arith::MulIOp::create(b, loc, blocks, index(kvHeads));
   // Integer scores: every query head rounded once, before the tasks (a
-  // task per block would round its R heads again), into [H, D] codes and
-  // per head the score scale and the key-flip excess.
-  Value hoistedCodes, hoistedScales, hoistedExcess;
+  // task per block would round its R heads again), into [H, D / 4] words
+  // of codes and per head the score scale and the key-flip excess.
+  Value hoistedScales, hoistedExcess;
   if (integerScores) {
-    hoistedCodes = memref::AllocaOp::create(
-        b, loc, MemRefType::get({heads, headDim}, b.getI8Type()));
+    queryWords = memref::AllocaOp::create(
+        b, loc,
+        MemRefType::get({heads, headDim / kKeyTileBytes}, b.getI32Type()));
     hoistedScales = memref::AllocaOp::create(
         b, loc, MemRefType::get({heads}, f32Type));
     hoistedExcess = memref::AllocaOp::create(
@@ -639,8 +699,14 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
     QueryHead head = queryHead(h);
     for (auto [c, code] : llvm::enumerate(head.codes))
       vector::StoreOp::create(
-          b, loc, code, hoistedCodes,
-          ValueRange{h, index(static_cast<int64_t>(c) * kLanes)});
+          b, loc,
+          vector::BitCastOp::create(
+              b, loc,
+              VectorType::get({kLanes / kKeyTileBytes}, b.getI32Type()),
+              code),
+          queryWords,
+          ValueRange{h, index(static_cast<int64_t>(c) * kLanes /
+                              kKeyTileBytes)});
     memref::StoreOp::create(b, loc, head.scoreScale, hoistedScales,
                             ValueRange{h});
     memref::StoreOp::create(b, loc, head.keyFlipExcess, hoistedExcess,
@@ -674,10 +740,7 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
         continue;
       }
       QueryHead head;
-      for (int64_t c = 0; c < chunks; ++c)
-        head.codes.push_back(vector::LoadOp::create(
-            b, loc, VectorType::get({kLanes}, b.getI8Type()), hoistedCodes,
-            ValueRange{h, index(c * kLanes)}));
+      head.row = h;
       head.scoreScale =
           memref::LoadOp::create(b, loc, hoistedScales, ValueRange{h});
       head.keyFlipExcess =
@@ -806,58 +869,59 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
       b, loc, MemRefType::get({group, block}, f32Type));
   Value hidden = splat(minusInfinity());
 
-  // Pass 1: scores of 16 slots at a time, masked and scaled (-inf where
-  // not visible), stored; the running maximum per lane. The f32 scores
-  // of every head come from one loop (a key row converted once for all);
-  // integer scores from one loop per head (its words in registers, no
-  // buffer of raw scores), which prefetches the next keys if it is the
-  // first and a share of the block's values.
-  auto scoreLoop = [&](ArrayRef<int64_t> rows, int64_t share,
-                       int64_t shares) {
-    SmallVector<SmallVector<Value>> words(rows.size());
-    if (integerScores)
-      for (auto [i, r] : llvm::enumerate(rows))
-        words[i] = queryWords(queries[r]);
-    return slotLoop(
-        begin, end, kLanes, SmallVector<Value>(rows.size(), hidden),
-        [&](Value slot0, Value offset, ValueRange runningMax) {
-          prefetchRows(g, slot0, share, shares);
-          SmallVector<Value> scores;
-          if (integerScores)
-            for (auto [i, r] : llvm::enumerate(rows))
-              scores.push_back(arith::SIToFPOp::create(
-                  b, loc, vf,
-                  integerScoresOf(g, slot0, words[i], queries[r])));
-          else
-            scores = scoreTree(slot0, 0, kLanes, [&](Value slot) {
-              return slotProducts(g, slot, queries);
-            });
-          Value keyScales = quantized ? cacheScales(0, g, slot0) : Value();
-          Value valid = visible(facts, slot0);
-          SmallVector<Value> maxima;
-          for (auto [i, r] : llvm::enumerate(rows)) {
-            Value scale = splat(queries[r].scoreScale);
-            if (keyScales)
-              scale = arith::MulFOp::create(b, loc, scale, keyScales);
-            Value s = arith::SelectOp::create(
-                b, loc, valid, arith::MulFOp::create(b, loc, scores[i], scale),
-                hidden);
-            vector::StoreOp::create(b, loc, s, scoreBuffer,
-                                    ValueRange{index(r), offset});
-            maxima.push_back(
-                arith::MaximumFOp::create(b, loc, runningMax[i], s));
-          }
-          return maxima;
-        });
-  };
-  SmallVector<Value> blockMaxima;
-  if (integerScores) {
+  // Pass 1: scores of 16 slots at a time for every head, masked and
+  // scaled (-inf where not visible), stored; the running maximum per lane.
+  // Tiled keys give 16 slots' scores a head in the lanes of vpdpbusd
+  // (int8_query) or of f32 FMAs; key rows, a tree of shuffles over 16
+  // slots' partial products (one key row converted once for all heads).
+  Value queryQuads;
+  if (tiledKeys && !integerScores) {
+    // Dimensions 4i..4i+3 of each head repeated over 16 lanes: the query
+    // operand of a tile's 16 bytes (4 slots x 4 dimensions).
+    queryQuads = memref::AllocaOp::create(
+        b, loc,
+        MemRefType::get({group, headDim / kKeyTileBytes, kLanes}, f32Type));
     for (int64_t r = 0; r < group; ++r)
-      blockMaxima.push_back(scoreLoop({r}, r, group).getResult(0));
-  } else {
-    auto rows = llvm::to_vector(llvm::seq<int64_t>(0, group));
-    llvm::append_range(blockMaxima, scoreLoop(rows, 0, 1).getResults());
+      for (int64_t i = 0; i < headDim / kKeyTileBytes; ++i) {
+        Value chunk = queries[r].scoreChunks[i * kKeyTileBytes / kLanes];
+        SmallVector<int64_t> quad;
+        for (int64_t j = 0; j < kLanes; ++j)
+          quad.push_back(i * kKeyTileBytes % kLanes + j % kKeyTileBytes);
+        vector::StoreOp::create(
+            b, loc, vector::ShuffleOp::create(b, loc, chunk, chunk, quad),
+            queryQuads, ValueRange{index(r), index(i), index(0)});
+      }
   }
+  auto scoreLoop = slotLoop(
+      begin, end, kLanes, SmallVector<Value>(group, hidden),
+      [&](Value slot0, Value offset, ValueRange runningMax) {
+        prefetchRows(g, slot0);
+        SmallVector<Value> scores;
+        if (integerScores)
+          scores = tiledIntegerScores(g, slot0, queries, queryWords);
+        else if (tiledKeys)
+          scores = tiledScores(g, slot0, group, queryQuads);
+        else
+          scores = scoreTree(slot0, 0, kLanes, [&](Value slot) {
+            return slotProducts(g, slot, queries);
+          });
+        Value keyScales = quantized ? cacheScales(0, g, slot0) : Value();
+        Value valid = visible(facts, slot0);
+        SmallVector<Value> maxima;
+        for (int64_t r = 0; r < group; ++r) {
+          Value scale = splat(queries[r].scoreScale);
+          if (keyScales)
+            scale = arith::MulFOp::create(b, loc, scale, keyScales);
+          Value s = arith::SelectOp::create(
+              b, loc, valid, arith::MulFOp::create(b, loc, scores[r], scale),
+              hidden);
+          vector::StoreOp::create(b, loc, s, scoreBuffer,
+                                  ValueRange{index(r), offset});
+          maxima.push_back(arith::MaximumFOp::create(b, loc, runningMax[r], s));
+        }
+        return maxima;
+      });
+  SmallVector<Value> blockMaxima(scoreLoop.getResults());
 
   // Exponents against the block's maximum m, or 0 where every slot is
   // masked (m = -inf), so that exp(-inf) = 0 and never NaN.

@@ -304,50 +304,117 @@ func.func @decode_prefetches_next_task(%q: tensor<1x4x16xf32>, %kv: memref<2x2x5
 
 // -----
 
-// int8_query, one query row and a head dimension of whole 64-byte words:
-// each query head is rounded to int8 codes (round half to even of
-// x * 127 / absmax), its codes concatenated into 64-byte words, and 128 *
-// their sum kept; a score is afm_cpu.dot_bytes of the key codes with
-// their sign bits flipped (+ 128, unsigned) against those words, one loop
-// over the block per query head (two here), minus that excess, then
-// scaled by the query's step and the key scale. No f32 product touches a
-// key. The first head's loop prefetches the next keys. The query heads
-// are rounded once, before the tasks, into [H, D] codes and per head the
-// scale and the excess; every task loads its group's.
+// int8_query, one query row, an i8 cache with tiled keys (capacity a
+// multiple of 16, head dimension of 64): each query head is rounded to
+// int8 codes (round half to even of x * 127 / absmax) once, before the
+// tasks, into [H, D / 4] words of four codes, with 128 * the codes' sum
+// (the excess) and the score scale per head. A task reads 64 bytes of a
+// tile at a time (dimensions 4i..4i+3 of 16 slots: row slot0 + i of the
+// [C, D] bytes when D = 64), flips their sign bits (+ 128, unsigned) and
+// takes afm_cpu.dot_bytes against each head's word i broadcast, two sums
+// per head alternating over i; lane j is slot j's score, minus the
+// excess. No f32 product touches a key and no shuffle sums a slot.
 // CHECK-LABEL: func.func @decode_int8_query
 // CHECK-SAME: %[[KV:[^:]*]]: memref<2x2x64x64xi8>
-// CHECK: %[[CODES:.*]] = memref.alloca() : memref<4x64xi8>
+// CHECK: %[[WORDS:.*]] = memref.alloca() : memref<4x16xi32>
 // CHECK: %[[EXCESSES:.*]] = memref.alloca() : memref<4xi32>
 // CHECK: scf.for %[[H:.*]] = %c0
 // CHECK: math.roundeven
 // CHECK: %[[SUM:.*]] = vector.reduction <add>, %{{.*}} : vector<16xi32> into i32
 // CHECK: %[[EXCESS:.*]] = arith.muli %[[SUM]], %c128{{.*}} : i32
-// CHECK: vector.store %{{.*}}, %[[CODES]][%[[H]], %c0{{.*}}] : memref<4x64xi8>, vector<16xi8>
+// CHECK: %[[WORD4:.*]] = vector.bitcast %{{.*}} : vector<16xi8> to vector<4xi32>
+// CHECK: vector.store %[[WORD4]], %[[WORDS]][%[[H]], %c0{{.*}}] : memref<4x16xi32>, vector<4xi32>
 // CHECK: memref.store %[[EXCESS]], %[[EXCESSES]][%[[H]]] : memref<4xi32>
 // CHECK: scf.forall
 // CHECK-NOT: math.roundeven
-// CHECK: vector.load %[[CODES]][%{{.*}}, %c0{{.*}}] : memref<4x64xi8>, vector<16xi8>
-// CHECK: %[[HEADEXCESS:.*]] = memref.load %[[EXCESSES]]
-// CHECK-NOT: memref.alloca() : memref<{{.*}}xi8>
-// CHECK: %[[WORD:.*]] = vector.bitcast %{{.*}} : vector<64xi8> to vector<16xi32>
-// CHECK: scf.for
+// CHECK: %[[HEAD0:.*]] = arith.addi %{{.*}}, %c0{{.*}} : index
+// CHECK: %[[EXCESS0:.*]] = memref.load %[[EXCESSES]][%[[HEAD0]]]
+// CHECK: %[[HEAD1:.*]] = arith.addi %{{.*}}, %c1{{.*}} : index
+// CHECK: scf.for %[[SLOT0:.*]] = {{.*}} step %c16
 // CHECK: memref.prefetch %[[KV]][%c0
-// CHECK: %[[KEY:.*]] = vector.load %[[KV]][%c0{{.*}}] : memref<2x2x64x64xi8>, vector<64xi8>
-// CHECK: %[[FLIPPED:.*]] = arith.xori %[[KEY]], %{{.*}} : vector<64xi8>
-// CHECK: %[[UNSIGNED:.*]] = vector.bitcast %[[FLIPPED]] : vector<64xi8> to vector<16xi32>
-// CHECK: afm_cpu.dot_bytes %{{.*}}, %[[UNSIGNED]], %[[WORD]] : vector<16xi32>
-// CHECK: %[[EXCESSV:.*]] = vector.broadcast %[[HEADEXCESS]] : i32 to vector<16xi32>
+// CHECK: arith.constant dense<-128> : vector<64xi8>
+// CHECK: %[[ROW0:.*]] = arith.addi %[[SLOT0]], %c0{{.*}} : index
+// CHECK: %[[PIECE0:.*]] = vector.load %[[KV]][%c0{{.*}}, %{{.*}}, %[[ROW0]], %c0{{.*}}] : memref<2x2x64x64xi8>, vector<64xi8>
+// CHECK: %[[FLIPPED0:.*]] = arith.xori %[[PIECE0]], %{{.*}} : vector<64xi8>
+// CHECK: %[[KEYS0:.*]] = vector.bitcast %[[FLIPPED0]] : vector<64xi8> to vector<16xi32>
+// CHECK: %[[Q00:.*]] = memref.load %[[WORDS]][%[[HEAD0]], %c0{{.*}}] : memref<4x16xi32>
+// CHECK: %[[B00:.*]] = vector.broadcast %[[Q00]] : i32 to vector<16xi32>
+// CHECK: %[[S00:.*]] = afm_cpu.dot_bytes %{{.*}}, %[[KEYS0]], %[[B00]] : vector<16xi32>
+// CHECK: memref.load %[[WORDS]][%[[HEAD1]], %c0{{.*}}]
+// CHECK: afm_cpu.dot_bytes
+// CHECK: %[[ROW1:.*]] = arith.addi %[[SLOT0]], %c1{{.*}} : index
+// CHECK: vector.load %[[KV]][%c0{{.*}}, %{{.*}}, %[[ROW1]], %c0{{.*}}]
+// CHECK: %[[Q01:.*]] = memref.load %[[WORDS]][%[[HEAD0]], %c1{{.*}}]
+// CHECK: %[[S01:.*]] = afm_cpu.dot_bytes %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK: %[[ROW2:.*]] = arith.addi %[[SLOT0]], %c2{{.*}} : index
+// CHECK: vector.load %[[KV]][%c0{{.*}}, %{{.*}}, %[[ROW2]], %c0{{.*}}]
+// CHECK: memref.load %[[WORDS]][%[[HEAD0]], %c2{{.*}}]
+// CHECK: afm_cpu.dot_bytes %[[S00]],
+// CHECK: %[[EXCESSV:.*]] = vector.broadcast %[[EXCESS0]] : i32 to vector<16xi32>
 // CHECK: arith.subi %{{.*}}, %[[EXCESSV]] : vector<16xi32>
 // CHECK: arith.sitofp {{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK-NOT: vector.shuffle
 // CHECK: scf.yield
-// The second head's loop.
-// CHECK: scf.for
-// CHECK-NOT: memref.prefetch %[[KV]][%c0
-// CHECK: afm_cpu.dot_bytes
 // CHECK: scf.forall.in_parallel
 func.func @decode_int8_query(%q: tensor<1x4x64xf32>, %kv: memref<2x2x64x64xi8>, %s: memref<2x2x64xf32>, %pos: index) -> tensor<1x4x64xf32> {
   %o = afm.shared_kv_attention global %q from %kv scales %s at %pos {int8_query} : tensor<1x4x64xf32>, memref<2x2x64x64xi8>, memref<2x2x64xf32> -> tensor<1x4x64xf32>
   return %o : tensor<1x4x64xf32>
+}
+
+// -----
+
+// An f32 query over tiled keys: each head's dimensions 4i..4i+3 repeated
+// over 16 lanes into a [R, D / 4, 16] buffer once per task; per group of
+// 16 slots, a tile's 64 bytes of dimensions 4i..4i+3 converted 16 bytes
+// (4 slots) at a time and multiplied by them, four sums per head; two
+// in-lane levels sum each slot's four lanes and one permutation puts the
+// slots in lane order.
+// CHECK-LABEL: func.func @decode_tiled_f32_query
+// CHECK-SAME: %[[KV:[^:]*]]: memref<2x2x64x64xi8>
+// CHECK: scf.forall
+// CHECK: %[[QUADS:.*]] = memref.alloca() : memref<2x16x16xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7]
+// CHECK: scf.for {{.*}} step %c16
+// CHECK: vector.load %[[KV]][%c0{{.*}}, %{{.*}}, %{{.*}}, %c48{{.*}}] : memref<2x2x64x64xi8>, vector<16xi8>
+// CHECK: %[[QUAD:.*]] = vector.load %[[QUADS]][%c0{{.*}}, %c0{{.*}}, %c0{{.*}}] : memref<2x16x16xf32>, vector<16xf32>
+// CHECK: arith.mulf %{{.*}}, %[[QUAD]] : vector<16xf32>
+// CHECK: vector.fma
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15]
+// CHECK: scf.yield
+func.func @decode_tiled_f32_query(%q: tensor<1x4x64xf32>, %kv: memref<2x2x64x64xi8>, %s: memref<2x2x64xf32>, %pos: index) -> tensor<1x4x64xf32> {
+  %o = afm.shared_kv_attention global %q from %kv scales %s at %pos : tensor<1x4x64xf32>, memref<2x2x64x64xi8>, memref<2x2x64xf32> -> tensor<1x4x64xf32>
+  return %o : tensor<1x4x64xf32>
+}
+
+// -----
+
+// A prefill chunk over tiled keys: the key half's bytes viewed as
+// [G, C / 16, D / 4, 16, 4]; each block's tiles transposed back to rows
+// [G, block, D] before the scores; each new key row written into its
+// slot's place in its tile ([G, D / 4, 4] at [tile, :, slot mod 16, :]).
+// Values stay rows.
+// CHECK-LABEL: func.func @prefill_tiled_keys
+// CHECK-SAME: %[[KV:[^:]*]]: memref<2x2x32x64xi8>
+// CHECK: %[[KEYS:.*]] = memref.subview %[[KV]][0, 0, 0, 0] [1, 2, 32, 64]
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[KEYS]] {{\[\[}}0], [1, 2]]
+// CHECK: %[[TILES:.*]] = memref.expand_shape %[[FLAT]] {{\[\[}}0], [1, 2, 3, 4]] output_shape [2, 2, 16, 16, 4]
+// CHECK: %[[TILET:.*]] = bufferization.to_tensor %[[TILES]]
+// CHECK: scf.for
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %[[TILET]][0, %{{.*}}, 0, 0, 0] [2, 2, 16, 16, 4]
+// CHECK: %[[ROWS:.*]] = linalg.transpose ins(%[[BLOCK]] : tensor<2x2x16x16x4xi8>) {{.*}} permutation = [0, 1, 3, 2, 4]
+// CHECK: tensor.collapse_shape %[[ROWS]] {{\[\[}}0], [1, 2], [3, 4]] : tensor<2x2x16x16x4xi8> into tensor<2x32x64xi8>
+// CHECK: scf.yield
+// CHECK: scf.for
+// CHECK: %[[SLOT:.*]] = arith.remui %{{.*}}, %c32
+// CHECK: %[[TILE:.*]] = arith.divui %[[SLOT]], %c16
+// CHECK: %[[WITHIN:.*]] = arith.remui %[[SLOT]], %c16
+// CHECK: %[[PLACE:.*]] = memref.subview %{{.*}}[0, %[[TILE]], 0, %[[WITHIN]], 0] [2, 1, 16, 1, 4]
+// CHECK: %[[PIECES:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [2, 16, 4]
+// CHECK: bufferization.materialize_in_destination %[[PIECES]] in restrict writable %[[PLACE]]
+// CHECK: memref.subview %[[KV]][1, 0, %[[SLOT]], 0] [1, 2, 1, 64]
+func.func @prefill_tiled_keys(%q: tensor<8x4x64xf32>, %k: tensor<8x2x64xf32>, %v: tensor<8x2x64xf32>, %kv: memref<2x2x32x64xi8>, %s: memref<2x2x32xf32>, %pos: index) -> tensor<8x4x64xf32> {
+  %o = afm.attention global %q, %k, %v into %kv scales %s at %pos : tensor<8x4x64xf32>, tensor<8x2x64xf32>, tensor<8x2x64xf32>, memref<2x2x32x64xi8>, memref<2x2x32xf32> -> tensor<8x4x64xf32>
+  return %o : tensor<8x4x64xf32>
 }
 
 // -----
