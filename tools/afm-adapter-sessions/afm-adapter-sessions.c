@@ -16,6 +16,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "afm/runtime.h"
+#include "token_ids.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -96,22 +97,6 @@ static double seconds(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static int parsePrompt(const char *text) {
-  const char *p = text;
-  while (*p) {
-    char *end;
-    long id = strtol(p, &end, 10);
-    if (end == p || id < 0 || id > INT32_MAX ||
-        shared.prompt_size == MAX_PROMPT)
-      return -1;
-    shared.prompt[shared.prompt_size++] = (int32_t)id;
-    p = *end == ',' ? end + 1 : end;
-    if (*end && *end != ',')
-      return -1;
-  }
-  return shared.prompt_size ? 0 : -1;
-}
-
 int main(int argc, char **argv) {
   const char *modelPath = NULL;
   const char *specs[MAX_SESSIONS];
@@ -124,7 +109,9 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (strcmp(argv[i], "--prompt") == 0 && i + 1 < argc) {
-      if (parsePrompt(argv[++i]) != 0) {
+      long count = afm_parse_token_ids(argv[++i], shared.prompt, MAX_PROMPT);
+      shared.prompt_size = count > 0 ? (size_t)count : 0;
+      if (count < 0) {
         fprintf(stderr, "afm-adapter-sessions: --prompt needs 1 to %d token "
                         "ids, comma-separated\n", MAX_PROMPT);
         return 2;

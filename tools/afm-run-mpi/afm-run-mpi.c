@@ -15,6 +15,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "afm/runtime.h"
+#include "token_ids.h"
 
 #include <mpi.h>
 
@@ -69,21 +70,6 @@ static void allreduce(void *user, float *data, int64_t count) {
   r->bytes += count * (int64_t)sizeof(float);
 }
 
-static int parsePrompt(const char *text, int32_t *out, size_t *size) {
-  const char *p = text;
-  *size = 0;
-  while (*p) {
-    char *end;
-    long id = strtol(p, &end, 10);
-    if (end == p || id < 0 || id > INT32_MAX || *size == MAX_PROMPT ||
-        (*end && *end != ','))
-      return -1;
-    out[(*size)++] = (int32_t)id;
-    p = *end == ',' ? end + 1 : end;
-  }
-  return *size ? 0 : -1;
-}
-
 /* Every rank's verdict: 0 on all when every rank succeeded. */
 static int agree(int failed) {
   int any = 0;
@@ -119,7 +105,9 @@ int main(int argc, char **argv) {
     if (takesValue && !value) {
       snprintf(problem, sizeof(problem), "%s needs a value", arg);
     } else if (strcmp(arg, "--prompt") == 0) {
-      if (parsePrompt(value, prompt, &promptSize) != 0)
+      long count = afm_parse_token_ids(value, prompt, MAX_PROMPT);
+      promptSize = count > 0 ? (size_t)count : 0;
+      if (count < 0)
         snprintf(problem, sizeof(problem),
                  "--prompt takes comma-separated token ids (at most %d), "
                  "got '%.80s'",

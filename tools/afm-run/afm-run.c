@@ -14,6 +14,7 @@
 
 #include "profile.h"
 #include "read_file.h"
+#include "token_ids.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -192,28 +193,17 @@ static bool parseFloat(const char *text, float *out) {
   return true;
 }
 
-/* "1,2,3" -> {1, 2, 3}. Token ids are checked against the vocabulary by
- * the runtime, here only for being integers. */
+/* "1,2,3" -> {1, 2, 3} (token_ids.h). */
 static bool parsePrompt(const char *text, options *o) {
-  size_t commas = 0;
-  for (const char *p = text; *p; ++p)
-    commas += *p == ',';
-  o->prompt = calloc(commas + 1, sizeof(int32_t));
+  size_t capacity = afm_count_token_ids(text);
+  o->prompt = calloc(capacity, sizeof(int32_t));
   if (!o->prompt)
     return false;
-  const char *p = text;
-  for (;;) {
-    char *end;
-    errno = 0;
-    long long value = strtoll(p, &end, 10);
-    if (errno != 0 || end == p || value < INT32_MIN || value > INT32_MAX ||
-        (*end != ',' && *end != '\0'))
-      return false;
-    o->prompt[o->prompt_size++] = (int32_t)value;
-    if (*end == '\0')
-      return true;
-    p = end + 1;
-  }
+  long count = afm_parse_token_ids(text, o->prompt, capacity);
+  if (count < 0)
+    return false;
+  o->prompt_size = (size_t)count;
+  return true;
 }
 
 /* Parses argv; returns -1 to go on, else the exit status. */
@@ -285,7 +275,8 @@ static int parseArgs(int argc, char **argv, options *o) {
       if (o->prompt)
         return fail("the prompt ids are given twice; see --help");
       if (!parsePrompt(value, o))
-        return fail("%s '%s' is not a comma-separated list of token ids",
+        return fail("%s '%s' is not a comma-separated list of token ids "
+                    "(whole numbers from 0 to 2147483647)",
                     valued[which], value);
       break;
     case 1:
