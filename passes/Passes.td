@@ -293,6 +293,8 @@ def AFMLowerAttentionPass : Pass<"afm-lower-attention", "mlir::ModuleOp"> {
     own lanes (no tree of shuffles per slot).
 
     A cache that is still `!afm.kv_cache` is an error: bind the ABI first.
+    So is a cache or scales memref with a non-identity layout (a strided
+    view would not address the arena's rows and tiles).
   }];
   let dependentDialects = [
     "mlir::afm_cpu::AFMCPUDialect",

@@ -820,6 +820,14 @@ static FailureOr<AttentionSpec> getSpec(OpTy op, Value key, Value value,
   if (!isa<MemRefType>(op.getCache().getType()))
     return op.emitOpError("cache is not bound to memory: run "
                           "afm-bind-entry-abi before afm-lower-attention");
+  // The cache's bytes are in the KV arena's layout (docs/afmb-format.md:
+  // rows, or tiles of keys), which a strided view would not address.
+  for (Value memory : {Value(op.getCache()), Value(op.getScales())})
+    if (memory && !cast<MemRefType>(memory.getType()).getLayout().isIdentity())
+      return op.emitOpError("needs the cache and its scales as contiguous "
+                            "memrefs (the identity layout "
+                            "afm-bind-entry-abi gives them), got ")
+             << memory.getType();
   auto queryType = cast<RankedTensorType>(op.getQuery().getType());
   KVCacheShape cache = *getKVCacheShape(op.getCache().getType());
   if (!queryType.hasStaticShape())

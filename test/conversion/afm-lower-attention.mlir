@@ -144,6 +144,16 @@ func.func @unbound(%q: tensor<1x4x16xf32>, %kv: !afm.kv_cache<2x64x16, f32>, %po
 
 // -----
 
+// A cache is addressed in the KV arena's layout (rows, or tiles of i8
+// keys): a strided view of it is refused, not lowered as if contiguous.
+func.func @strided_cache(%q: tensor<8x4x64xf32>, %k: tensor<8x2x64xf32>, %v: tensor<8x2x64xf32>, %kv: memref<2x2x32x64xi8, strided<[8192, 4096, 128, 1]>>, %s: memref<2x2x32xf32>, %pos: index) -> tensor<8x4x64xf32> {
+  // expected-error @+1 {{'afm.attention' op needs the cache and its scales as contiguous memrefs (the identity layout afm-bind-entry-abi gives them), got 'memref<2x2x32x64xi8, strided<[8192, 4096, 128, 1]>>'}}
+  %o = afm.attention global %q, %k, %v into %kv scales %s at %pos : tensor<8x4x64xf32>, tensor<8x2x64xf32>, tensor<8x2x64xf32>, memref<2x2x32x64xi8, strided<[8192, 4096, 128, 1]>>, memref<2x2x32xf32> -> tensor<8x4x64xf32>
+  return %o : tensor<8x4x64xf32>
+}
+
+// -----
+
 func.func @f16_cache(%q: tensor<1x4x16xf32>, %kv: memref<2x2x64x16xf16>, %pos: index) -> tensor<1x4x16xf32> {
   // expected-error @+1 {{'afm.shared_kv_attention' op lowering supports f32 activations and f32 or i8 caches, got 'f32' and 'f16'}}
   %o = afm.shared_kv_attention global %q from %kv at %pos : tensor<1x4x16xf32>, memref<2x2x64x16xf16> -> tensor<1x4x16xf32>
