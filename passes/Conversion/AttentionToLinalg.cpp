@@ -103,6 +103,10 @@ private:
   /// Keys (half 0) or values (half 1) of `memory` (the cache, [2, G, C, D],
   /// or its scales, [2, G, C]) as a read-only tensor.
   Value readHalf(Value memory, int64_t half);
+  /// Half `half` of `memory` as a rank-reduced memref view.
+  Value halfMemory(Value memory, int64_t half);
+  /// A memref as a read-only tensor.
+  Value readOnly(Value view);
   /// Keys (half 0) or values (half 1) of the cache: a [G, C, D] tensor (f32,
   /// or i8 codes; tiled keys as [G, C / 16, D / 4, 16, 4]) and, for an i8
   /// cache, its [G, C] scales (else null).
@@ -176,7 +180,7 @@ private:
   Type f32;
 };
 
-Value AttentionBuilder::readHalf(Value memory, int64_t half) {
+Value AttentionBuilder::halfMemory(Value memory, int64_t half) {
   auto memoryType = cast<MemRefType>(memory.getType());
   ArrayRef<int64_t> shape = memoryType.getShape().drop_front();
   SmallVector<OpFoldResult> offsets(memoryType.getRank(), b.getIndexAttr(0));
@@ -187,30 +191,28 @@ Value AttentionBuilder::readHalf(Value memory, int64_t half) {
   SmallVector<OpFoldResult> strides(memoryType.getRank(), b.getIndexAttr(1));
   auto viewType = memref::SubViewOp::inferRankReducedResultType(
       shape, memoryType, offsets, sizes, strides);
-  Value view = memref::SubViewOp::create(b, loc, cast<MemRefType>(viewType),
-                                         memory, offsets, sizes, strides);
+  return memref::SubViewOp::create(b, loc, cast<MemRefType>(viewType), memory,
+                                   offsets, sizes, strides);
+}
+
+Value AttentionBuilder::readOnly(Value view) {
+  auto viewType = cast<MemRefType>(view.getType());
   auto tensorType =
-      RankedTensorType::get(shape, memoryType.getElementType());
+      RankedTensorType::get(viewType.getShape(), viewType.getElementType());
   return bufferization::ToTensorOp::create(b, loc, tensorType, view,
                                            /*restrict=*/true,
                                            /*writable=*/false);
 }
 
+Value AttentionBuilder::readHalf(Value memory, int64_t half) {
+  return readOnly(halfMemory(memory, half));
+}
+
 Value AttentionBuilder::keyTileMemory() {
-  auto memoryType = cast<MemRefType>(spec.cache.getType());
-  ArrayRef<int64_t> shape = memoryType.getShape();
-  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1)};
-  for (int64_t size : shape.drop_front())
-    sizes.push_back(b.getIndexAttr(size));
-  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-  auto viewType = memref::SubViewOp::inferRankReducedResultType(
-      shape.drop_front(), memoryType, offsets, sizes, strides);
-  Value keys = memref::SubViewOp::create(b, loc, cast<MemRefType>(viewType),
-                                         spec.cache, offsets, sizes, strides);
   // [G, C, D] -> [G, C * D] -> [G, C / 16, D / 4, 16, 4]: the same bytes.
   Value flat = memref::CollapseShapeOp::create(
-      b, loc, keys, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+      b, loc, halfMemory(spec.cache, 0),
+      SmallVector<ReassociationIndices>{{0}, {1, 2}});
   return memref::ExpandShapeOp::create(
       b, loc,
       ArrayRef<int64_t>{kvHeads, capacity / kKeyTileSlots,
@@ -237,17 +239,8 @@ Value AttentionBuilder::untiledKeys(Value tiles) {
 }
 
 std::pair<Value, Value> AttentionBuilder::cacheHalf(int64_t half) {
-  Value stored;
-  if (half == 0 && tiledKeys) {
-    Value tiles = keyTileMemory();
-    stored = bufferization::ToTensorOp::create(
-        b, loc,
-        RankedTensorType::get(cast<MemRefType>(tiles.getType()).getShape(),
-                              b.getI8Type()),
-        tiles, /*restrict=*/true, /*writable=*/false);
-  } else {
-    stored = readHalf(spec.cache, half);
-  }
+  Value stored = half == 0 && tiledKeys ? readOnly(keyTileMemory())
+                                        : readHalf(spec.cache, half);
   if (!spec.scales)
     return {stored, Value()};
   return {stored, readHalf(spec.scales, half)};
@@ -727,15 +720,20 @@ Value AttentionBuilder::build() {
     Value first = arith::MulIOp::create(b, loc, loop.getInductionVar(),
                                         constantIndex(block));
     // Slots [first, first + block) of a [G, C(, D)] tensor.
-    auto slots = [&](Value half) -> Value {
+    // (Tiled keys [G, C / 16, ...]: `perIndex` 16 slots per index.)
+    auto slots = [&](Value half, int64_t perIndex = 1) -> Value {
       if (!half)
         return half;
       auto type = cast<RankedTensorType>(half.getType());
       SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-      offsets[1] = first;
+      offsets[1] = perIndex == 1
+                       ? first
+                       : arith::DivUIOp::create(b, loc, first,
+                                                constantIndex(perIndex))
+                             .getResult();
       SmallVector<OpFoldResult> sizes;
       SmallVector<int64_t> shape(type.getShape());
-      shape[1] = block;
+      shape[1] = block / perIndex;
       for (int64_t size : shape)
         sizes.push_back(b.getIndexAttr(size));
       return tensor::ExtractSliceOp::create(
@@ -749,25 +747,9 @@ Value AttentionBuilder::build() {
     // instead of once per row and element inside the contractions. The
     // products scale * code are the same.
     bool copyBlocks = tokens >= kRowsForBlockCopies;
-    Value blockKeys;
-    if (tiledKeys) {
-      // The block's tiles [G, block / 16, D / 4, 16, 4], as rows.
-      auto type = cast<RankedTensorType>(keys.getType());
-      SmallVector<int64_t> shape(type.getShape());
-      shape[1] = block / kKeyTileSlots;
-      SmallVector<OpFoldResult> offsets(5, b.getIndexAttr(0));
-      offsets[1] = arith::DivUIOp::create(b, loc, first,
-                                          constantIndex(kKeyTileSlots))
-                       .getResult();
-      SmallVector<OpFoldResult> sizes;
-      for (int64_t size : shape)
-        sizes.push_back(b.getIndexAttr(size));
-      blockKeys = untiledKeys(tensor::ExtractSliceOp::create(
-          b, loc, RankedTensorType::get(shape, type.getElementType()), keys,
-          offsets, sizes, SmallVector<OpFoldResult>(5, b.getIndexAttr(1))));
-    } else {
-      blockKeys = slots(keys);
-    }
+    // Tiled keys: the block's tiles, as rows.
+    Value blockKeys = tiledKeys ? untiledKeys(slots(keys, kKeyTileSlots))
+                                : slots(keys);
     Value blockKeyScales = slots(keyScales);
     Value rawScores =
         copyBlocks

@@ -66,6 +66,7 @@
 #include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <limits>
 #include <tuple>
@@ -572,7 +573,7 @@ SmallVector<Value> DecodeAttention::tiledScores(Value g, Value slot0,
   // Sums per head and quarter q of a tile's 64 bytes (slots 4q..4q+3):
   // lane 4s + k holds slot 4q + s's products of dimensions 4i + k.
   auto vi32 = VectorType::get({kLanes}, b.getI32Type());
-  SmallVector<SmallVector<Value>> sums(count);
+  SmallVector<std::array<Value, 4>> sums(count);
   for (int64_t i = 0; i < headDim / kKeyTileBytes; ++i) {
     SmallVector<Value> keys;
     for (int64_t q = 0; q < 4; ++q)
@@ -584,13 +585,10 @@ SmallVector<Value> DecodeAttention::tiledScores(Value g, Value slot0,
       Value quad = vector::LoadOp::create(b, loc, vf, queryQuads,
                                           ValueRange{index(r), index(i), index(0)});
       for (int64_t q = 0; q < 4; ++q)
-        sums[r].push_back(
+        sums[r][q] =
             i == 0 ? arith::MulFOp::create(b, loc, keys[q], quad).getResult()
-                   : vector::FMAOp::create(b, loc, keys[q], quad,
-                                           sums[r][q])
-                         .getResult());
-      if (i > 0)
-        sums[r].erase(sums[r].begin(), sums[r].begin() + 4);
+                   : vector::FMAOp::create(b, loc, keys[q], quad, sums[r][q])
+                         .getResult();
     }
   }
   // The tree's two in-lane levels sum each slot's four lanes: 128-bit
@@ -607,7 +605,7 @@ SmallVector<Value> DecodeAttention::tiledScores(Value g, Value slot0,
   for (int64_t j = 0; j < kLanes; ++j)
     inOrder.push_back(4 * (j % 4) + j / 4);
   SmallVector<Value> scores;
-  for (ArrayRef<Value> quarters : sums) {
+  for (const std::array<Value, 4> &quarters : sums) {
     Value lanes = level(4, level(2, quarters[0], quarters[1]),
                         level(2, quarters[2], quarters[3]));
     scores.push_back(vector::ShuffleOp::create(b, loc, lanes, lanes, inOrder));
