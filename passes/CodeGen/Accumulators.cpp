@@ -172,3 +172,56 @@ scf::ForOp afm::liftReductionsOutOfLoop(RewriterBase &rewriter,
   }
   return loop;
 }
+
+scf::ForOp afm::liftLaneSumsOutOfLoop(RewriterBase &rewriter,
+                                      scf::ForOp loop) {
+  for (unsigned i = 0; i < loop.getNumRegionIterArgs(); ++i) {
+    BlockArgument carried = loop.getRegionIterArgs()[i];
+    auto reduction = loop.getYieldedValues()[i]
+                         .getDefiningOp<vector::MultiDimReductionOp>();
+    if (!reduction || reduction.getAcc() != carried ||
+        reduction.getKind() != vector::CombiningKind::ADD ||
+        !isa<FloatType>(reduction.getSourceVectorType().getElementType()) ||
+        !carried.hasOneUse())
+      continue;
+    // X cannot depend on the carried value: its one use is the reduction.
+    // A reduction over unit dimensions only is already an add.
+    Value lanes = reduction.getSource();
+    VectorType lanesType = reduction.getSourceVectorType();
+    if (llvm::none_of(llvm::seq<int64_t>(0, lanesType.getRank()),
+                      [&](int64_t d) {
+                        return reduction.isReducedDim(d) &&
+                               lanesType.getDimSize(d) > 1;
+                      }))
+      continue;
+    Location loc = loop.getLoc();
+    rewriter.setInsertionPoint(loop);
+    Value zeros = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getZeroAttr(lanesType));
+    Value init = loop.getInitArgs()[i];
+    FailureOr<LoopLikeOpInterface> grown =
+        cast<LoopLikeOpInterface>(loop.getOperation())
+            .replaceWithAdditionalYields(
+                rewriter, zeros, /*replaceInitOperandUsesInLoop=*/false,
+                [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> args) {
+                  return SmallVector<Value>{
+                      arith::AddFOp::create(b, l, args.front(), lanes)};
+                });
+    if (failed(grown))
+      return loop;
+    auto lifted = cast<scf::ForOp>(grown->getOperation());
+    Operation *yield = lifted.getBody()->getTerminator();
+    rewriter.modifyOpInPlace(yield, [&] {
+      yield->setOperand(i, lifted.getRegionIterArgs()[i]);
+    });
+    rewriter.setInsertionPointAfter(lifted);
+    Value total = vector::MultiDimReductionOp::create(
+        rewriter, loc, lifted.getResults().back(), init,
+        reduction.getReductionMask(), vector::CombiningKind::ADD);
+    rewriter.replaceAllUsesWith(lifted.getResult(i), total);
+    if (isOpTriviallyDead(reduction))
+      rewriter.eraseOp(reduction);
+    return lifted;
+  }
+  return loop;
+}

@@ -35,6 +35,15 @@ scf::ForOp hoistAccumulators(RewriterBase &rewriter, scf::ForOp loop);
 /// returns the loop, a new one when it rewrote.
 scf::ForOp liftReductionsOutOfLoop(RewriterBase &rewriter, scf::ForOp loop);
 
+/// For a float iter_arg `a` that each iteration updates as
+/// `vector.multi_reduction <add>, X, a` (X not depending on `a`: one
+/// split-K step's lanes summed into an output without them), carries the
+/// vector sum of the X instead and reduces it once after the loop: one
+/// horizontal sum per output instead of one per step. Float sums change
+/// their association, as split-K partial sums already do. Rewrites one
+/// such iter_arg; returns the loop, a new one when it rewrote.
+scf::ForOp liftLaneSumsOutOfLoop(RewriterBase &rewriter, scf::ForOp loop);
+
 } // namespace mlir::afm
 
 #endif // AFM_PASSES_ACCUMULATORS_H

@@ -206,8 +206,9 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   if (splitK && wholeTile && !tiled->loops.empty()) {
     for (LoopLikeOpInterface loop : llvm::reverse(tiled->loops))
       moveLoopInvariantCode(loop);
-    if (auto reduction = dyn_cast<scf::ForOp>(tiled->loops.back().getOperation()))
-      hoistAccumulators(rewriter, reduction);
+    if (auto reduction =
+            dyn_cast<scf::ForOp>(tiled->loops.back().getOperation()))
+      liftLaneSumsOutOfLoop(rewriter, hoistAccumulators(rewriter, reduction));
   }
 }
 

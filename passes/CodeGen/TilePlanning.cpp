@@ -121,8 +121,18 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
   // Reductions outside an innermost parallel output dimension (split-K
   // partial sums) accumulate element-wise: tile them by 1, so each step is
   // one vector FMA into an accumulator that stays in registers.
+  // A kernel may also ask for its lanes whole in the register tile while
+  // its output has none (the 4-bit LM head: each row's 16 lanes of group
+  // sums): the same split-K tile, whose lane sums the loop over the other
+  // reductions carries as a vector (liftLaneSumsOutOfLoop), with no
+  // partial sums in memory.
+  auto whole = contracts(op).getWholeTileDimsAttrHelper().getAttr(op);
+  int64_t innermost = static_cast<int64_t>(ranges.size()) - 1;
+  bool lanesReduced = whole &&
+                      iterators.back() == utils::IteratorType::reduction &&
+                      llvm::is_contained(whole.asArrayRef(), innermost);
   bool splitK = !plan.contraction && !outDims.empty() &&
-                outDims.back() == ranges.size() - 1;
+                (outDims.back() == ranges.size() - 1 || lanesReduced);
   plan.splitK = splitK;
   if (splitK) {
     for (auto [i, iterator] : llvm::enumerate(iterators))
@@ -132,15 +142,23 @@ static std::optional<TilePlan> planTiles(linalg::LinalgOp op,
     // activation vectors): whole, and every parallel loop outside the
     // reductions, so that the tile's accumulators are loop-invariant in
     // them and stay in registers.
-    if (auto whole =
-            contracts(op).getWholeTileDimsAttrHelper().getAttr(op)) {
+    if (whole) {
       for (int64_t dim : whole.asArrayRef())
         if (dim >= 0 && dim < static_cast<int64_t>(ranges.size()))
           plan.tiles[dim] = ranges[dim];
-      for (auto kind : {utils::IteratorType::parallel,
-                        utils::IteratorType::reduction})
+      // Parallel loops, then whole reductions (one iteration each: the
+      // lanes), then the others, so that the innermost loop is the one
+      // that steps.
+      auto isWhole = [&](int64_t dim) {
+        return llvm::is_contained(whole.asArrayRef(), dim);
+      };
+      for (auto [dim, iterator] : llvm::enumerate(iterators))
+        if (iterator == utils::IteratorType::parallel)
+          plan.interchange.push_back(dim);
+      for (bool wholeReduction : {true, false})
         for (auto [dim, iterator] : llvm::enumerate(iterators))
-          if (iterator == kind)
+          if (iterator == utils::IteratorType::reduction &&
+              isWhole(dim) == wholeReduction)
             plan.interchange.push_back(dim);
     }
   } else if (!plan.contraction) {
