@@ -100,6 +100,30 @@ static Value accumulate(OpBuilder &b, Location loc, Value sum, Value summand) {
   return arith::AddIOp::create(b, loc, sum, summand);
 }
 
+/// `loop` with `inits.size()` more iter_args, updated by `update` from
+/// them, and its iter_arg `i` only passed through (canonicalization drops
+/// it): the caller computes that result from the new ones after the loop.
+static FailureOr<scf::ForOp> carryInstead(
+    RewriterBase &rewriter, scf::ForOp loop, unsigned i, ValueRange inits,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>
+        update) {
+  FailureOr<LoopLikeOpInterface> grown =
+      cast<LoopLikeOpInterface>(loop.getOperation())
+          .replaceWithAdditionalYields(
+              rewriter, inits, /*replaceInitOperandUsesInLoop=*/false,
+              [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> args) {
+                return update(b, l, ValueRange(args));
+              });
+  if (failed(grown))
+    return failure();
+  auto lifted = cast<scf::ForOp>(grown->getOperation());
+  Operation *yield = lifted.getBody()->getTerminator();
+  rewriter.modifyOpInPlace(yield, [&] {
+    yield->setOperand(i, lifted.getRegionIterArgs()[i]);
+  });
+  return lifted;
+}
+
 scf::ForOp afm::liftReductionsOutOfLoop(RewriterBase &rewriter,
                                         scf::ForOp loop) {
   for (unsigned i = 0; i < loop.getNumRegionIterArgs(); ++i) {
@@ -127,27 +151,20 @@ scf::ForOp afm::liftReductionsOutOfLoop(RewriterBase &rewriter,
     // chains, so the dot products of one iteration do not wait for each
     // other through one register.
     size_t accumulators = std::min(summands.size(), kAccumulators);
-    FailureOr<LoopLikeOpInterface> grown =
-        cast<LoopLikeOpInterface>(loop.getOperation())
-            .replaceWithAdditionalYields(
-                rewriter, SmallVector<Value>(accumulators, zeros),
-                /*replaceInitOperandUsesInLoop=*/false,
-                [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> args) {
-                  SmallVector<Value> sums(args.begin(), args.end());
-                  for (auto [k, summand] : llvm::enumerate(summands))
-                    sums[k % accumulators] =
-                        accumulate(b, l, sums[k % accumulators], summand);
-                  return sums;
-                });
+    FailureOr<scf::ForOp> grown = carryInstead(
+        rewriter, loop, i, SmallVector<Value>(accumulators, zeros),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          SmallVector<Value> sums(args.begin(), args.end());
+          for (auto [k, summand] : llvm::enumerate(summands))
+            sums[k % accumulators] =
+                accumulate(b, l, sums[k % accumulators], summand);
+          return sums;
+        });
     if (failed(grown))
       return loop;
-    auto lifted = cast<scf::ForOp>(grown->getOperation());
-    // The old accumulator only passes through now (canonicalization drops
-    // it); its result is the init plus one reduction of the lanes.
-    Operation *yield = lifted.getBody()->getTerminator();
-    rewriter.modifyOpInPlace(yield, [&] {
-      yield->setOperand(i, lifted.getRegionIterArgs()[i]);
-    });
+    // The old accumulator's result is the init plus one reduction of the
+    // lanes.
+    scf::ForOp lifted = *grown;
     // The per-iteration horizontal sums are dead now.
     SmallVector<Operation *> body;
     for (Operation &op : lifted.getBody()->without_terminator())
@@ -199,21 +216,15 @@ scf::ForOp afm::liftLaneSumsOutOfLoop(RewriterBase &rewriter,
     Value zeros = arith::ConstantOp::create(
         rewriter, loc, rewriter.getZeroAttr(lanesType));
     Value init = loop.getInitArgs()[i];
-    FailureOr<LoopLikeOpInterface> grown =
-        cast<LoopLikeOpInterface>(loop.getOperation())
-            .replaceWithAdditionalYields(
-                rewriter, zeros, /*replaceInitOperandUsesInLoop=*/false,
-                [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> args) {
-                  return SmallVector<Value>{
-                      arith::AddFOp::create(b, l, args.front(), lanes)};
-                });
+    FailureOr<scf::ForOp> grown = carryInstead(
+        rewriter, loop, i, zeros,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          return SmallVector<Value>{
+              arith::AddFOp::create(b, l, args.front(), lanes)};
+        });
     if (failed(grown))
       return loop;
-    auto lifted = cast<scf::ForOp>(grown->getOperation());
-    Operation *yield = lifted.getBody()->getTerminator();
-    rewriter.modifyOpInPlace(yield, [&] {
-      yield->setOperand(i, lifted.getRegionIterArgs()[i]);
-    });
+    scf::ForOp lifted = *grown;
     rewriter.setInsertionPointAfter(lifted);
     Value total = vector::MultiDimReductionOp::create(
         rewriter, loc, lifted.getResults().back(), init,
