@@ -212,58 +212,95 @@ struct LowerRoPE : OpConversionPattern<RoPEOp> {
     float theta = op.getTheta().convertToFloat();
     std::optional<ArrayRef<double>> given = op.getInvFreq();
 
-    // inv_freq[i mod hd/2], one entry per element of a head: the op's
-    // array, or theta^(-2 (i mod hd/2) / hd) computed in double at compile
-    // time.
-    SmallVector<float> invFreq(headDim);
-    for (int64_t i = 0; i < headDim; ++i)
-      invFreq[i] = given ? float((*given)[i % half])
+    // inv_freq[i], i < hd/2: the op's array, or theta^(-2 i / hd)
+    // computed in double at compile time.
+    SmallVector<float> invFreq(half);
+    for (int64_t i = 0; i < half; ++i)
+      invFreq[i] = given ? float((*given)[i])
                          : float(std::pow(double(theta),
-                                          -2.0 * double(i % half) /
-                                              double(headDim)));
-    auto tableType = RankedTensorType::get({headDim}, f32);
+                                          -2.0 * double(i) / double(headDim)));
     Value table = arith::ConstantOp::create(
-        rewriter, loc, DenseElementsAttr::get(tableType, ArrayRef(invFreq)));
-    Value init = tensor::EmptyOp::create(rewriter, loc,
-                                         getSizes(rewriter, loc, x),
-                                         elementType);
+        rewriter, loc,
+        DenseElementsAttr::get(RankedTensorType::get({half}, f32),
+                               ArrayRef(invFreq)));
     MLIRContext *ctx = rewriter.getContext();
-    AffineMap identity = rewriter.getMultiDimIdentityMap(3);
-    AffineMap lastDim = AffineMap::get(3, 0, rewriter.getAffineDimExpr(2), ctx);
-    Value rotated = buildGeneric(
-        rewriter, loc, ValueRange{x, table}, init,
-        {identity, lastDim, identity},
-        SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value t = linalg::IndexOp::create(b, l, 0);
-          Value h = linalg::IndexOp::create(b, l, 1);
-          Value i = linalg::IndexOp::create(b, l, 2);
-          Value halfIdx = arith::ConstantIndexOp::create(b, l, half);
-          Value firstHalf = arith::CmpIOp::create(
-              b, l, arith::CmpIPredicate::ult, i, halfIdx);
-          Value partnerIdx = arith::SelectOp::create(
-              b, l, firstHalf, arith::AddIOp::create(b, l, i, halfIdx),
-              arith::SubIOp::create(b, l, i, halfIdx));
-          Value partner = castFloat(
-              b, l,
-              tensor::ExtractOp::create(b, l, x, ValueRange{t, h, partnerIdx}),
-              f32);
-          Value self = castFloat(b, l, args[0], f32);
-          Value p = arith::AddIOp::create(b, l, position, t);
-          Value pf = arith::UIToFPOp::create(
-              b, l, f32, arith::IndexCastUIOp::create(b, l, b.getI64Type(), p));
-          Value angle = arith::MulFOp::create(b, l, pf, args[1]);
-          Value cos = math::CosOp::create(b, l, angle);
-          Value sin = math::SinOp::create(b, l, angle);
-          // First half: x cos - partner sin; second half: x cos + partner sin.
-          Value partnerSin = arith::MulFOp::create(b, l, partner, sin);
-          Value signedTerm = arith::SelectOp::create(
-              b, l, firstHalf, arith::NegFOp::create(b, l, partnerSin),
-              partnerSin);
-          Value out = arith::AddFOp::create(
-              b, l, arith::MulFOp::create(b, l, self, cos), signedTerm);
-          return castFloat(b, l, out, elementType);
-        });
+    SmallVector<OpFoldResult> sizes = getSizes(rewriter, loc, x);
+    OpFoldResult tokens = sizes[0];
+    // cos and sin of a = (position + t) * inv_freq[i], [T, hd/2]: once per
+    // token and frequency, not per head (a sine per element of every head
+    // was most of a decode step's serial time).
+    AffineExpr t, h, i;
+    bindDims(ctx, t, h, i);
+    auto trig = [&](bool sine) {
+      Value init = tensor::EmptyOp::create(
+          rewriter, loc, SmallVector<OpFoldResult>{tokens,
+                                                   rewriter.getIndexAttr(half)},
+          f32);
+      AffineExpr t2, i2;
+      bindDims(ctx, t2, i2);
+      return buildGeneric(
+          rewriter, loc, ValueRange{table}, init, mapsOf(2, {{i2}, {t2, i2}}, ctx),
+          SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+            Value p = arith::AddIOp::create(
+                b, l, position, linalg::IndexOp::create(b, l, 0));
+            Value pf = arith::UIToFPOp::create(
+                b, l, f32,
+                arith::IndexCastUIOp::create(b, l, b.getI64Type(), p));
+            Value angle = arith::MulFOp::create(b, l, pf, args[0]);
+            if (sine)
+              return math::SinOp::create(b, l, angle);
+            return math::CosOp::create(b, l, angle);
+          });
+    };
+    Value cos = trig(false), sin = trig(true);
+    // The halves of each head, [T, H, hd/2] slices of x (no gather of a
+    // partner element), rotated into the halves of the result.
+    auto halfOf = [&](int64_t which) {
+      SmallVector<OpFoldResult> offsets(3, rewriter.getIndexAttr(0)),
+          halfSizes(sizes), strides(3, rewriter.getIndexAttr(1));
+      offsets[2] = rewriter.getIndexAttr(which * half);
+      halfSizes[2] = rewriter.getIndexAttr(half);
+      return std::tuple(offsets, halfSizes, strides);
+    };
+    auto slice = [&](int64_t which) {
+      auto [offsets, halfSizes, strides] = halfOf(which);
+      return tensor::ExtractSliceOp::create(rewriter, loc, x, offsets,
+                                            halfSizes, strides)
+          .getResult();
+    };
+    Value first = slice(0), second = slice(1);
+    auto rotate = [&](bool secondHalf) {
+      auto [offsets, halfSizes, strides] = halfOf(0);
+      Value init =
+          tensor::EmptyOp::create(rewriter, loc, halfSizes, elementType);
+      // first: x1 cos - x2 sin; second: x2 cos + x1 sin.
+      return buildGeneric(
+          rewriter, loc, ValueRange{first, second, cos, sin}, init,
+          mapsOf(3, {{t, h, i}, {t, h, i}, {t, i}, {t, i}, {t, h, i}}, ctx),
+          SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value x1 = castFloat(b, l, args[0], f32);
+            Value x2 = castFloat(b, l, args[1], f32);
+            Value self = secondHalf ? x2 : x1, partner = secondHalf ? x1 : x2;
+            Value selfCos = arith::MulFOp::create(b, l, self, args[2]);
+            Value partnerSin = arith::MulFOp::create(b, l, partner, args[3]);
+            Value out =
+                secondHalf
+                    ? arith::AddFOp::create(b, l, selfCos, partnerSin)
+                          .getResult()
+                    : arith::SubFOp::create(b, l, selfCos, partnerSin)
+                          .getResult();
+            return castFloat(b, l, out, elementType);
+          });
+    };
+    Value rotated = tensor::EmptyOp::create(rewriter, loc, sizes, elementType);
+    for (int64_t which : {0, 1}) {
+      auto [offsets, halfSizes, strides] = halfOf(which);
+      rotated = tensor::InsertSliceOp::create(rewriter, loc, rotate(which == 1),
+                                              rotated, offsets, halfSizes,
+                                              strides);
+    }
     rewriter.replaceOp(op, rotated);
     return success();
   }

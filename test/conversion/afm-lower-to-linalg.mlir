@@ -51,25 +51,30 @@ func.func @rms_norm_offset(%x: tensor<?x4x32xf32>, %g: tensor<32xf32>) -> tensor
 
 // -----
 
-// Rotate-half RoPE: the partner element is i + hd/2 in the first half and
-// i - hd/2 in the second; the angle is (pos + t) * theta^(-2 (i mod hd/2) / hd),
-// with the inverse frequencies folded into a constant table (theta = 10000,
-// hd = 16: 1, 10000^(-1/8) = 0.3162..., ..., repeated for the second half).
+// Rotate-half RoPE: the halves x1 = x[..., :hd/2] and x2 = x[..., hd/2:]
+// of each head become x1 cos - x2 sin and x2 cos + x1 sin, with the angle
+// (pos + t) * theta^(-2 i / hd), i < hd/2, from a constant table of the
+// inverse frequencies (theta = 10000, hd = 16: 1, 10000^(-1/8) =
+// 0.3162..., ...). cos and sin are [T, hd/2]: once per token and
+// frequency, shared by every head. No element is gathered.
 // CHECK-LABEL: func.func @rope
 // CHECK-SAME: (%[[X:.*]]: tensor<?x4x16xf32>, %[[POS:.*]]: index)
-// CHECK: %[[FREQ:.*]] = arith.constant dense<[1.000000e+00, 0.316227764, 1.000000e-01, {{.*}}, 1.000000e+00, 0.316227764, {{.*}}]> : tensor<16xf32>
-// CHECK: linalg.generic {{.*}} ins(%[[X]], %[[FREQ]] : tensor<?x4x16xf32>, tensor<16xf32>)
-// CHECK: ^bb0(%{{.*}}: f32, %[[F:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[FREQ:.*]] = arith.constant dense<[1.000000e+00, 0.316227764, 1.000000e-01, {{.*}}, 3.16227757E-4]> : tensor<8xf32>
+// CHECK: %[[COS:.*]] = linalg.generic {{.*}} ins(%[[FREQ]] : tensor<8xf32>) outs(%{{.*}} : tensor<?x8xf32>)
 // CHECK: %[[T:.*]] = linalg.index 0
-// CHECK: %[[I:.*]] = linalg.index 2
-// CHECK: %[[HALF:.*]] = arith.constant 8 : index
-// CHECK: %[[FIRST:.*]] = arith.cmpi ult, %[[I]], %[[HALF]]
-// CHECK: tensor.extract %[[X]]
 // CHECK: %[[P:.*]] = arith.addi %[[POS]], %[[T]]
-// CHECK: %[[ANGLE:.*]] = arith.mulf %{{.*}}, %[[F]]
-// CHECK: math.cos %[[ANGLE]]
-// CHECK: math.sin %[[ANGLE]]
-// CHECK: arith.select %[[FIRST]]
+// CHECK: math.cos
+// CHECK: %[[SIN:.*]] = linalg.generic {{.*}} ins(%[[FREQ]] : tensor<8xf32>) outs(%{{.*}} : tensor<?x8xf32>)
+// CHECK: math.sin
+// CHECK: %[[X1:.*]] = tensor.extract_slice %[[X]][0, 0, 0] [%{{.*}}, 4, 8]
+// CHECK: %[[X2:.*]] = tensor.extract_slice %[[X]][0, 0, 8] [%{{.*}}, 4, 8]
+// CHECK-NOT: tensor.extract %
+// CHECK: %[[FIRST:.*]] = linalg.generic {{.*}} ins(%[[X1]], %[[X2]], %[[COS]], %[[SIN]] :
+// CHECK: arith.subf
+// CHECK: %[[Y:.*]] = tensor.insert_slice %[[FIRST]] into %{{.*}}[0, 0, 0] [%{{.*}}, 4, 8]
+// CHECK: %[[SECOND:.*]] = linalg.generic {{.*}} ins(%[[X1]], %[[X2]], %[[COS]], %[[SIN]] :
+// CHECK: arith.addf
+// CHECK: tensor.insert_slice %[[SECOND]] into %[[Y]][0, 0, 8] [%{{.*}}, 4, 8]
 func.func @rope(%x: tensor<?x4x16xf32>, %pos: index) -> tensor<?x4x16xf32> {
   %y = afm.rope %x at %pos {theta = 10000.0 : f32} : tensor<?x4x16xf32>
   return %y : tensor<?x4x16xf32>
@@ -292,10 +297,10 @@ func.func @track_block(%h: tensor<1x64xf32>, %w0: tensor<64x64xf32>) -> tensor<1
 
 // -----
 
-// Scaled RoPE: the table holds the op's inverse frequencies, each pair's
-// once per half of the head.
+// Scaled RoPE: the table holds the op's inverse frequencies, one per
+// pair of the head's halves.
 // CHECK-LABEL: func.func @rope_scaled
-// CHECK: arith.constant dense<[1.000000e+00, 6.250000e-02, 1.000000e+00, 6.250000e-02]> : tensor<4xf32>
+// CHECK: arith.constant dense<[1.000000e+00, 6.250000e-02]> : tensor<2xf32>
 func.func @rope_scaled(%x: tensor<?x2x4xf32>, %pos: index) -> tensor<?x2x4xf32> {
   %y = afm.rope %x at %pos {inv_freq = array<f64: 1.0, 0.0625>} : tensor<?x2x4xf32>
   return %y : tensor<?x2x4xf32>
