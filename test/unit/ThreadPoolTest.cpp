@@ -110,6 +110,25 @@ TEST(ThreadPool, ShortJobsAcrossSpinAndSleep) {
   }
 }
 
+void slowLastIndex(void *ctx, int64_t i) {
+  auto *r = static_cast<Record *>(ctx);
+  if (i + 1 == static_cast<int64_t>(r->hits.size()))
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  record(ctx, i);
+}
+
+// A worker's chunk that outlasts the caller's spin: the caller sleeps on
+// the completion and returns only after the chunk is done.
+TEST(ThreadPool, CallerWaitsForASlowChunk) {
+  Pool pool(2);
+  for (int job = 0; job < 100; ++job) {
+    Record r(2);
+    afm_thread_pool_parallel_for(pool.pool, 2, slowLastIndex, &r);
+    ASSERT_EQ(r.hits[0], 1) << "job " << job;
+    ASSERT_EQ(r.hits[1], 1) << "job " << job;
+  }
+}
+
 TEST(ThreadPool, RejectsZeroThreads) {
   afm_thread_pool *pool = nullptr;
   EXPECT_EQ(afm_thread_pool_create(0, &pool), AFM_ERR_ARGUMENT);
