@@ -32,9 +32,15 @@
 //      chunk of a value row read once for all heads, each probability
 //      broadcast from the buffer. Passes 2 and 3 work from cache, so
 //      pass 3 also prefetches the next task's key and value rows (and
-//      scales) into L2: a task's own reads then mostly hit, and the
-//      memory does not idle while it computes. (int8-KV decode at 4096
-//      positions, 1 thread: 0.71 -> 0.35 ms; docs/bench/attention-decode-zen5.txt.)
+//      scales): a task's own reads then mostly hit, and the memory does
+//      not idle while it computes. (int8-KV decode at 4096 positions, 1
+//      thread: 0.71 -> 0.35 ms; docs/bench/attention-decode-zen5.txt.)
+//      These prefetches are non-temporal (locality 0, prefetchnta on
+//      x86): the rows are read by one task and never again in the step,
+//      and on Zen 5 that hint beat the L2 one (locality 2) by 3-10% on 1
+//      thread (docs/bench/attention-decode-zen5.txt). Anything sent to
+//      DRAM from pass 1, whose own loads come from L2, stalls it: the
+//      next task's values from there made a step 1.7x slower.
 // - Combine: a task per KV head; per query head, the blocks' partials
 //   folded in order (the online-softmax step), then the row's own key
 //   and value, then the division by the sum of exponentials.
@@ -167,7 +173,7 @@ private:
   /// Software prefetch of the key rows of slots [slot0 + 16, slot0 + 32)
   /// and the value rows of [slot0, slot0 + 16) of head g.
   void prefetchRows(Value g, Value slot0);
-  /// Software prefetch into L2, from the loop over a block's values
+  /// Non-temporal software prefetch, from the loop over a block's values
   /// (`groupIndex` of `groups` passes over it), of the next task's row at
   /// `offset` of its block: its key during the first pass, its value
   /// during the second (both with one pass), and their scales. The task's
@@ -334,11 +340,11 @@ void DecodeAttention::prefetchNextTask(int64_t groupIndex, int64_t groups,
   for (int64_t half : {0, 1}) {
     if (groupIndex != half && !(groups == 1 && half == 1))
       continue;
-    prefetchRow(half, nextHead, slot, /*localityHint=*/2);
+    prefetchRow(half, nextHead, slot, /*localityHint=*/0);
     if (quantized)
       memref::PrefetchOp::create(b, loc, spec.scales,
                                  ValueRange{index(half), nextHead, slot},
-                                 /*isWrite=*/false, /*localityHint=*/2,
+                                 /*isWrite=*/false, /*localityHint=*/0,
                                  /*isDataCache=*/true);
   }
 }
