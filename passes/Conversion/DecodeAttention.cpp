@@ -39,7 +39,7 @@
 //      x86): the rows are read by one task and never again in the step,
 //      and on Zen 5 that hint beat the L2 one (locality 2) by 3-10% on 1
 //      thread (docs/bench/attention-decode-zen5.txt). Anything sent to
-//      DRAM from pass 1, whose own loads come from L2, stalls it: the
+//      DRAM from pass 1 stalls it, even with its keys already in L1: the
 //      next task's values from there made a step 1.7x slower.
 // - Combine: a task per KV head; per query head, the blocks' partials
 //   folded in order (the online-softmax step), then the row's own key
