@@ -278,9 +278,10 @@ def AFMLowerAttentionPass : Pass<"afm-lower-attention", "mlir::ModuleOp"> {
     dialect: an `scf.forall` over (KV head, block of filled slots) whose
     tasks keep softmax partials, 16 slots per vector of scores, then
     an `scf.forall` over KV heads that folds the partials and the new row.
-    A task makes three passes over its block (scores into a stack buffer,
-    exponentials, weighted values by groups of chunks, which also prefetch
-    the next task's key and value rows into L2); with `int8_query`
+    A task makes two passes over its block: scores into a stack buffer,
+    then weighted values by groups of chunks (the first group also takes
+    the exponentials, 16 slots ahead), which prefetch the next task's
+    key and value rows and scales non-temporally; with `int8_query`
     the scores are vpdpbusd-style byte dot products (key codes + 128
     against the query codes).
 

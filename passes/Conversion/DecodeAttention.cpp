@@ -10,9 +10,10 @@
 //   scf.forall over G x blocks that the runtime runs on its threads. A
 //   task computes, for each of the R = H / G query heads of g, the
 //   maximum, sum of exponentials and weighted values of its block, and
-//   writes them as partials. It makes three passes over the block, so
-//   that no pass keeps more than half the vector registers live (one loop
-//   carrying all R x D / 16 accumulators spilled them on every slot):
+//   writes them as partials. Its work is three passes over the block (the
+//   second run inside the third's first loop), so that no loop keeps
+//   more than half the vector registers live (one loop carrying all
+//   R x D / 16 accumulators spilled them on every slot):
 //   1. scores, 16 slots at a time, every head in one loop. Tiled keys
 //      (an i8 cache, hasTiledKeys) hold four dimensions of 16 slots in
 //      64 bytes: byte dot products against a head's four query codes
@@ -26,13 +27,17 @@
 //      [R, block]; the value rows of these slots and the next key rows
 //      are prefetched.
 //   2. exponentials against the block's exact maximum, in place (times
-//      the value scales), their sums 16 lanes wide.
+//      the value scales), their sums 16 lanes wide. They run inside the
+//      first group's loop of pass 3, one step of 16 slots ahead of its
+//      weighted values, so that the next task's reads stay in flight
+//      meanwhile (a loop of their own sent nothing to DRAM).
 //   3. weighted values, a group of chunks at a time (R x group
-//      accumulators), slot by slot over exactly the filled slots: each
-//      chunk of a value row read once for all heads, each probability
-//      broadcast from the buffer. Passes 2 and 3 work from cache, so
-//      pass 3 also prefetches the next task's key and value rows (and
-//      scales): a task's own reads then mostly hit, and the memory does
+//      accumulators), 16 slots a step and within it slot by slot over
+//      exactly the filled slots: each chunk of a value row read once for
+//      all heads, each probability broadcast from the buffer. Passes 2
+//      and 3 work from cache, so pass 3 also prefetches the next task's
+//      key and value rows (a row a slot) and scales (a line of 16 a
+//      step): a task's own reads then mostly hit, and the memory does
 //      not idle while it computes. (int8-KV decode at 4096 positions, 1
 //      thread: 0.71 -> 0.35 ms; docs/bench/attention-decode-zen5.txt.)
 //      These prefetches are non-temporal (locality 0, prefetchnta on
@@ -175,10 +180,12 @@ private:
   void prefetchRows(Value g, Value slot0);
   /// Non-temporal software prefetch, from the loop over a block's values
   /// (`groupIndex` of `groups` passes over it), of the next task's row at
-  /// `offset` of its block: its key during the first pass, its value
-  /// during the second (both with one pass), and their scales. The task's
-  /// own reads are from cache then, and the memory would idle.
-  void prefetchNextTask(int64_t groupIndex, int64_t groups, Value offset);
+  /// `offset` of its block (`rows`), or of the line of 16 scales there:
+  /// keys during the first pass, values during the second (both with one
+  /// pass). The task's own reads are from cache then, and the memory would
+  /// idle.
+  void prefetchNextTask(int64_t groupIndex, int64_t groups, Value offset,
+                        bool rows);
   /// Software prefetch of every cache line of the row at `slot` (within
   /// the cache) of half `half` of head g.
   void prefetchRow(int64_t half, Value g, Value slot, int64_t localityHint);
@@ -228,9 +235,12 @@ private:
       llvm::function_ref<SmallVector<Value>(Value, Value, ValueRange)> body);
   /// One task: the state of each query head of KV head g over slots
   /// [begin, end), 16 at a time.
+  /// The weighted values go into `weighted` ([R, D], this task's slice
+  /// of the partials) as each group of chunks is done, not into the
+  /// states' `acc`.
   SmallVector<Running> runBlock(Value g, Value begin, Value end,
                                 const SlotFacts &facts,
-                                ArrayRef<QueryHead> queries);
+                                ArrayRef<QueryHead> queries, Value &weighted);
   /// The tasks' partials folded for query head r of KV head g, then the
   /// row's own key and value; the normalized result's chunks.
   SmallVector<Value> combine(Value g, int64_t r, Value blocks, Value maxima,
@@ -333,15 +343,16 @@ void DecodeAttention::prefetchRow(int64_t half, Value g, Value slot,
 }
 
 void DecodeAttention::prefetchNextTask(int64_t groupIndex, int64_t groups,
-                                       Value offset) {
+                                       Value offset, bool rows) {
   Value slot = arith::MinUIOp::create(
       b, loc, arith::AddIOp::create(b, loc, nextBegin, offset),
       index(capacity - 1));
   for (int64_t half : {0, 1}) {
     if (groupIndex != half && !(groups == 1 && half == 1))
       continue;
-    prefetchRow(half, nextHead, slot, /*localityHint=*/0);
-    if (quantized)
+    if (rows)
+      prefetchRow(half, nextHead, slot, /*localityHint=*/0);
+    else if (quantized)
       memref::PrefetchOp::create(b, loc, spec.scales,
                                  ValueRange{index(half), nextHead, slot},
                                  /*isWrite=*/false, /*localityHint=*/0,
@@ -754,8 +765,6 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
     // The task's stack buffer of scores is at the entry of its outlined
     // function (runBlock); afm-outline-parallel-loops moves that of a
     // task that stays a sequential loop to the function's entry.
-    SmallVector<Running> states = runBlock(g, begin, end, facts, queries);
-
     // This task's slices of the partials, written in place.
     auto [maxOut, sumOut, weightedOut] =
         std::tuple(forall.getRegionIterArgs()[0], forall.getRegionIterArgs()[1],
@@ -772,6 +781,10 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
     SmallVector<OpFoldResult> ones4(4, b.getIndexAttr(1));
     auto rowType = RankedTensorType::get({group}, f32Type);
     auto accType = RankedTensorType::get({group, headDim}, f32Type);
+    Value accSlice = tensor::ExtractSliceOp::create(
+        b, loc, accType, weightedOut, accOffsets, accSizes, ones4);
+    SmallVector<Running> states =
+        runBlock(g, begin, end, facts, queries, accSlice);
     auto writeRow = [&](Value out, auto field) -> Value {
       Value slice = tensor::ExtractSliceOp::create(b, loc, rowType, out,
                                                    rowOffsets, rowSizes, ones3);
@@ -787,15 +800,6 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
     };
     Value maxSlice = writeRow(maxOut, [](const Running &s) { return s.max; });
     Value sumSlice = writeRow(sumOut, [](const Running &s) { return s.sum; });
-    Value accSlice = tensor::ExtractSliceOp::create(
-        b, loc, accType, weightedOut, accOffsets, accSizes, ones4);
-    for (auto [r, state] : llvm::enumerate(states))
-      for (auto [c, chunk] : llvm::enumerate(state.acc))
-        accSlice =
-            vector::TransferWriteOp::create(
-                b, loc, chunk, accSlice,
-                ValueRange{index(r), index(c * kLanes)}, ArrayRef<bool>{true})
-                .getResult();
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(b, loc, maxSlice, maxOut, rowOffsets,
                                           rowSizes, ones3);
@@ -861,7 +865,8 @@ scf::ForOp DecodeAttention::slotLoop(
 
 SmallVector<DecodeAttention::Running>
 DecodeAttention::runBlock(Value g, Value begin, Value end,
-                          const SlotFacts &facts, ArrayRef<QueryHead> queries) {
+                          const SlotFacts &facts, ArrayRef<QueryHead> queries,
+                          Value &weighted) {
   // Three passes over the block, so that no pass keeps more than half the
   // vector registers live: carrying every head's D / 16 accumulators
   // through one loop (R x 8 zmm for D = 128) spilled them on every slot.
@@ -871,6 +876,13 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
   Type f32Type = b.getF32Type();
   Value scoreBuffer = memref::AllocaOp::create(
       b, loc, MemRefType::get({group, block}, f32Type));
+  // Pass 2's sums of exponentials and the maxima they are taken against
+  // (see below). Every buffer is made here, before the first loop: at
+  // the entry of the task's function once outlined, stack taken once.
+  Value sumBuffer = memref::AllocaOp::create(
+      b, loc, MemRefType::get({group, kLanes}, f32Type));
+  Value shiftBuffer =
+      memref::AllocaOp::create(b, loc, MemRefType::get({group}, f32Type));
   Value hidden = splat(minusInfinity());
 
   // Pass 1: scores of 16 slots at a time for every head, masked and
@@ -936,68 +948,115 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
         b, loc, vector::CombiningKind::MAXIMUMF, blockMaxima[r]);
     Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max,
                                        minusInfinity());
-    shifts.push_back(
-        splat(arith::SelectOp::create(b, loc, none, f32(0.0), max)));
+    shifts.push_back(arith::SelectOp::create(b, loc, none, f32(0.0), max));
     results[r].max = max;
   }
 
-  // Pass 2: probabilities in place (times the value scale), their sums
-  // 16 lanes wide.
+  // Passes 2 and 3. The weighted values go one group of chunks at a time
+  // (their accumulators of every head in at most half the vector
+  // registers), 16 slots a step and within it slot by slot over exactly
+  // the block's filled slots: each chunk of a value row read once for all
+  // heads, each probability broadcast once from the buffer. A step
+  // prefetches the next task's line of 16 scales, a slot its row. The
+  // first group's steps also take the exponentials (pass 2) of the step
+  // after theirs: those need the block's maximum, so they cannot join
+  // pass 1, and in a loop of their own they ran with no DRAM request in
+  // flight. One step ahead: the step's own, right before its broadcasts
+  // read them, made the step 7-9% slower from cache (afm-bench, 1
+  // thread: 0.234 -> 0.251 ms at 32/8 heads, 0.195 -> 0.212 at 24/8).
+  // The sums and shifts stay in memory: live across the slots' loop
+  // beside R x groupChunks accumulators, they spilled those.
   Value zeros = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(vf, b.getF32FloatAttr(0.0)));
-  auto expLoop = slotLoop(
-      begin, end, kLanes, SmallVector<Value>(group, zeros),
-      [&](Value slot0, Value offset, ValueRange runningSums) {
-        Value valueScales = quantized ? cacheScales(1, g, slot0) : Value();
-        SmallVector<Value> sums;
-        for (int64_t r = 0; r < group; ++r) {
-          Value s = vector::LoadOp::create(b, loc, vf, scoreBuffer,
-                                           ValueRange{index(r), offset});
-          Value p = math::ExpOp::create(
-              b, loc, arith::SubFOp::create(b, loc, s, shifts[r]));
-          sums.push_back(arith::AddFOp::create(b, loc, runningSums[r], p));
-          if (valueScales)
-            p = arith::MulFOp::create(b, loc, p, valueScales);
-          vector::StoreOp::create(b, loc, p, scoreBuffer,
-                                  ValueRange{index(r), offset});
-        }
-        return sums;
-      });
-  for (int64_t r = 0; r < group; ++r)
-    results[r].sum = vector::ReductionOp::create(
-        b, loc, vector::CombiningKind::ADD, expLoop.getResult(r));
+  for (int64_t r = 0; r < group; ++r) {
+    vector::StoreOp::create(b, loc, zeros, sumBuffer,
+                            ValueRange{index(r), index(0)});
+    memref::StoreOp::create(b, loc, shifts[r], shiftBuffer, index(r));
+  }
+  auto exponentials = [&](Value slot0, Value offset0) {
+    Value valueScales = quantized ? cacheScales(1, g, slot0) : Value();
+    for (int64_t r = 0; r < group; ++r) {
+      Value s = vector::LoadOp::create(b, loc, vf, scoreBuffer,
+                                       ValueRange{index(r), offset0});
+      Value shift =
+          splat(memref::LoadOp::create(b, loc, shiftBuffer, index(r)));
+      Value p = math::ExpOp::create(b, loc,
+                                    arith::SubFOp::create(b, loc, s, shift));
+      Value sum = vector::LoadOp::create(b, loc, vf, sumBuffer,
+                                         ValueRange{index(r), index(0)});
+      vector::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, sum, p),
+                              sumBuffer, ValueRange{index(r), index(0)});
+      if (valueScales)
+        p = arith::MulFOp::create(b, loc, p, valueScales);
+      vector::StoreOp::create(b, loc, p, scoreBuffer,
+                              ValueRange{index(r), offset0});
+    }
+  };
+  exponentials(begin, index(0));
 
-  // Pass 3: weighted values, one group of chunks at a time (their
-  // accumulators of every head in at most half the vector registers),
-  // slot by slot over exactly the block's filled slots: each chunk of a
-  // value row read once for all heads, each probability broadcast once.
-  for (Running &result : results)
-    result.acc.assign(chunks, Value());
   int64_t groupChunks =
       divisorAtMost(chunks, std::max<int64_t>(1, kLanes / group));
+  int64_t groups = chunks / groupChunks;
   for (int64_t c0 = 0; c0 < chunks; c0 += groupChunks) {
-    int64_t groupIndex = c0 / groupChunks, groups = chunks / groupChunks;
-    auto valueLoop =
-        slotLoop(begin, end, 1, SmallVector<Value>(group * groupChunks, zeros),
-                 [&](Value slot, Value offset, ValueRange acc) {
-                   prefetchNextTask(groupIndex, groups, offset);
-                   SmallVector<Value> row;
-                   for (int64_t c = c0; c < c0 + groupChunks; ++c)
-                     row.push_back(cacheChunk(1, g, slot, c));
-                   SmallVector<Value> next;
-                   for (int64_t r = 0; r < group; ++r) {
-                     Value weight = splat(memref::LoadOp::create(
-                         b, loc, scoreBuffer, ValueRange{index(r), offset}));
-                     for (int64_t c = 0; c < groupChunks; ++c)
-                       next.push_back(vector::FMAOp::create(
-                           b, loc, weight, row[c], acc[r * groupChunks + c]));
-                   }
-                   return next;
-                 });
+    int64_t groupIndex = c0 / groupChunks;
+    auto weightedValues = [&](Value slot, Value offset, ValueRange acc) {
+      prefetchNextTask(groupIndex, groups, offset, /*rows=*/true);
+      SmallVector<Value> row;
+      for (int64_t c = c0; c < c0 + groupChunks; ++c)
+        row.push_back(cacheChunk(1, g, slot, c));
+      SmallVector<Value> next;
+      for (int64_t r = 0; r < group; ++r) {
+        Value weight = splat(memref::LoadOp::create(
+            b, loc, scoreBuffer, ValueRange{index(r), offset}));
+        for (int64_t c = 0; c < groupChunks; ++c)
+          next.push_back(vector::FMAOp::create(b, loc, weight, row[c],
+                                               acc[r * groupChunks + c]));
+      }
+      return next;
+    };
+    auto valueLoop = slotLoop(
+        begin, end, kLanes, SmallVector<Value>(group * groupChunks, zeros),
+        [&](Value slot0, Value offset0, ValueRange carried) {
+          prefetchNextTask(groupIndex, groups, offset0, /*rows=*/false);
+          Value nextSlot0 = arith::AddIOp::create(b, loc, slot0, index(kLanes));
+          if (groupIndex == 0) {
+            auto ahead = scf::IfOp::create(
+                b, loc, TypeRange(),
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                      nextSlot0, end),
+                /*withElseRegion=*/false);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(ahead.thenBlock());
+            exponentials(nextSlot0, arith::AddIOp::create(b, loc, offset0,
+                                                          index(kLanes)));
+          }
+          auto slots = scf::ForOp::create(
+              b, loc, slot0, arith::MinUIOp::create(b, loc, nextSlot0, end),
+              index(1), carried);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(slots.getBody());
+          Value slot = slots.getInductionVar();
+          scf::YieldOp::create(
+              b, loc,
+              weightedValues(slot, arith::SubIOp::create(b, loc, slot, begin),
+                             slots.getRegionIterArgs()));
+          return SmallVector<Value>(slots.getResults());
+        });
+    // Written now: held across the next group's loop, these spilled
+    // there on every slot.
     for (int64_t r = 0; r < group; ++r)
       for (int64_t c = 0; c < groupChunks; ++c)
-        results[r].acc[c0 + c] = valueLoop.getResult(r * groupChunks + c);
+        weighted = vector::TransferWriteOp::create(
+                       b, loc, valueLoop.getResult(r * groupChunks + c),
+                       weighted, ValueRange{index(r), index((c0 + c) * kLanes)},
+                       ArrayRef<bool>{true})
+                       .getResult();
   }
+  for (int64_t r = 0; r < group; ++r)
+    results[r].sum = vector::ReductionOp::create(
+        b, loc, vector::CombiningKind::ADD,
+        vector::LoadOp::create(b, loc, vf, sumBuffer,
+                               ValueRange{index(r), index(0)}));
   return results;
 }
 

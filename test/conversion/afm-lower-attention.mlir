@@ -289,8 +289,9 @@ func.func @decode_local_int8(%q: tensor<1x4x16xf32>, %k: tensor<1x2x16xf32>, %v:
 // A decode task computes its weighted values from cache (the value rows
 // came in with its scores), so meanwhile it prefetches, non-temporally
 // (locality 0: read once in the step), the next task's key and value rows
-// and their scales: task + 1, the last task its own, as (KV head, first
-// slot of its block).
+// (one a slot) and their scales (a line of 16 a step of 16 slots): task +
+// 1, the last task its own, as (KV head, first slot of its block). The
+// exponentials go one step of 16 slots ahead in the same loop.
 // CHECK-LABEL: func.func @decode_prefetches_next_task
 // CHECK-SAME: %[[KV:[^:]*]]: memref<2x2x512x16xi8>, %[[S:[^:]*]]: memref<2x2x512xf32>
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivui %{{.*}}, %c256
@@ -302,11 +303,15 @@ func.func @decode_local_int8(%q: tensor<1x4x16xf32>, %k: tensor<1x2x16xf32>, %v:
 // CHECK: %[[HEAD:.*]] = arith.divui %[[NEXT]], %[[BLOCKS]]
 // CHECK: %[[BLOCK:.*]] = arith.remui %[[NEXT]], %[[BLOCKS]]
 // CHECK: arith.muli %[[BLOCK]], %c256
+// CHECK: math.exp
+// CHECK: scf.for %{{.*}} step %c16{{.*}} iter_args
+// CHECK: memref.prefetch %[[S]][%c0{{.*}}, %[[HEAD]], %{{.*}}], read, locality<0>, data
+// CHECK: memref.prefetch %[[S]][%c1{{.*}}, %[[HEAD]], %{{.*}}], read, locality<0>, data
+// CHECK: scf.if
+// CHECK: math.exp
 // CHECK: scf.for %{{.*}} step %c1{{.*}} iter_args
 // CHECK: memref.prefetch %[[KV]][%c0{{.*}}, %[[HEAD]], %{{.*}}, %c0{{.*}}], read, locality<0>, data
-// CHECK: memref.prefetch %[[S]][%c0{{.*}}, %[[HEAD]], %{{.*}}], read, locality<0>, data
 // CHECK: memref.prefetch %[[KV]][%c1{{.*}}, %[[HEAD]], %{{.*}}, %c0{{.*}}], read, locality<0>, data
-// CHECK: memref.prefetch %[[S]][%c1{{.*}}, %[[HEAD]], %{{.*}}], read, locality<0>, data
 // CHECK: vector.fma
 func.func @decode_prefetches_next_task(%q: tensor<1x4x16xf32>, %kv: memref<2x2x512x16xi8>, %s: memref<2x2x512xf32>, %pos: index) -> tensor<1x4x16xf32> {
   %o = afm.shared_kv_attention global %q from %kv scales %s at %pos : tensor<1x4x16xf32>, memref<2x2x512x16xi8>, memref<2x2x512xf32> -> tensor<1x4x16xf32>
