@@ -762,9 +762,6 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
           memref::LoadOp::create(b, loc, hoistedExcess, ValueRange{h});
       queries.push_back(head);
     }
-    // The task's stack buffer of scores is at the entry of its outlined
-    // function (runBlock); afm-outline-parallel-loops moves that of a
-    // task that stays a sequential loop to the function's entry.
     // This task's slices of the partials, written in place.
     auto [maxOut, sumOut, weightedOut] =
         std::tuple(forall.getRegionIterArgs()[0], forall.getRegionIterArgs()[1],
@@ -783,6 +780,9 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
     auto accType = RankedTensorType::get({group, headDim}, f32Type);
     Value accSlice = tensor::ExtractSliceOp::create(
         b, loc, accType, weightedOut, accOffsets, accSizes, ones4);
+    // The task's stack buffers are at the entry of its outlined function
+    // (runBlock); afm-outline-parallel-loops moves those of a task that
+    // stays a sequential loop to the function's entry.
     SmallVector<Running> states =
         runBlock(g, begin, end, facts, queries, accSlice);
     auto writeRow = [&](Value out, auto field) -> Value {
