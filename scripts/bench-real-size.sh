@@ -164,10 +164,10 @@ for t in $threads; do
   done
   for c in $contexts; do
     a=(); l=(); attempt=0
+    measureLimits
     while :; do
       attempt=$((attempt + 1))
-      measureLimits
-      before=$(lastLimit "$t")
+      before=$(lastLimit "$t") # measured before the first attempt, or after the last
       for _ in $(seq "$runs"); do
         a+=("$(afm "$t" "$c" "$decode" | awk '{print $2}')")
         l+=("$(llama "$t" 1 "$c" "$decode" | head -1 | jsonField decode_tokens_per_s)")

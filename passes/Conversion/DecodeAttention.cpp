@@ -1030,16 +1030,12 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
             exponentials(nextSlot0, arith::AddIOp::create(b, loc, offset0,
                                                           index(kLanes)));
           }
-          auto slots = scf::ForOp::create(
-              b, loc, slot0, arith::MinUIOp::create(b, loc, nextSlot0, end),
-              index(1), carried);
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(slots.getBody());
-          Value slot = slots.getInductionVar();
-          scf::YieldOp::create(
-              b, loc,
-              weightedValues(slot, arith::SubIOp::create(b, loc, slot, begin),
-                             slots.getRegionIterArgs()));
+          auto slots = slotLoop(
+              slot0, arith::MinUIOp::create(b, loc, nextSlot0, end), 1,
+              carried, [&](Value slot, Value inStep, ValueRange acc) {
+                return weightedValues(
+                    slot, arith::AddIOp::create(b, loc, offset0, inStep), acc);
+              });
           return SmallVector<Value>(slots.getResults());
         });
     // Written now: held across the next group's loop, these spilled
