@@ -116,6 +116,7 @@ afm_bench::runKernel(MLIRContext &context, const KernelSpec &spec,
       return result.takeError();
     result->spec = spec;
     result->flops = source.flops;
+    result->fmaFlops = source.fmaFlops;
     result->bytesRead = source.bytesRead;
     result->copies = copies;
     results.push_back(*result);

@@ -31,6 +31,7 @@ struct KernelResult {
   int threads = 1;
   double secondsPerCall = 0;
   double flops = 0;     // per call, 0 when the kernel does no arithmetic
+  double fmaFlops = 0;  // of which f32 multiply-adds (KernelSource)
   double bytesRead = 0; // weight or KV bytes read per call
   int copies = 1;       // weight copies rotated through
   /// host->parallel_for calls per kernel call: 0 means it ran on the

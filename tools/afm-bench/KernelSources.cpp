@@ -218,6 +218,8 @@ static KernelSource linearSource(const KernelSpec &s) {
                           {bytes(m * k, 4), Rotation::None, floats(1.0f)});
   source.outputBytes = bytes(m * n, 4);
   source.flops = 2.0 * m * n * k;
+  // int8 activations: every product is an integer dot product.
+  source.fmaFlops = s.int8Activations ? 0 : source.flops;
   source.bytesRead = 0;
   for (const KernelArgument &argument : source.arguments)
     if (argument.rotation == Rotation::Weights)
@@ -286,6 +288,11 @@ static KernelSource attentionSource(const KernelSpec &s) {
   // every row sees; row i also sees the chunk's first i + 1 rows.
   double visible = double(t) * (context - t) + double(t) * (t + 1) / 2;
   source.flops = 4.0 * heads * dim * visible;
+  // One query row with int8_query takes its scores (half the products)
+  // as integer dot products over the tiled keys (DecodeAttention.cpp);
+  // the weighted values, and every product of a prefill chunk, are f32.
+  source.fmaFlops =
+      t == 1 && s.int8Activations ? source.flops / 2 : source.flops;
   source.bytesRead = cacheBytes + scaleBytes;
   return source;
 }

@@ -70,6 +70,10 @@ struct KernelSource {
   /// Arithmetic per call (2 per multiply-add; 0: none worth counting) and
   /// bytes of weights or KV cache read per call.
   double flops = 0, bytesRead = 0;
+  /// The part of `flops` done by f32 multiply-adds, which the FMA peak
+  /// bounds; the rest are integer dot products (vpdpbusd, sdot), which
+  /// it does not.
+  double fmaFlops = 0;
 };
 
 KernelSource buildKernelSource(const KernelSpec &spec);

@@ -28,18 +28,14 @@ static double speedup(const ModelResult &m,
   return 1.0;
 }
 
-/// Kernels multiplying in int8 (vpdpbusd, sdot), whose peak is not the
-/// FP32 FMA peak afm-bench measures.
-static bool usesIntegerDots(const KernelResult &k) {
-  return llvm::StringRef(k.spec.name).contains("int8 activations");
-}
-
 void afm_bench::warnAboutBeatenLimits(const MachineLimits &limits,
                                       llvm::ArrayRef<KernelResult> kernels) {
   for (const KernelResult &k : kernels) {
     double read = k.bytesRead / k.secondsPerCall /
                   readBytesPerSecond(limits, k.threads);
-    double flops = k.flops / k.secondsPerCall /
+    // Only the f32 multiply-adds are bounded by the FMA peak: integer dot
+    // products (int8 activations, int8 attention scores) are not.
+    double flops = k.fmaFlops / k.secondsPerCall /
                    fmaFlopsPerSecond(limits, k.threads);
     if (read > 1)
       llvm::WithColor::warning(llvm::errs(), "afm-bench")
@@ -47,7 +43,7 @@ void afm_bench::warnAboutBeatenLimits(const MachineLimits &limits,
                            "read limit: the limit is wrong\n",
                            k.spec.name, shapeLabel(k.spec), k.threads,
                            100 * read);
-    if (flops > 1 && !usesIntegerDots(k))
+    if (flops > 1)
       llvm::WithColor::warning(llvm::errs(), "afm-bench")
           << llvm::formatv("{0} ({1}, {2} threads) computes at {3:f1}% of "
                            "the FMA peak: the peak is wrong\n",
@@ -81,11 +77,12 @@ void afm_bench::printTable(llvm::raw_ostream &os, const MachineLimits &limits,
     double bytesPerSecond = k.bytesRead / k.secondsPerCall;
     double flopsPerSecond = k.flops / k.secondsPerCall;
     // Integer dot products are not bounded by the FP32 FMA peak: their
-    // operations are counted but not compared with it.
+    // operations are counted in GFLOP/s, but only the f32 multiply-adds
+    // are compared with it.
     std::string arithmetic =
-        k.flops > 0 && !usesIntegerDots(k)
+        k.fmaFlops > 0
             ? llvm::formatv("{0,9:f2} {1,7:f1}%", flopsPerSecond / 1e9,
-                            100 * flopsPerSecond /
+                            100 * k.fmaFlops / k.secondsPerCall /
                                 fmaFlopsPerSecond(limits, k.threads))
                   .str()
         : k.flops > 0
@@ -101,7 +98,9 @@ void afm_bench::printTable(llvm::raw_ostream &os, const MachineLimits &limits,
   if (!kernels.empty())
     os << "GB/s: weight bytes read per second (embedding: the gathered rows "
           "and their scales; attention: KV codes and scales); % BW and % "
-          "peak against the limit on the same number of threads\n";
+          "peak against the limit on the same number of threads; % peak: "
+          "the f32 multiply-adds only (integer dot products count in "
+          "GFLOP/s, not against the FMA peak)\n";
   if (models.empty())
     return;
   os << llvm::formatv("{0,-40} {1,8} {2,10} {3,14} {4,9}\n",
@@ -144,9 +143,11 @@ void afm_bench::printJSON(llvm::raw_ostream &os, const MachineLimits &limits,
     if (k.flops > 0) {
       double flopsPerSecond = k.flops / k.secondsPerCall;
       kernel["gflops"] = flopsPerSecond / 1e9;
-      if (!usesIntegerDots(k))
+      // Of those, the f32 multiply-adds' share (the rest: integer dots).
+      kernel["fma_share"] = k.fmaFlops / k.flops;
+      if (k.fmaFlops > 0)
         kernel["fraction_of_fma_peak"] =
-            flopsPerSecond / fmaFlopsPerSecond(limits, k.threads);
+            k.fmaFlops / k.secondsPerCall / fmaFlopsPerSecond(limits, k.threads);
     }
     kernelArray.push_back(std::move(kernel));
   }
