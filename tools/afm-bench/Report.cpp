@@ -28,15 +28,20 @@ static double speedup(const ModelResult &m,
   return 1.0;
 }
 
+/// The kernel's f32 multiply-adds per second over the FMA peak on its
+/// threads: only they are bounded by it, integer dot products (int8
+/// activations, int8 attention scores) are not.
+static double fmaPeakFraction(const MachineLimits &limits,
+                              const KernelResult &k) {
+  return k.fmaFlops / k.secondsPerCall / fmaFlopsPerSecond(limits, k.threads);
+}
+
 void afm_bench::warnAboutBeatenLimits(const MachineLimits &limits,
                                       llvm::ArrayRef<KernelResult> kernels) {
   for (const KernelResult &k : kernels) {
     double read = k.bytesRead / k.secondsPerCall /
                   readBytesPerSecond(limits, k.threads);
-    // Only the f32 multiply-adds are bounded by the FMA peak: integer dot
-    // products (int8 activations, int8 attention scores) are not.
-    double flops = k.fmaFlops / k.secondsPerCall /
-                   fmaFlopsPerSecond(limits, k.threads);
+    double flops = fmaPeakFraction(limits, k);
     if (read > 1)
       llvm::WithColor::warning(llvm::errs(), "afm-bench")
           << llvm::formatv("{0} ({1}, {2} threads) reads at {3:f1}% of the "
@@ -82,8 +87,7 @@ void afm_bench::printTable(llvm::raw_ostream &os, const MachineLimits &limits,
     std::string arithmetic =
         k.fmaFlops > 0
             ? llvm::formatv("{0,9:f2} {1,7:f1}%", flopsPerSecond / 1e9,
-                            100 * k.fmaFlops / k.secondsPerCall /
-                                fmaFlopsPerSecond(limits, k.threads))
+                            100 * fmaPeakFraction(limits, k))
                   .str()
         : k.flops > 0
             ? llvm::formatv("{0,9:f2} {1,8}", flopsPerSecond / 1e9, "-").str()
@@ -146,8 +150,7 @@ void afm_bench::printJSON(llvm::raw_ostream &os, const MachineLimits &limits,
       // Of those, the f32 multiply-adds' share (the rest: integer dots).
       kernel["fma_share"] = k.fmaFlops / k.flops;
       if (k.fmaFlops > 0)
-        kernel["fraction_of_fma_peak"] =
-            k.fmaFlops / k.secondsPerCall / fmaFlopsPerSecond(limits, k.threads);
+        kernel["fraction_of_fma_peak"] = fmaPeakFraction(limits, k);
     }
     kernelArray.push_back(std::move(kernel));
   }
