@@ -61,10 +61,19 @@ static std::vector<TargetDescription> buildTable() {
   // 15.7-15.9 GB/s without, 14.8-15.3 at 2 KiB ahead, 13.0-13.3 at 8 KiB;
   // the 3B's decode, alternated 3 times: 19.1 tokens/s without, 15.7 at
   // 8 KiB on 1 thread, 28.5 and 25.2 on 2. The LLVM CPU and the cache
-  // sizes stay x86-64-v4-vnni's: only the prefetch distance was measured.
+  // sizes stay x86-64-v4-vnni's: only the prefetch distance and hint were
+  // measured.
+  //
+  // Decode attention's prefetches of its next task's cache rows go with
+  // the L2 hint (prefetcht2) rather than non-temporal (prefetchnta): int8
+  // KV at 4096 positions, 24/8 heads (afm-bench, 6 rounds alternated,
+  // medians): 0.517 -> 0.467 ms on 1 thread, 0.348 -> 0.303 on 2; 32/8
+  // heads 0.564 -> 0.539 and 0.388 -> 0.320 (2026-11-28). On Zen 5 the
+  // non-temporal hint was the faster by 3-10% on 1 thread.
   TargetDescription zen4 = vnni;
   zen4.name = "amd-zen4";
   zen4.prefetchBytes = 0;
+  zen4.readOncePrefetchLocality = 1;
   add(zen4);
 
   TargetDescription arm;

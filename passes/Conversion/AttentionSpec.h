@@ -38,6 +38,10 @@ struct AttentionSpec {
   /// Each query head vector is rounded to int8 before the scores
   /// (`int8_query`; an i8 cache).
   bool int8Query = false;
+  /// Lowering only, from the module's target when it has one
+  /// (TargetDescription::readOncePrefetchLocality): the locality hint of
+  /// decode attention's prefetches of its next task's rows.
+  unsigned readOncePrefetchLocality = 0;
 
   /// How many positions the cache holds when attention reads it: before
   /// the append for attention that owns its cache, after the owner's

@@ -27,6 +27,7 @@
 
 #include "passes/Passes.h"
 
+#include "afm/Target/TargetDescription.h"
 #include "dialects/afm/IR/AFMOps.h"
 #include "passes/CodeGen/GEMMTiles.h"
 #include "passes/Conversion/AttentionSpec.h"
@@ -848,6 +849,16 @@ struct AFMLowerAttentionPass
       if (isa<AttentionOp, SharedKVAttentionOp>(op))
         ops.push_back(op);
     });
+    // The target's prefetch hint when afm-set-target stamped one (the
+    // afm-codegen pipelines); the default hint without (afm-opt alone).
+    unsigned readOnceLocality = 0;
+    ModuleOp module = getOperation();
+    if (contracts(module).getTargetAttrHelper().getAttr(module)) {
+      FailureOr<TargetDescription> target = getTargetDescription(module);
+      if (failed(target))
+        return signalPassFailure();
+      readOnceLocality = target->readOncePrefetchLocality;
+    }
     IRRewriter rewriter(&getContext());
     for (Operation *op : ops) {
       rewriter.setInsertionPoint(op);
@@ -860,6 +871,7 @@ struct AFMLowerAttentionPass
                         cast<SharedKVAttentionOp>(op).getCount(), rewriter);
       if (failed(spec))
         return signalPassFailure();
+      spec->readOncePrefetchLocality = readOnceLocality;
       Value result = AttentionBuilder(rewriter, op->getLoc(), *spec).build();
       rewriter.replaceOp(op, result);
     }

@@ -40,12 +40,16 @@
 //      step): a task's own reads then mostly hit, and the memory does
 //      not idle while it computes. (int8-KV decode at 4096 positions, 1
 //      thread: 0.71 -> 0.35 ms; docs/bench/attention-decode-zen5.txt.)
-//      These prefetches are non-temporal (locality 0, prefetchnta on
-//      x86): the rows are read by one task and never again in the step,
-//      and on Zen 5 that hint beat the L2 one (locality 2) by 3-10% on 1
-//      thread (docs/bench/attention-decode-zen5.txt). Anything sent to
-//      DRAM from pass 1 stalls it, even with its keys already in L1: the
-//      next task's values from there made a step 1.7x slower.
+//      Their locality hint is the target's readOncePrefetchLocality: the
+//      rows are read by one task and never again in the step. On Zen 5
+//      the non-temporal hint (prefetchnta) beat the L2 one by 3-10% on 1
+//      thread (docs/bench/attention-decode-zen5.txt); on Zen 4 prefetcht2
+//      beat prefetchnta by 10% on 1 thread and 13% on 2
+//      (docs/bench/attention-decode-zen4.txt). Anything sent to DRAM from
+//      pass 1 stalls it, even with its keys already in L1: the next
+//      task's values from there made a step 1.7x slower (on Zen 4, a
+//      quarter of the next task's lines from there, with either hint,
+//      1.25x slower).
 // - Combine: a task per KV head; per query head, the blocks' partials
 //   folded in order (the online-softmax step), then the row's own key
 //   and value, then the division by the sum of exponentials.
@@ -178,12 +182,12 @@ private:
   /// Software prefetch of the key rows of slots [slot0 + 16, slot0 + 32)
   /// and the value rows of [slot0, slot0 + 16) of head g.
   void prefetchRows(Value g, Value slot0);
-  /// Non-temporal software prefetch, from the loop over a block's values
-  /// (`groupIndex` of `groups` passes over it), of the next task's row at
-  /// `offset` of its block (`rows`), or of the line of 16 scales there:
-  /// keys during the first pass, values during the second (both with one
-  /// pass). The task's own reads are from cache then, and the memory would
-  /// idle.
+  /// Software prefetch (with the target's readOncePrefetchLocality), from
+  /// the loop over a block's values (`groupIndex` of `groups` passes over
+  /// it), of the next task's row at `offset` of its block (`rows`), or of
+  /// the line of 16 scales there: keys during the first pass, values
+  /// during the second (both with one pass). The task's own reads are
+  /// from cache then, and the memory would idle.
   void prefetchNextTask(int64_t groupIndex, int64_t groups, Value offset,
                         bool rows);
   /// Software prefetch of every cache line of the row at `slot` (within
@@ -351,11 +355,12 @@ void DecodeAttention::prefetchNextTask(int64_t groupIndex, int64_t groups,
     if (groupIndex != half && !(groups == 1 && half == 1))
       continue;
     if (rows)
-      prefetchRow(half, nextHead, slot, /*localityHint=*/0);
+      prefetchRow(half, nextHead, slot, spec.readOncePrefetchLocality);
     else if (quantized)
       memref::PrefetchOp::create(b, loc, spec.scales,
                                  ValueRange{index(half), nextHead, slot},
-                                 /*isWrite=*/false, /*localityHint=*/0,
+                                 /*isWrite=*/false,
+                                 spec.readOncePrefetchLocality,
                                  /*isDataCache=*/true);
   }
 }

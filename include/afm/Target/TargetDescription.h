@@ -56,6 +56,11 @@ struct TargetDescription {
   /// weight rows in software (Prefetch.h); 0 when the hardware prefetchers
   /// alone keep enough lines in flight and software prefetches only cost.
   uint64_t prefetchBytes = 8 * 1024;
+  /// The locality hint (0-3, llvm.prefetch's) of software prefetches of
+  /// data read once a while later: decode attention's prefetches of its
+  /// next task's cache rows and scales. 0 is non-temporal (prefetchnta on
+  /// x86), which measured best on Zen 5; 1 (prefetcht2) on Zen 4.
+  unsigned readOncePrefetchLocality = 0;
   /// The GPU decodes ASTC textures in hardware, so an `.afmb` for this
   /// target keeps ASTC weights' blocks as an artifact next to the CPU form.
   bool gpuSamplesASTC = false;
