@@ -289,10 +289,11 @@ func.func @decode_local_int8(%q: tensor<1x4x16xf32>, %k: tensor<1x2x16xf32>, %v:
 // A decode task computes its weighted values from cache (the value rows
 // came in with its scores), so meanwhile it prefetches, with the
 // target's hint for data read once (without a target, locality 0:
-// non-temporal; afm-lower-attention-target.mlir), the next task's key and value rows
-// (one a slot) and their scales (a line of 16 a step of 16 slots): task +
-// 1, the last task its own, as (KV head, first slot of its block). The
-// exponentials go one step of 16 slots ahead in the same loop.
+// non-temporal; afm-lower-attention-target.mlir), the next task's key
+// and value rows (one a slot) and their scales (a line of 16 a step of
+// 16 slots): task + 1, the last task its own, as (KV head, first slot of
+// its block). The exponentials go one step of 16 slots ahead in the same
+// loop.
 // CHECK-LABEL: func.func @decode_prefetches_next_task
 // CHECK-SAME: %[[KV:[^:]*]]: memref<2x2x512x16xi8>, %[[S:[^:]*]]: memref<2x2x512xf32>
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivui %{{.*}}, %c256
