@@ -285,11 +285,17 @@ static int error(const llvm::Twine &message) {
 static void printTargets(llvm::raw_ostream &os) {
   TargetDescription host = getHostTarget();
   os << "host (this machine: " << host.name << ", " << host.triple << ")\n";
-  for (const TargetDescription &t : getKnownTargets())
+  for (const TargetDescription &t : getKnownTargets()) {
     os << llvm::left_justify(t.name, 16) << " " << t.triple << ", cpu " << t.cpu
        << ", " << t.vectorBits << "-bit vectors x " << t.vectorRegisters
-       << (t.hasSME ? ", SME" : "")
-       << (t.prefetchBytes == 0 ? ", no software prefetch" : "") << "\n";
+       << (t.hasSME ? ", SME" : "");
+    if (t.prefetchBytes == 0)
+      os << ", no software prefetch";
+    else
+      os << ", weights prefetched " << t.prefetchBytes / 1024
+         << " KiB ahead (locality " << t.streamPrefetchLocality << ")";
+    os << "\n";
+  }
 }
 
 /// A session of this model reserves its whole arena (KV caches at full

@@ -55,14 +55,19 @@ static std::vector<TargetDescription> buildTable() {
   vnni.int8Dot = Int8DotProduct::X86VNNI;
   add(vnni);
 
-  // AMD Zen 4: the same code as x86-64-v4-vnni but for software prefetch,
-  // which its hardware prefetchers make a loss. 2-bit GEMV 4096x4096 on
-  // int8 activations, 1 thread (afm-bench, distances alternated twice):
-  // 15.7-15.9 GB/s without, 14.8-15.3 at 2 KiB ahead, 13.0-13.3 at 8 KiB;
-  // the 3B's decode, alternated 3 times: 19.1 tokens/s without, 15.7 at
-  // 8 KiB on 1 thread, 28.5 and 25.2 on 2. The LLVM CPU and the cache
-  // sizes stay x86-64-v4-vnni's: only the prefetch distance and hint were
-  // measured.
+  // AMD Zen 4: the same code as x86-64-v4-vnni but for software prefetch
+  // hints. The GEMVs' weight rows are prefetched 8 KiB ahead into L2
+  // (prefetcht2), not L1: with prefetcht0 software prefetch was a loss
+  // there (2-bit GEMV 4096x4096 on int8 activations, 1 thread: 15.7-15.9
+  // GB/s without, 13.0-13.3 at 8 KiB; the 3B's decode 19.1 tokens/s
+  // without, 15.7 at 8 KiB), while four streams read with prefetcht2 8
+  // KiB ahead reach 26-27 GB/s on 1 thread against 20-21 without or with
+  // prefetcht0. The 3B's decode (afm-bench --model, 4 runs alternated,
+  // 2026-11-28): 23.8-24.8 tokens/s without, 27.8-28.6 with prefetcht2 at
+  // 8 KiB on 1 thread; on 2 threads 31.6-41.5 and 33.1-46.6, the 2-thread
+  // memory's own state deciding (docs/bench/gemv-prefetch-zen4.txt). The
+  // LLVM CPU and the cache sizes stay x86-64-v4-vnni's: only the prefetch
+  // distance and hints were measured.
   //
   // Decode attention's prefetches of its next task's cache rows go with
   // the L2 hint (prefetcht2) rather than non-temporal (prefetchnta): int8
@@ -72,7 +77,7 @@ static std::vector<TargetDescription> buildTable() {
   // non-temporal hint was the faster by 3-10% on 1 thread.
   TargetDescription zen4 = vnni;
   zen4.name = "amd-zen4";
-  zen4.prefetchBytes = 0;
+  zen4.streamPrefetchLocality = 1;
   zen4.readOncePrefetchLocality = 1;
   add(zen4);
 

@@ -12,7 +12,7 @@ using namespace mlir;
 using namespace mlir::afm;
 
 void afm::prefetchAhead(OpBuilder &b, Location loc, Value view,
-                        int64_t bytesAhead) {
+                        int64_t bytesAhead, unsigned localityHint) {
   if (bytesAhead <= 0)
     return;
   auto subview = view.getDefiningOp<memref::SubViewOp>();
@@ -65,7 +65,7 @@ void afm::prefetchAhead(OpBuilder &b, Location loc, Value view,
       rest /= size;
     }
     memref::PrefetchOp::create(b, loc, subview.getSource(), at,
-                               /*isWrite=*/false, /*localityHint=*/3,
+                               /*isWrite=*/false, localityHint,
                                /*isDataCache=*/true);
   }
 }

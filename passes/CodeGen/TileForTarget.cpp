@@ -189,7 +189,7 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
       prefetchAhead(
           rewriter, tile->getLoc(),
           cast<linalg::LinalgOp>(tile).getDpsInputOperand(input)->get(),
-          target.prefetchBytes);
+          target.prefetchBytes, target.streamPrefetchLocality);
   }
   if (int8Dot &&
       succeeded(vectorizeInt8DotTile(rewriter, cast<linalg::GenericOp>(tile),

@@ -12,8 +12,13 @@
 // RUN: afm-opt %s -split-input-file --afm-set-target=target=x86-64-v4-vnni --afm-select-tiles --afm-tile-for-target --afm-lower-dot-bytes | FileCheck %s --check-prefix=LOWERED
 // RUN: afm-opt %s -split-input-file --afm-set-target=target=x86-64-v4-vnni --afm-select-tiles --afm-tile-for-target | grep -c memref.prefetch | FileCheck %s --check-prefix=ONE-PREFETCH
 // ONE-PREFETCH: {{^}}1{{$}}
-// On Zen 4 the hardware prefetchers do better alone (TargetDescription.cpp).
-// RUN: afm-opt %s -split-input-file --afm-set-target=target=amd-zen4 --afm-select-tiles --afm-tile-for-target | not grep memref.prefetch
+// ONE-PREFETCH checks the default hint (into L1); Zen 4 prefetches the same
+// line into L2 (locality 1, prefetcht2: TargetDescription.cpp).
+// RUN: afm-opt %s -split-input-file --afm-set-target=target=x86-64-v4-vnni --afm-select-tiles --afm-tile-for-target | FileCheck %s --check-prefix=L1-HINT
+// L1-HINT: memref.prefetch {{.*}} read, locality<3>, data
+// RUN: afm-opt %s -split-input-file --afm-set-target=target=amd-zen4 --afm-select-tiles --afm-tile-for-target | FileCheck %s --check-prefix=L2-HINT
+// L2-HINT: memref.prefetch {{.*}} read, locality<1>, data
+// L2-HINT-NOT: locality<3>
 // RUN: afm-opt %s -split-input-file --afm-set-target=target=amd-zen4 --afm-select-tiles --afm-tile-for-target --afm-lower-dot-bytes | FileCheck %s --check-prefix=LOWERED
 
 #X = affine_map<(t, o, g, j, i, m) -> (t, j, g, i, m)>

@@ -56,6 +56,10 @@ struct TargetDescription {
   /// weight rows in software (Prefetch.h); 0 when the hardware prefetchers
   /// alone keep enough lines in flight and software prefetches only cost.
   uint64_t prefetchBytes = 8 * 1024;
+  /// The locality hint (0-3, llvm.prefetch's) of those prefetches: 3
+  /// (prefetcht0, into L1) by default; 1 (prefetcht2, into L2) on Zen 4,
+  /// where prefetcht0 lost to no prefetch and prefetcht2 beat both.
+  unsigned streamPrefetchLocality = 3;
   /// The locality hint (0-3, llvm.prefetch's) of software prefetches of
   /// data read once a while later: decode attention's prefetches of its
   /// next task's cache rows and scales. 0 is non-temporal (prefetchnta on
