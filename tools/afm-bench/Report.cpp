@@ -6,6 +6,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/WithColor.h"
 
+#include <algorithm>
+
 using namespace afm_bench;
 
 double afm_bench::readBytesPerSecond(const MachineLimits &limits,
@@ -37,12 +39,24 @@ static double fmaPeakFraction(const MachineLimits &limits,
 }
 
 void afm_bench::warnAboutBeatenLimits(const MachineLimits &limits,
-                                      llvm::ArrayRef<KernelResult> kernels) {
+                                      llvm::ArrayRef<KernelResult> kernels,
+                                      size_t footprintBytes,
+                                      size_t lastLevelCacheBytes) {
   for (const KernelResult &k : kernels) {
     double read = k.bytesRead / k.secondsPerCall /
                   readBytesPerSecond(limits, k.threads);
     double flops = fmaPeakFraction(limits, k);
-    if (read > 1)
+    double touched = std::max<double>(footprintBytes, k.bytesRead);
+    if (read > 1 && touched < lastLevelCacheBytes)
+      llvm::WithColor::note(llvm::errs(), "afm-bench")
+          << llvm::formatv("{0} ({1}, {2} threads) reads at {3:f1}% of the "
+                           "DRAM read limit from cache: its {4} MiB of "
+                           "copies fit in the {5} MiB last-level cache "
+                           "(--footprint-mib)\n",
+                           k.spec.name, shapeLabel(k.spec), k.threads,
+                           100 * read, touched / (1 << 20),
+                           lastLevelCacheBytes >> 20);
+    else if (read > 1)
       llvm::WithColor::warning(llvm::errs(), "afm-bench")
           << llvm::formatv("{0} ({1}, {2} threads) reads at {3:f1}% of the "
                            "read limit: the limit is wrong\n",

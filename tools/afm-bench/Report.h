@@ -23,9 +23,14 @@ double fmaFlopsPerSecond(const MachineLimits &limits, int threads);
 
 /// Writes to stderr every kernel that reads faster than the read limit or
 /// computes faster than the FMA peak on its thread count: such a limit is
-/// wrong (afm-bench's contract is that no kernel beats it).
+/// wrong (afm-bench's contract is that no kernel beats it). The read limit
+/// is DRAM's: a kernel whose rotated copies (`footprintBytes`, or its own
+/// bytes when larger) fit in the last-level cache (`lastLevelCacheBytes`)
+/// reads from cache and may beat it, which gets a note rather than the
+/// warning.
 void warnAboutBeatenLimits(const MachineLimits &limits,
-                           llvm::ArrayRef<KernelResult> kernels);
+                           llvm::ArrayRef<KernelResult> kernels,
+                           size_t footprintBytes, size_t lastLevelCacheBytes);
 
 void printTable(llvm::raw_ostream &os, const MachineLimits &limits,
                 llvm::ArrayRef<KernelResult> kernels,

@@ -30,6 +30,8 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <fstream>
+#include <string>
 #include <thread>
 #include <unistd.h>
 
@@ -90,7 +92,29 @@ static cl::opt<bool> limitsOnly("limits-only",
                                 cl::desc("Measure the machine only"),
                                 cl::cat(category));
 
+/// The last-level cache of CPU 0 as Linux describes it (the highest
+/// level in /sys/devices/system/cpu/cpu0/cache), else sysconf's level 3,
+/// else 32 MiB. sysfs first: on a Zen 4 VM glibc's sysconf said 320 MiB
+/// where the kernel (and lscpu) said 32.
 static size_t lastLevelCacheBytes() {
+  unsigned bestLevel = 0;
+  size_t best = 0;
+  for (int index = 0; index < 16; ++index) {
+    std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::ifstream levelFile(dir + "/level"), sizeFile(dir + "/size");
+    unsigned level = 0;
+    size_t size = 0;
+    std::string unit;
+    if (!(levelFile >> level) || !(sizeFile >> size))
+      continue;
+    sizeFile >> unit; // "K" or "M" right after the number
+    size <<= unit == "M" ? 20 : unit == "K" ? 10 : 0;
+    if (level > bestLevel && size > 0)
+      bestLevel = level, best = size;
+  }
+  if (best)
+    return best;
 #ifdef _SC_LEVEL3_CACHE_SIZE
   long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
   if (l3 > 0)
@@ -197,6 +221,9 @@ int main(int argc, char **argv) {
     threadCounts.push_back(n);
 
   std::vector<KernelResult> results;
+  size_t footprint = footprintMiB ? size_t(footprintMiB) << 20
+                                  : std::max<size_t>(4 * lastLevelCacheBytes(),
+                                                     256u << 20);
   if (!limitsOnly) {
     std::vector<std::unique_ptr<HostThreads>> pools;
     for (int t : threadCounts) {
@@ -208,10 +235,6 @@ int main(int argc, char **argv) {
     std::vector<HostThreads *> hosts;
     for (auto &pool : pools)
       hosts.push_back(pool.get());
-    size_t footprint = footprintMiB
-                           ? size_t(footprintMiB) << 20
-                           : std::max<size_t>(4 * lastLevelCacheBytes(),
-                                              256u << 20);
     auto timed = runKernels(*target, footprint, hosts);
     if (!timed)
       return fail(timed.takeError());
@@ -231,7 +254,7 @@ int main(int argc, char **argv) {
   if (!models.empty())
     keepBestLimits(limits,
                    measureMachineLimits(size_t(bandwidthMiB) << 20, n, 10));
-  warnAboutBeatenLimits(limits, results);
+  warnAboutBeatenLimits(limits, results, footprint, lastLevelCacheBytes());
 
   if (json)
     printJSON(llvm::outs(), limits, results, modelResults);
