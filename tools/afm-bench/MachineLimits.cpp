@@ -90,7 +90,6 @@ sumVectorStreams(const uint64_t *data, size_t count) {
 #define AFM_VECTOR_TARGET2 __attribute__((target("avx2")))
 #else
 #define AFM_VECTOR_TARGET
-#define AFM_VECTOR_TARGET2
 #endif
 #define AFM_READ_PATTERN(NAME, TARGET, STREAMS, MODE)                          \
   TARGET static uint64_t NAME(const uint64_t *d, size_t n) {                  \

@@ -221,9 +221,10 @@ int main(int argc, char **argv) {
     threadCounts.push_back(n);
 
   std::vector<KernelResult> results;
-  size_t footprint = footprintMiB ? size_t(footprintMiB) << 20
-                                  : std::max<size_t>(4 * lastLevelCacheBytes(),
-                                                     256u << 20);
+  size_t cacheBytes = lastLevelCacheBytes();
+  size_t footprint = footprintMiB
+                         ? size_t(footprintMiB) << 20
+                         : std::max<size_t>(4 * cacheBytes, 256u << 20);
   if (!limitsOnly) {
     std::vector<std::unique_ptr<HostThreads>> pools;
     for (int t : threadCounts) {
@@ -254,7 +255,7 @@ int main(int argc, char **argv) {
   if (!models.empty())
     keepBestLimits(limits,
                    measureMachineLimits(size_t(bandwidthMiB) << 20, n, 10));
-  warnAboutBeatenLimits(limits, results, footprint, lastLevelCacheBytes());
+  warnAboutBeatenLimits(limits, results, footprint, cacheBytes);
 
   if (json)
     printJSON(llvm::outs(), limits, results, modelResults);
