@@ -81,6 +81,24 @@ static std::vector<TargetDescription> buildTable() {
   zen4.readOncePrefetchLocality = 1;
   add(zen4);
 
+  // Intel Sapphire Rapids and its refresh Emerald Rapids (the same cores):
+  // x86-64-v4-vnni but for decode attention's prefetches of its next
+  // task's rows, which go into L2 (prefetcht2), as on Zen 4. There the
+  // non-temporal hint tuned on Zen 5 made the step 2.5x slower: a task's
+  // next rows (64 KiB at 256 slots) outgrow the 48 KiB L1 before they are
+  // read, and lines prefetched non-temporally into it go back to DRAM.
+  // int8 KV at 4096 positions, 24/8 heads, int8 query (afm-bench, an
+  // Emerald Rapids VM, 2026-12-02, 3 rounds alternated, medians):
+  // prefetchnta 2.48-2.54 ms on 1 thread and 1.73-1.92 on 2; prefetcht2
+  // 1.02 and 0.60; prefetcht0 1.13 and 0.61; no prefetch 1.22 and 0.90
+  // (docs/bench/attention-decode-emerald-rapids.txt). The GEMVs' weight
+  // prefetch (distance and hint) measured no different from noise there,
+  // so it stays x86-64-v4-vnni's.
+  TargetDescription spr = vnni;
+  spr.name = "intel-sapphire-rapids";
+  spr.readOncePrefetchLocality = 1;
+  add(spr);
+
   TargetDescription arm;
   arm.name = "aarch64-generic";
   arm.triple = "aarch64-unknown-linux-gnu";
@@ -142,8 +160,8 @@ bool TargetDescription::isAArch64() const {
   return llvm::Triple(triple).isAArch64();
 }
 
-llvm::Expected<TargetDescription>
-mlir::afm::lookupTarget(llvm::StringRef name, llvm::StringRef os) {
+llvm::Expected<TargetDescription> mlir::afm::lookupTarget(llvm::StringRef name,
+                                                          llvm::StringRef os) {
   TargetDescription target;
   if (name == "host") {
     target = getHostTarget();
@@ -188,15 +206,18 @@ TargetDescription mlir::afm::getHostTarget() {
   bool avx512 = features.lookup("avx512f") && features.lookup("avx512bw") &&
                 features.lookup("avx512vl") && features.lookup("avx512dq");
   bool vnni = avx512 && features.lookup("avx512vnni");
-  StringRef name = host.isAArch64() ? "aarch64-generic"
-                   : vnni && llvm::sys::getHostCPUName() == "znver4"
-                       ? "amd-zen4"
+  StringRef cpu = llvm::sys::getHostCPUName();
+  StringRef name = host.isAArch64()          ? "aarch64-generic"
+                   : vnni && cpu == "znver4" ? "amd-zen4"
+                   : vnni && (cpu == "sapphirerapids" || cpu == "emeraldrapids")
+                       ? "intel-sapphire-rapids"
                    : vnni   ? "x86-64-v4-vnni"
                    : avx512 ? "x86-64-v4"
                             : "x86-64-v3";
-  TargetDescription target = *llvm::find_if(
-      getKnownTargets(),
-      [&](const TargetDescription &d) { return d.name == name; });
+  TargetDescription target =
+      *llvm::find_if(getKnownTargets(), [&](const TargetDescription &d) {
+        return d.name == name;
+      });
   target.triple = host.str();
   return target;
 }

@@ -13,7 +13,7 @@
 // M2-LINUX: module attributes {afm.target = #afm.target<name = "apple-m2", os = "linux">}
 
 // `host` is recorded as the table entry it resolved to, never as "host".
-// HOST: afm.target = #afm.target<name = "{{x86-64-v[34](-vnni)?|amd-zen4|aarch64-generic}}">
+// HOST: afm.target = #afm.target<name = "{{x86-64-v[34](-vnni)?|amd-zen4|intel-sapphire-rapids|aarch64-generic}}">
 
 // An unknown name lists the known ones.
 // BAD: error: unknown target 'pdp-11'; known targets: host, x86-64-v3,

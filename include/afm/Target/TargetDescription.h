@@ -63,7 +63,8 @@ struct TargetDescription {
   /// The locality hint (0-3, llvm.prefetch's) of software prefetches of
   /// data read once a while later: decode attention's prefetches of its
   /// next task's cache rows and scales. 0 is non-temporal (prefetchnta on
-  /// x86), which measured best on Zen 5; 1 (prefetcht2) on Zen 4.
+  /// x86), which measured best on Zen 5; 1 (prefetcht2) on Zen 4 and on
+  /// Sapphire/Emerald Rapids, where non-temporal lines outgrow L1 unread.
   unsigned readOncePrefetchLocality = 0;
   /// The GPU decodes ASTC textures in hardware, so an `.afmb` for this
   /// target keeps ASTC weights' blocks as an artifact next to the CPU form.
