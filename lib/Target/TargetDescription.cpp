@@ -160,8 +160,8 @@ bool TargetDescription::isAArch64() const {
   return llvm::Triple(triple).isAArch64();
 }
 
-llvm::Expected<TargetDescription> mlir::afm::lookupTarget(llvm::StringRef name,
-                                                          llvm::StringRef os) {
+llvm::Expected<TargetDescription>
+mlir::afm::lookupTarget(llvm::StringRef name, llvm::StringRef os) {
   TargetDescription target;
   if (name == "host") {
     target = getHostTarget();
@@ -207,17 +207,16 @@ TargetDescription mlir::afm::getHostTarget() {
                 features.lookup("avx512vl") && features.lookup("avx512dq");
   bool vnni = avx512 && features.lookup("avx512vnni");
   StringRef cpu = llvm::sys::getHostCPUName();
-  StringRef name = host.isAArch64()          ? "aarch64-generic"
-                   : vnni && cpu == "znver4" ? "amd-zen4"
-                   : vnni && (cpu == "sapphirerapids" || cpu == "emeraldrapids")
-                       ? "intel-sapphire-rapids"
-                   : vnni   ? "x86-64-v4-vnni"
-                   : avx512 ? "x86-64-v4"
-                            : "x86-64-v3";
-  TargetDescription target =
-      *llvm::find_if(getKnownTargets(), [&](const TargetDescription &d) {
-        return d.name == name;
-      });
+  bool sapphireRapidsCores = cpu == "sapphirerapids" || cpu == "emeraldrapids";
+  StringRef name = host.isAArch64()              ? "aarch64-generic"
+                   : vnni && cpu == "znver4"     ? "amd-zen4"
+                   : vnni && sapphireRapidsCores ? "intel-sapphire-rapids"
+                   : vnni                        ? "x86-64-v4-vnni"
+                   : avx512                      ? "x86-64-v4"
+                                                 : "x86-64-v3";
+  TargetDescription target = *llvm::find_if(
+      getKnownTargets(),
+      [&](const TargetDescription &d) { return d.name == name; });
   target.triple = host.str();
   return target;
 }

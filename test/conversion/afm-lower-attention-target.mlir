@@ -7,8 +7,8 @@
 // (TargetDescription::readOncePrefetchLocality): prefetcht2 (locality 1)
 // on Zen 4, where it measured 10-13% faster than non-temporal, and on
 // Sapphire/Emerald Rapids, where non-temporal was 2.5x slower; non-temporal
-// (locality 0) elsewhere. The prefetches of the task's own
-// next rows in the scores' loop stay in L1 (locality 3) on both.
+// (locality 0) elsewhere. The prefetches of the task's own next rows in
+// the scores' loop stay in L1 (locality 3) on all three targets.
 // CHECK-LABEL: func.func @decode_next_task_hint
 // CHECK-SAME: %[[KV:[^:]*]]: memref<2x2x512x16xi8>, %[[S:[^:]*]]: memref<2x2x512xf32>
 // CHECK: scf.forall
