@@ -174,7 +174,14 @@ void afm::buildAFMTensorToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // Big parallel tile loops run on the runtime's threads.
-  pm.addPass(createAFMOutlineParallelLoopsPass());
+  AFMOutlineParallelLoopsPassOptions outlining;
+  // Not on SME targets: an SME loop's bounds use vector.vscale, which would
+  // stay in its caller, and only functions holding ZA ops run in streaming
+  // mode, where vscale is defined.
+  outlining.outlineSerialLoops = !sme;
+  pm.addPass(createAFMOutlineParallelLoopsPass(outlining));
+  // Layers repeat: their tasks and serial loops then share one body each.
+  pm.addPass(createAFMMergeEquivalentTasksPass());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createAFMApproximateMathPass());
   pm.addPass(createLowerAffinePass());

@@ -101,11 +101,10 @@ static std::optional<ParallelLoop> getParallelLoop(Operation *op) {
                       value(forall.getMixedStep()[0])};
 }
 
-static FailureOr<TaskInputs> collectInputs(const ParallelLoop &loop) {
-  llvm::SetVector<Value> needed;
-  getUsedValuesDefinedAbove(*loop.region, needed);
-  needed.insert(loop.lb);
-  needed.insert(loop.step);
+/// What a task needs from outside to compute `needed`, the values its body
+/// uses; fails when one of them can be neither recomputed nor captured.
+static FailureOr<TaskInputs>
+collectInputs(Operation *loopOp, const llvm::SetVector<Value> &needed) {
   TaskInputs inputs;
   llvm::SetVector<Operation *> recompute;
   llvm::SetVector<Value> captures;
@@ -119,8 +118,8 @@ static FailureOr<TaskInputs> collectInputs(const ParallelLoop &loop) {
       continue;
     }
     if (!isCapturable(value)) {
-      LLVM_DEBUG(llvm::dbgs() << loop.op->getName() << " at "
-                              << loop.op->getLoc()
+      LLVM_DEBUG(llvm::dbgs() << loopOp->getName() << " at "
+                              << loopOp->getLoc()
                               << " stays sequential: a task cannot take its "
                                  "input of type "
                               << value.getType() << "\n");
@@ -141,6 +140,14 @@ static FailureOr<TaskInputs> collectInputs(const ParallelLoop &loop) {
     return failure();
   inputs.recompute = std::move(ops);
   return inputs;
+}
+
+static FailureOr<TaskInputs> collectInputs(const ParallelLoop &loop) {
+  llvm::SetVector<Value> needed;
+  getUsedValuesDefinedAbove(*loop.region, needed);
+  needed.insert(loop.lb);
+  needed.insert(loop.step);
+  return collectInputs(loop.op, needed);
 }
 
 /// What a task's name says it computes: the first name in its loop's
@@ -212,6 +219,66 @@ static bool outline(const ParallelLoop &loop, Value host, func::FuncOp parent,
   return true;
 }
 
+/// Loops with fewer ops than this stay in their function: a call would cost
+/// more than it saves.
+static constexpr int64_t kMinSerialLoopOps = 8;
+
+/// Outlines the sequential loop `loop` (no results) of `parent` into a
+/// private function `(captures...)` and a func.call of it; returns false if
+/// it must stay. Merged by afm-merge-equivalent-tasks like the tasks, the
+/// copies of a layer's serial code (norms, RoPE, the glue of its ops) then
+/// compile once instead of once per layer.
+static bool outlineSerial(scf::ForOp loop, func::FuncOp parent,
+                          SymbolTable &symbols, unsigned &counter) {
+  if (loop.getNumResults() != 0)
+    return false;
+  int64_t size = 0;
+  loop->walk([&](Operation *) { ++size; });
+  if (size < kMinSerialLoopOps)
+    return false;
+  llvm::SetVector<Value> needed;
+  getUsedValuesDefinedAbove(loop.getRegion(), needed);
+  needed.insert_range(loop->getOperands());
+  FailureOr<TaskInputs> inputs = collectInputs(loop, needed);
+  if (failed(inputs))
+    return false;
+  Location loc = loop.getLoc();
+  OpBuilder b(loop.getContext());
+  SmallVector<Type> argTypes;
+  for (Value v : inputs->captures)
+    argTypes.push_back(v.getType());
+  b.setInsertionPoint(parent);
+  // Not "_task": profiles count this code as the serial code it is.
+  std::string name = (parent.getSymName() + "_loop" + Twine(counter++)).str();
+  if (std::string kind = taskKind(loc); !kind.empty())
+    name += "_" + kind;
+  auto outlined =
+      func::FuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
+  outlined.setPrivate();
+  // Internal in LLVM too: not exported from the library, and LLVM sees
+  // every call (a private func.func otherwise becomes an external one).
+  outlined->setAttr("llvm.linkage",
+                    LLVM::LinkageAttr::get(b.getContext(),
+                                           LLVM::Linkage::Internal));
+  symbols.insert(outlined);
+  Block *body = outlined.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  IRMapping mapping;
+  for (auto [i, v] : llvm::enumerate(inputs->captures))
+    mapping.map(v, body->getArgument(i));
+  for (Operation *op : inputs->recompute)
+    b.clone(*op, mapping);
+  b.clone(*loop, mapping);
+  func::ReturnOp::create(b, loc);
+
+  b.setInsertionPoint(loop);
+  func::CallOp::create(b, loc, outlined, inputs->captures);
+  LLVM_DEBUG(llvm::dbgs() << "outlined the serial loop at " << loc
+                          << " into @" << name << "\n");
+  loop->erase();
+  return true;
+}
+
 /// The `afm_host_api` pointer `func` hands its tasks: the argument
 /// `afm.host_argument` names (graphs), else the last argument of an entry
 /// point (include/afm/kernel_abi.h); null when it has none.
@@ -257,6 +324,8 @@ static void hoistLoopAllocas(func::FuncOp func) {
 namespace {
 struct AFMOutlineParallelLoopsPass
     : afm::impl::AFMOutlineParallelLoopsPassBase<AFMOutlineParallelLoopsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
@@ -282,6 +351,18 @@ struct AFMOutlineParallelLoopsPass
         if (!loop || !outline(*loop, host, func, symbols, counter))
           op->removeAttr(contracts(op).getParallelAttrHelper().getName());
       }
+      if (!outlineSerialLoops)
+        continue;
+      // The outermost sequential loops left, now that the parallel ones
+      // are tasks.
+      SmallVector<scf::ForOp> serial;
+      func.walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
+        serial.push_back(loop);
+        return WalkResult::skip();
+      });
+      unsigned serialCounter = 0;
+      for (scf::ForOp loop : serial)
+        outlineSerial(loop, func, symbols, serialCounter);
     }
     for (auto func : module.getOps<func::FuncOp>())
       hoistLoopAllocas(func);
