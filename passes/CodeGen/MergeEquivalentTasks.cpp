@@ -152,9 +152,9 @@ static TypedAttr valueOf(arith::ConstantOp constant) {
 
 /// Rewrites the calls of every task of `group` to call its first task, which
 /// takes the constants that differ within the group as trailing arguments.
-static void merge(TaskGroup &group,
-                  DenseMap<func::FuncOp, SmallVector<Operation *>>
-                      &callsOf) {
+static void merge(
+    TaskGroup &group,
+    const llvm::MapVector<func::FuncOp, SmallVector<Operation *>> &callsOf) {
   func::FuncOp canonical = group.tasks.front();
   ArrayRef<arith::ConstantOp> first = group.shapes.front().constants;
   SmallVector<unsigned> varying;
@@ -247,7 +247,7 @@ struct AFMMergeEquivalentTasksPass
 
     SmallVector<TaskGroup> groups;
     DenseMap<llvm::hash_code, SmallVector<unsigned>> byHash;
-    for (auto &[task, taskCalls] : calls) {
+    for (func::FuncOp task : llvm::make_first_range(calls)) {
       if (excluded.contains(task))
         continue;
       FailureOr<TaskShape> shape = ShapeEncoder().encode(task);
@@ -272,11 +272,9 @@ struct AFMMergeEquivalentTasksPass
       groups[*same].tasks.push_back(task);
       groups[*same].shapes.push_back(std::move(*shape));
     }
-    DenseMap<func::FuncOp, SmallVector<Operation *>> callsOf(
-        calls.begin(), calls.end());
     for (TaskGroup &group : groups)
       if (group.tasks.size() > 1)
-        merge(group, callsOf);
+        merge(group, calls);
   }
 };
 } // namespace

@@ -166,35 +166,52 @@ static std::string taskKind(Location loc) {
   return kind;
 }
 
+/// Creates the private function `<parent><infix><N>[_<name>]` before
+/// `parent`, taking `leading` and then `inputs`' captures, with the
+/// recomputed ops cloned at its entry; `mapping` maps the captures to its
+/// arguments and `b` is left at the end of its body.
+static func::FuncOp createOutlinedFunction(OpBuilder &b, func::FuncOp parent,
+                                           Location loc, StringRef infix,
+                                           ArrayRef<Type> leading,
+                                           const TaskInputs &inputs,
+                                           SymbolTable &symbols,
+                                           unsigned &counter,
+                                           IRMapping &mapping) {
+  SmallVector<Type> argTypes(leading);
+  for (Value v : inputs.captures)
+    argTypes.push_back(v.getType());
+  b.setInsertionPoint(parent);
+  std::string name = (parent.getSymName() + infix + Twine(counter++)).str();
+  if (std::string kind = taskKind(loc); !kind.empty())
+    name += "_" + kind;
+  auto outlined =
+      func::FuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
+  outlined.setPrivate();
+  symbols.insert(outlined);
+  Block *body = outlined.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  for (auto [i, v] : llvm::enumerate(inputs.captures))
+    mapping.map(v, body->getArgument(leading.size() + i));
+  for (Operation *op : inputs.recompute)
+    b.clone(*op, mapping);
+  return outlined;
+}
+
 /// Outlines `loop` into a task; returns false if it must stay sequential.
 static bool outline(const ParallelLoop &loop, Value host, func::FuncOp parent,
                     SymbolTable &symbols, unsigned &counter) {
   FailureOr<TaskInputs> inputs = collectInputs(loop);
   if (failed(inputs))
     return false;
-  MLIRContext *ctx = loop.op->getContext();
   Location loc = loop.op->getLoc();
-  OpBuilder b(ctx);
+  OpBuilder b(loop.op->getContext());
 
   // The task: (iteration, captures...) -> ().
-  SmallVector<Type> argTypes = {b.getIndexType()};
-  for (Value v : inputs->captures)
-    argTypes.push_back(v.getType());
-  b.setInsertionPoint(parent);
-  std::string name = (parent.getSymName() + "_task" + Twine(counter++)).str();
-  if (std::string kind = taskKind(loc); !kind.empty())
-    name += "_" + kind;
-  auto task = func::FuncOp::create(b, loc, name,
-                                   b.getFunctionType(argTypes, {}));
-  task.setPrivate();
-  symbols.insert(task);
-  Block *body = task.addEntryBlock();
-  b.setInsertionPointToStart(body);
   IRMapping mapping;
-  for (auto [i, v] : llvm::enumerate(inputs->captures))
-    mapping.map(v, body->getArgument(i + 1));
-  for (Operation *op : inputs->recompute)
-    b.clone(*op, mapping);
+  func::FuncOp task =
+      createOutlinedFunction(b, parent, loc, "_task", {b.getIndexType()},
+                             *inputs, symbols, counter, mapping);
+  Block *body = &task.getBody().front();
   // i = lb + iteration * step
   Value offset = arith::MulIOp::create(b, loc, body->getArgument(0),
                                        mapping.lookup(loop.step));
@@ -212,7 +229,7 @@ static bool outline(const ParallelLoop &loop, Value host, func::FuncOp parent,
   afm_cpu::ParallelCallOp::create(b, loc, task.getSymName(), count, host,
                          inputs->captures);
   LLVM_DEBUG(llvm::dbgs() << "outlined " << loop.op->getName() << " at " << loc
-                          << " into @" << name << " ("
+                          << " into @" << task.getSymName() << " ("
                           << inputs->captures.size() << " captures, "
                           << inputs->recompute.size() << " ops recomputed)\n");
   loop.op->erase();
@@ -244,37 +261,22 @@ static bool outlineSerial(scf::ForOp loop, func::FuncOp parent,
     return false;
   Location loc = loop.getLoc();
   OpBuilder b(loop.getContext());
-  SmallVector<Type> argTypes;
-  for (Value v : inputs->captures)
-    argTypes.push_back(v.getType());
-  b.setInsertionPoint(parent);
   // Not "_task": profiles count this code as the serial code it is.
-  std::string name = (parent.getSymName() + "_loop" + Twine(counter++)).str();
-  if (std::string kind = taskKind(loc); !kind.empty())
-    name += "_" + kind;
-  auto outlined =
-      func::FuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
-  outlined.setPrivate();
+  IRMapping mapping;
+  func::FuncOp outlined = createOutlinedFunction(
+      b, parent, loc, "_loop", {}, *inputs, symbols, counter, mapping);
   // Internal in LLVM too: not exported from the library, and LLVM sees
   // every call (a private func.func otherwise becomes an external one).
   outlined->setAttr("llvm.linkage",
                     LLVM::LinkageAttr::get(b.getContext(),
                                            LLVM::Linkage::Internal));
-  symbols.insert(outlined);
-  Block *body = outlined.addEntryBlock();
-  b.setInsertionPointToStart(body);
-  IRMapping mapping;
-  for (auto [i, v] : llvm::enumerate(inputs->captures))
-    mapping.map(v, body->getArgument(i));
-  for (Operation *op : inputs->recompute)
-    b.clone(*op, mapping);
   b.clone(*loop, mapping);
   func::ReturnOp::create(b, loc);
 
   b.setInsertionPoint(loop);
   func::CallOp::create(b, loc, outlined, inputs->captures);
   LLVM_DEBUG(llvm::dbgs() << "outlined the serial loop at " << loc
-                          << " into @" << name << "\n");
+                          << " into @" << outlined.getSymName() << "\n");
   loop->erase();
   return true;
 }
