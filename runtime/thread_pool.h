@@ -1,8 +1,9 @@
 /*===- thread_pool.h - threads for afm_host_api.parallel_for -------*- C -*-===*
  *
  * A fixed set of worker threads plus the calling thread. parallel_for cuts
- * [0, n) into one contiguous chunk per thread (static chunking); the caller
- * runs chunk 0 and returns when every chunk is done. A pool of one thread
+ * [0, n) into up to 8 contiguous chunks per thread, which the threads (the
+ * caller included) claim in order until none is left, and returns when
+ * every chunk is done. A pool of one thread
  * runs everything inline. A call made while the pool is busy (from inside
  * a chunk, or from another thread) runs inline too, so nesting never
  * deadlocks.

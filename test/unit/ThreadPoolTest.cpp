@@ -1,8 +1,9 @@
 //===- ThreadPoolTest.cpp - the runtime's parallel_for --------------------===//
 //
 // The pool behind afm_host_api.parallel_for, tested through its internal
-// header: every index runs exactly once, chunks really run on other threads,
-// and nested calls run inline instead of deadlocking.
+// header: every index runs exactly once, a slowed thread leaves the rest of
+// a job to the others, chunks are contiguous runs, and nested calls run
+// inline instead of deadlocking.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,16 +54,50 @@ TEST(ThreadPool, EveryIndexRunsOnce) {
   }
 }
 
-TEST(ThreadPool, StaticChunksRunOnTheirOwnThreads) {
+// Index 0 holds its thread until more than half of the job is done
+// elsewhere (or 10 s pass): with one fixed chunk per thread that never
+// happens, since the other thread's share is exactly half.
+struct HeldFirstIndex {
+  explicit HeldFirstIndex(size_t n) : record(n) {}
+  Record record;
+  std::atomic<int64_t> done{0};
+};
+
+void holdFirstIndex(void *ctx, int64_t i) {
+  auto *h = static_cast<HeldFirstIndex *>(ctx);
+  int64_t half = static_cast<int64_t>(h->record.hits.size()) / 2;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  if (i == 0)
+    while (h->done.load() <= half &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+  record(&h->record, i);
+  h->done++;
+}
+
+TEST(ThreadPool, ASlowThreadLeavesTheRestOfTheJobToOthers) {
   Pool pool(2);
-  Record r(10);
-  afm_thread_pool_parallel_for(pool.pool, 10, record, &r);
-  // Chunk 0 = [0, 5) on the caller, chunk 1 = [5, 10) on the worker.
-  for (int i = 0; i < 5; ++i)
-    EXPECT_EQ(r.threads[i], std::this_thread::get_id()) << i;
-  for (int i = 5; i < 10; ++i)
-    EXPECT_NE(r.threads[i], std::this_thread::get_id()) << i;
-  EXPECT_EQ(r.threads[5], r.threads[9]);
+  constexpr int64_t n = 64;
+  HeldFirstIndex h(n);
+  afm_thread_pool_parallel_for(pool.pool, n, holdFirstIndex, &h);
+  std::thread::id slow = h.record.threads[0];
+  int64_t bySlow = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_EQ(h.record.hits[i], 1) << i;
+    bySlow += h.record.threads[i] == slow;
+  }
+  EXPECT_LT(bySlow, n / 2) << "the held thread kept its whole share";
+}
+
+// Chunks are contiguous runs of indices: of a job of 2 x 8 x 4 indices on
+// 2 threads, every aligned run of 4 runs on one thread.
+TEST(ThreadPool, ChunksAreContiguousRuns) {
+  Pool pool(2);
+  Record r(64);
+  afm_thread_pool_parallel_for(pool.pool, 64, record, &r);
+  for (int i = 0; i < 64; i += 4)
+    for (int k = 1; k < 4; ++k)
+      EXPECT_EQ(r.threads[i + k], r.threads[i]) << i + k;
 }
 
 TEST(ThreadPool, OneThreadRunsInline) {
