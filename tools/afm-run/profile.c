@@ -245,7 +245,19 @@ static void classify(const symbol_table *table, const symbol *s, char *out,
         return;
       }
     }
-    snprintf(out, size, "(serial code: norms, RoPE, residuals, glue)");
+    /* <entry>_loop<N>_<op>: a serial loop outlined from an entry point
+     * (afm-outline-parallel-loops), named after its op like a task. */
+    const char *loop = strstr(s->name, "_loop");
+    if (loop) {
+      const char *p = loop + 5;
+      while (*p >= '0' && *p <= '9')
+        ++p;
+      if (p != loop + 5 && *p == '_' && p[1]) {
+        snprintf(out, size, "(serial code: %s)", p + 1);
+        return;
+      }
+    }
+    snprintf(out, size, "(serial code: entry points, between loops)");
     return;
   }
   if (object->main) {
