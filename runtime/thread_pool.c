@@ -2,18 +2,21 @@
  *
  * One job at a time: the dispatcher publishes it under the mutex with a new
  * generation number and wakes every worker; every thread, the dispatcher
- * included, claims chunks of it from an atomic counter until none is left,
- * and each worker then counts itself done.
+ * included, then claims runs of indices from an atomic counter until none
+ * is left, and each worker counts itself done.
  *
- * A job is cut into kChunksPerThread contiguous chunks per thread, claimed
- * in order, not one fixed chunk per thread: on a VM a thread is often
- * slowed (its memory path shared, its core preempted), and with fixed
- * chunks the other threads waited for it at the end of every job. On the
- * 3B preset with 2 threads (Intel Emerald Rapids VM, alternated runs) the
- * pool's own CPU time went from 5.0-5.8 to 4.5-4.9 ms per decode step and
- * a 512-token prompt from 6.5 to 6.2 s (medians of 8); decode tokens/s
- * stayed within the runs' spread. Each chunk is still a contiguous run of
- * indices, so a kernel's prefetch of its next index mostly stays useful.
+ * Claims are guided: each takes 1/(2 * threads) of what is left, at least
+ * one index, so a job of n indices is handed out in about
+ * 2 * threads * ln(n) runs, long ones first and single indices last. With
+ * one fixed chunk per thread, a thread slowed by its VM (its memory path
+ * shared, its core preempted) held the others up at the end of every job;
+ * with 8 equal chunks per thread each thread still waited half a chunk on
+ * average. On the 3B preset with 2 threads (Intel Emerald Rapids VM,
+ * alternated runs, docs/bench/thread-pool-chunks-emerald-rapids.txt) the
+ * pool's own CPU time per decode step went 5.0-5.8 ms (fixed) -> 4.3-5.3
+ * (8 chunks) -> 2.7-4.4 (guided), and a 512-token prompt 6.5 -> 6.2 s with
+ * 8 chunks. Each claim is a contiguous run, so a kernel's prefetch of its
+ * next index mostly stays useful.
  *
  * A decode step dispatches many short jobs (a 2-bit GEMV is a few hundred
  * microseconds), so waking a sleeping thread for each would cost more than
@@ -48,7 +51,6 @@
 
 typedef struct job {
   int64_t n;
-  int64_t chunks;
   void (*fn)(void *ctx, int64_t i);
   void *ctx;
 } job;
@@ -71,40 +73,34 @@ struct afm_thread_pool {
   _Atomic bool dispatcherSleeping; /* the dispatcher waits on `done` */
   _Atomic bool stopping;
   job current;
-  _Atomic int64_t claimed; /* chunks of the current job handed out */
+  _Atomic int64_t next; /* the current job's first index not handed out */
   atomic_flag busy; /* set while a job is dispatched */
 };
-
-/* Runs chunk `chunk` of `j`: [chunk * n / chunks, (chunk + 1) * n / chunks)
- * computed without overflow. */
-AFM_CALLS_LOADED_CODE
-static void runChunk(const job *j, int64_t chunk) {
-  int64_t base = j->n / j->chunks, extra = j->n % j->chunks;
-  int64_t begin = chunk * base + (chunk < extra ? chunk : extra);
-  int64_t end = begin + base + (chunk < extra ? 1 : 0);
-  for (int64_t i = begin; i < end; ++i)
-    j->fn(j->ctx, i);
-}
 
 /* Iterations of a spin-wait before sleeping: tens of microseconds. */
 enum { kSpinIterations = 4096 };
 
-/* Claims chunks of `j` and runs them until none is left. */
+/* Claims runs of `j`'s indices and runs them until none is left: each
+ * claim takes 1/(2 * threads) of what is left, at least one index. */
 AFM_CALLS_LOADED_CODE
-static void runClaimedChunks(afm_thread_pool *pool, const job *j) {
-  for (;;) {
-    int64_t chunk =
-        atomic_fetch_add_explicit(&pool->claimed, 1, memory_order_relaxed);
-    if (chunk >= j->chunks)
-      return;
-    runChunk(j, chunk);
+static void runClaimedIndices(afm_thread_pool *pool, const job *j) {
+  int64_t share = 2 * pool->threads;
+  int64_t begin = atomic_load_explicit(&pool->next, memory_order_relaxed);
+  while (begin < j->n) {
+    int64_t size = (j->n - begin) / share;
+    if (size < 1)
+      size = 1;
+    /* On failure `begin` is reloaded with the counter's current value. */
+    if (!atomic_compare_exchange_weak_explicit(&pool->next, &begin,
+                                               begin + size,
+                                               memory_order_relaxed,
+                                               memory_order_relaxed))
+      continue;
+    for (int64_t i = begin; i < begin + size; ++i)
+      j->fn(j->ctx, i);
+    begin = atomic_load_explicit(&pool->next, memory_order_relaxed);
   }
 }
-
-/* Chunks per thread of a job with enough indices: the most a slowed thread
- * can hold the others up is one chunk, 1/(kChunksPerThread * threads) of
- * the job. */
-enum { kChunksPerThread = 8 };
 
 static inline void cpuRelax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -152,7 +148,7 @@ static void *workerMain(void *arg) {
       break;
     seen = atomic_load(&pool->generation);
     job j = pool->current;
-    runClaimedChunks(pool, &j);
+    runClaimedIndices(pool, &j);
     if (atomic_fetch_sub(&pool->pending, 1) == 1 &&
         atomic_load(&pool->dispatcherSleeping)) {
       /* Under the mutex, so the dispatcher cannot miss the signal between
@@ -225,17 +221,15 @@ void afm_thread_pool_parallel_for(void *opaque, int64_t n,
   afm_thread_pool *pool = opaque;
   if (n <= 0)
     return;
-  int64_t chunks = pool->threads * kChunksPerThread;
-  job j = {n, chunks < n ? chunks : n, fn, ctx};
-  if (pool->threads == 1 || j.chunks == 1 ||
-      atomic_flag_test_and_set(&pool->busy)) {
+  job j = {n, fn, ctx};
+  if (pool->threads == 1 || n == 1 || atomic_flag_test_and_set(&pool->busy)) {
     for (int64_t i = 0; i < n; ++i)
       fn(ctx, i);
     return;
   }
   pool->current = j;
   /* Published by the generation's increment below (seq_cst), as the job. */
-  atomic_store_explicit(&pool->claimed, 0, memory_order_relaxed);
+  atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
   atomic_store(&pool->pending, pool->threads - 1);
   atomic_fetch_add(&pool->generation, 1);
   if (atomic_load(&pool->sleeping) > 0) {
@@ -244,7 +238,7 @@ void afm_thread_pool_parallel_for(void *opaque, int64_t n,
     pthread_mutex_unlock(&pool->mutex);
   }
 
-  runClaimedChunks(pool, &j);
+  runClaimedIndices(pool, &j);
 
   for (int spin = 0; spin < kSpinIterations &&
                      atomic_load_explicit(&pool->pending,

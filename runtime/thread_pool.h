@@ -1,9 +1,10 @@
 /*===- thread_pool.h - threads for afm_host_api.parallel_for -------*- C -*-===*
  *
- * A fixed set of worker threads plus the calling thread. parallel_for cuts
- * [0, n) into up to 8 contiguous chunks per thread, which the threads (the
- * caller included) claim in order until none is left, and returns when
- * every chunk is done. A pool of one thread
+ * A fixed set of worker threads plus the calling thread. parallel_for hands
+ * [0, n) out in contiguous runs that the threads (the caller included)
+ * claim until none is left, each 1/(2 * threads) of what is left (guided:
+ * long runs first, single indices last), and returns when every index is
+ * done. A pool of one thread
  * runs everything inline. A call made while the pool is busy (from inside
  * a chunk, or from another thread) runs inline too, so nesting never
  * deadlocks.

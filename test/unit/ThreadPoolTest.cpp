@@ -2,8 +2,8 @@
 //
 // The pool behind afm_host_api.parallel_for, tested through its internal
 // header: every index runs exactly once, a slowed thread leaves the rest of
-// a job to the others, chunks are contiguous runs, and nested calls run
-// inline instead of deadlocking.
+// a job to the others, claims are contiguous guided runs, and nested calls
+// run inline instead of deadlocking.
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,15 +89,14 @@ TEST(ThreadPool, ASlowThreadLeavesTheRestOfTheJobToOthers) {
   EXPECT_LT(bySlow, n / 2) << "the held thread kept its whole share";
 }
 
-// Chunks are contiguous runs of indices: of a job of 2 x 8 x 4 indices on
-// 2 threads, every aligned run of 4 runs on one thread.
-TEST(ThreadPool, ChunksAreContiguousRuns) {
+// Runs are contiguous and guided: of 64 indices on 2 threads, the first
+// claim takes a quarter, [0, 16), on one thread.
+TEST(ThreadPool, TheFirstClaimIsAContiguousQuarterOnTwoThreads) {
   Pool pool(2);
   Record r(64);
   afm_thread_pool_parallel_for(pool.pool, 64, record, &r);
-  for (int i = 0; i < 64; i += 4)
-    for (int k = 1; k < 4; ++k)
-      EXPECT_EQ(r.threads[i + k], r.threads[i]) << i + k;
+  for (int i = 1; i < 16; ++i)
+    EXPECT_EQ(r.threads[i], r.threads[0]) << i;
 }
 
 TEST(ThreadPool, OneThreadRunsInline) {
