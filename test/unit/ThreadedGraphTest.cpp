@@ -27,6 +27,7 @@ extern "C" {
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <mutex>
 #include <random>
@@ -53,9 +54,15 @@ public:
   std::atomic<int> calls{0};
   std::set<std::thread::id> threads;
 
+  int64_t joined() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return static_cast<int64_t>(threads.size());
+  }
+
 private:
   struct Task {
     RecordingHost *host;
+    int64_t n;
     void (*fn)(void *, int64_t);
     void *ctx;
   };
@@ -63,15 +70,27 @@ private:
                           void *ctx) {
     auto *host = static_cast<RecordingHost *>(self);
     ++host->calls;
-    Task task{host, fn, ctx};
+    Task task{host, n, fn, ctx};
     afm_thread_pool_parallel_for(
         host->pool, n,
         [](void *opaque, int64_t i) {
           auto *task = static_cast<Task *>(opaque);
+          RecordingHost *host = task->host;
           {
-            std::lock_guard<std::mutex> lock(task->host->mutex);
-            task->host->threads.insert(std::this_thread::get_id());
+            std::lock_guard<std::mutex> lock(host->mutex);
+            host->threads.insert(std::this_thread::get_id());
           }
+          // The pool hands indices to whichever thread claims them first,
+          // so a worker that wakes late may get none: the first index of a
+          // job with an index for every thread waits (up to 10 s) until
+          // every thread has joined, which shows that the compiled tasks
+          // can run on all of them.
+          auto deadline =
+              std::chrono::steady_clock::now() + std::chrono::seconds(10);
+          while (i == 0 && task->n >= host->api.num_threads &&
+                 host->joined() < host->api.num_threads &&
+                 std::chrono::steady_clock::now() < deadline)
+            std::this_thread::yield();
           task->fn(task->ctx, i);
         },
         &task);
