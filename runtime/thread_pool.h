@@ -4,10 +4,9 @@
  * [0, n) out in contiguous runs that the threads (the caller included)
  * claim until none is left, each 1/(2 * threads) of what is left (guided:
  * long runs first, single indices last), and returns when every index is
- * done. A pool of one thread
- * runs everything inline. A call made while the pool is busy (from inside
- * a chunk, or from another thread) runs inline too, so nesting never
- * deadlocks.
+ * done. A pool of one thread runs everything inline. A call made while the
+ * pool is busy (from inside an index, or from another thread) runs inline
+ * too, so nesting never deadlocks.
  *
  *===----------------------------------------------------------------------===*/
 
