@@ -294,6 +294,8 @@ static void printTargets(llvm::raw_ostream &os) {
     else
       os << ", weights prefetched " << t.prefetchBytes / 1024
          << " KiB ahead (locality " << t.streamPrefetchLocality << ")";
+    if (t.interleaveRowHalves)
+      os << ", GEMV rows from both halves in turn";
     os << "\n";
   }
 }

@@ -45,8 +45,9 @@ using namespace mlir::afm;
 /// iterations `afm.parallel`, when the op is big enough to be worth a
 /// dispatch to the runtime's threads. `tiles` are the op's tile sizes; the
 /// loops come in the order of the dimensions tiled, permuted by
-/// `interchange` when there is one.
-static void markParallelLoop(const scf::SCFTilingResult &tiled,
+/// `interchange` when there is one. Returns the loop marked and its
+/// dimension, or a null loop.
+static std::pair<LoopLikeOpInterface, int64_t> markParallelLoop(const scf::SCFTilingResult &tiled,
                              ArrayRef<int64_t> tiles, linalg::LinalgOp op,
                              int64_t minWork,
                              ArrayRef<int64_t> interchange = {}) {
@@ -55,7 +56,7 @@ static void markParallelLoop(const scf::SCFTilingResult &tiled,
   for (int64_t r : ranges)
     work *= r;
   if (minWork <= 0 || work < minWork)
-    return;
+    return {};
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<int64_t> order(interchange);
   if (order.empty())
@@ -65,19 +66,77 @@ static void markParallelLoop(const scf::SCFTilingResult &tiled,
     if (tiles[dim] != 0)
       tiledDims.push_back(dim);
   if (tiledDims.size() != tiled.loops.size())
-    return;
+    return {};
   for (auto [dim, loop] : llvm::zip(tiledDims, tiled.loops)) {
     if (iterators[dim] != utils::IteratorType::parallel)
-      return;
+      return {};
     if (ranges[dim] / tiles[dim] >= 2) {
       LLVM_DEBUG(llvm::dbgs() << "the tile loop over dimension " << dim
                               << " runs on threads (" << work
                               << " iterations of work)\n");
       contracts(loop).getParallelAttrHelper().setAttr(
           loop, UnitAttr::get(loop->getContext()));
-      return;
+      return {loop, dim};
     }
   }
+  return {};
+}
+
+/// Whether dimension `dim` of `op` walks the rows of one of its `streamed`
+/// inputs: the leading index of that input's map.
+static bool walksStreamedRows(linalg::LinalgOp op, int64_t dim,
+                              ArrayRef<unsigned> streamed) {
+  return llvm::any_of(streamed, [&](unsigned input) {
+    AffineMap map = op.getMatchingIndexingMap(&op->getOpOperand(input));
+    return map.getNumResults() > 0 &&
+           map.getResult(0) == getAffineDimExpr(dim, op.getContext());
+  });
+}
+
+/// Runs the iterations of `loop` (0 to an even count N, any constant step)
+/// in the order 0, N/2, 1, N/2 + 1, ...: a GEMV's row loop then reads its
+/// weights as two streams half the matrix apart (TargetDescription's
+/// interleaveRowHalves). The iterations are independent (the loop is a
+/// parallel one), so any order computes the same; the runtime's threads
+/// claim runs of iterations, each then a run of rows in either half.
+static void interleaveHalves(RewriterBase &rewriter, LoopLikeOpInterface like) {
+  auto loop = dyn_cast_or_null<scf::ForOp>(like.getOperation());
+  if (!loop)
+    return;
+  std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound()),
+                         upper = getConstantIntValue(loop.getUpperBound()),
+                         step = getConstantIntValue(loop.getStep());
+  if (!lower || !upper || !step || *lower != 0 || *step <= 0 ||
+      *upper % *step != 0)
+    return;
+  int64_t trips = *upper / *step;
+  if (trips < 4 || trips % 2 != 0)
+    return;
+  Location loc = loop.getLoc();
+  Value iv = loop.getInductionVar();
+  rewriter.setInsertionPointToStart(loop.getBody());
+  auto constant = [&](int64_t value) {
+    return arith::ConstantIndexOp::create(rewriter, loc, value).getResult();
+  };
+  // k = iv / step; k' = (k mod 2) * N/2 + k / 2; iv' = k' * step.
+  Value k = *step == 1 ? iv
+                       : arith::DivUIOp::create(rewriter, loc, iv,
+                                                constant(*step))
+                             .getResult();
+  Value half = arith::RemUIOp::create(rewriter, loc, k, constant(2));
+  Value within = arith::DivUIOp::create(rewriter, loc, k, constant(2));
+  Value row = arith::AddIOp::create(
+      rewriter, loc,
+      arith::MulIOp::create(rewriter, loc, half, constant(trips / 2)), within);
+  if (*step != 1)
+    row = arith::MulIOp::create(rewriter, loc, row, constant(*step));
+  SmallPtrSet<Operation *, 2> readers = {half.getDefiningOp(),
+                                         within.getDefiningOp()};
+  if (k != iv)
+    readers = {k.getDefiningOp()};
+  rewriter.replaceAllUsesExcept(iv, row, readers);
+  LLVM_DEBUG(llvm::dbgs() << "the row loop of " << trips
+                          << " iterations runs its halves interleaved\n");
 }
 
 /// Whether a reduction's yielded values are the same on every iteration:
@@ -178,8 +237,11 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
       scf::tileUsingSCF(rewriter, tileable, options);
   if (failed(tiled))
     return;
-  markParallelLoop(*tiled, plan.getTiles(), op, minParallelWork,
-                   plan.getInterchange());
+  auto [parallelLoop, parallelDim] = markParallelLoop(
+      *tiled, plan.getTiles(), op, minParallelWork, plan.getInterchange());
+  if ((splitK || int8Dot) && target.interleaveRowHalves && parallelLoop &&
+      walksStreamedRows(op, parallelDim, streamed))
+    interleaveHalves(rewriter, parallelLoop);
   rewriter.eraseOp(op);
   Operation *tile = tiled->tiledOps.front();
   // GEMV-like tiles stream their weights: prefetch them ahead.
