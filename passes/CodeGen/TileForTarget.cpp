@@ -47,10 +47,10 @@ using namespace mlir::afm;
 /// loops come in the order of the dimensions tiled, permuted by
 /// `interchange` when there is one. Returns the loop marked and its
 /// dimension, or a null loop.
-static std::pair<LoopLikeOpInterface, int64_t> markParallelLoop(const scf::SCFTilingResult &tiled,
-                             ArrayRef<int64_t> tiles, linalg::LinalgOp op,
-                             int64_t minWork,
-                             ArrayRef<int64_t> interchange = {}) {
+static std::pair<LoopLikeOpInterface, int64_t>
+markParallelLoop(const scf::SCFTilingResult &tiled, ArrayRef<int64_t> tiles,
+                 linalg::LinalgOp op, int64_t minWork,
+                 ArrayRef<int64_t> interchange = {}) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t work = 1;
   for (int64_t r : ranges)
@@ -93,14 +93,15 @@ static bool walksStreamedRows(linalg::LinalgOp op, int64_t dim,
   });
 }
 
-/// Runs the iterations of `loop` (0 to an even count N, any constant step)
+/// Runs the iterations of `parallelLoop` (0 to an even count N, any constant step)
 /// in the order 0, N/2, 1, N/2 + 1, ...: a GEMV's row loop then reads its
 /// weights as two streams half the matrix apart (TargetDescription's
 /// interleaveRowHalves). The iterations are independent (the loop is a
 /// parallel one), so any order computes the same; the runtime's threads
 /// claim runs of iterations, each then a run of rows in either half.
-static void interleaveHalves(RewriterBase &rewriter, LoopLikeOpInterface like) {
-  auto loop = dyn_cast_or_null<scf::ForOp>(like.getOperation());
+static void interleaveHalves(RewriterBase &rewriter,
+                             LoopLikeOpInterface parallelLoop) {
+  auto loop = dyn_cast_or_null<scf::ForOp>(parallelLoop.getOperation());
   if (!loop)
     return;
   std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound()),
@@ -119,10 +120,10 @@ static void interleaveHalves(RewriterBase &rewriter, LoopLikeOpInterface like) {
     return arith::ConstantIndexOp::create(rewriter, loc, value).getResult();
   };
   // k = iv / step; k' = (k mod 2) * N/2 + k / 2; iv' = k' * step.
-  Value k = *step == 1 ? iv
-                       : arith::DivUIOp::create(rewriter, loc, iv,
-                                                constant(*step))
-                             .getResult();
+  Value k = *step == 1
+                ? iv
+                : arith::DivUIOp::create(rewriter, loc, iv, constant(*step))
+                      .getResult();
   Value half = arith::RemUIOp::create(rewriter, loc, k, constant(2));
   Value within = arith::DivUIOp::create(rewriter, loc, k, constant(2));
   Value row = arith::AddIOp::create(
