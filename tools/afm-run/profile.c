@@ -216,6 +216,22 @@ typedef struct group {
   long samples;
 } group;
 
+/* In `name`, the first `marker` and the digits right after it ("_task"
+ * in "main_task12_linear_trampoline"): returns what follows the digits
+ * ("_linear_trampoline"), or NULL when `marker` is not in `name`;
+ * `*digits` says whether at least one digit followed it. */
+static const char *afterNumberedMarker(const char *name, const char *marker,
+                                       int *digits) {
+  const char *at = strstr(name, marker);
+  if (!at)
+    return NULL;
+  const char *first = at + strlen(marker), *p = first;
+  while (*p >= '0' && *p <= '9')
+    ++p;
+  *digits = p != first;
+  return p;
+}
+
 /* The group of a sample in `s` (NULL: no symbol), written to `out`. */
 static void classify(const symbol_table *table, const symbol *s, char *out,
                      size_t size) {
@@ -226,11 +242,9 @@ static void classify(const symbol_table *table, const symbol *s, char *out,
   const object_file *object = &table->objects[s->object];
   if (object->model) {
     /* <entry>_task<N>[_<op>]_trampoline */
-    const char *task = strstr(s->name, "_task");
-    if (task) {
-      const char *p = task + 5;
-      while (*p >= '0' && *p <= '9')
-        ++p;
+    int digits = 0;
+    const char *p = afterNumberedMarker(s->name, "_task", &digits);
+    if (p) {
       size_t length = strlen(p);
       const char *suffix = "_trampoline";
       size_t suffixLength = strlen(suffix);
@@ -240,22 +254,17 @@ static void classify(const symbol_table *table, const symbol *s, char *out,
         snprintf(out, size, "%.*s", opLength, p + 1);
         return;
       }
-      if (p != task + 5) {
+      if (digits) {
         snprintf(out, size, "(tasks without an op name)");
         return;
       }
     }
     /* <entry>_loop<N>_<op>: a serial loop outlined from an entry point
      * (afm-outline-parallel-loops), named after its op like a task. */
-    const char *loop = strstr(s->name, "_loop");
-    if (loop) {
-      const char *p = loop + 5;
-      while (*p >= '0' && *p <= '9')
-        ++p;
-      if (p != loop + 5 && *p == '_' && p[1]) {
-        snprintf(out, size, "(serial code: %s)", p + 1);
-        return;
-      }
+    p = afterNumberedMarker(s->name, "_loop", &digits);
+    if (p && digits && *p == '_' && p[1]) {
+      snprintf(out, size, "(serial code: %s)", p + 1);
+      return;
     }
     snprintf(out, size, "(serial code: entry points, between loops)");
     return;
