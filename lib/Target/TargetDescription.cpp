@@ -99,9 +99,10 @@ static std::vector<TargetDescription> buildTable() {
   // two read streams per thread (interleaveRowHalves): a stand-alone loop
   // doing the 2-bit GEMV's work per 64-byte line over a 1 GiB buffer read
   // 5-20% faster that way in every run, on 1 and 2 threads (e.g. rows of 2048
-  // bytes, medians: 12.0 -> 12.9 GB/s on 1 thread, 20.1 -> 21.8 on 2); the
-  // 3B preset decoded 15-20% faster on 1 thread (10.3-11.2 -> 11.8-13.5
-  // tokens/s, 4 alternated pairs), the same on 2 within the VM's spread
+  // bytes, medians: 12.0 -> 12.9 GB/s on 1 thread, 20.1 -> 21.8 on 2). The
+  // 3B preset's decode on 1 thread was faster in 6 of 8 alternated pairs
+  // (two sets of 4, medians 10.45 -> 12.05 and 11.25 -> 12.15 tokens/s),
+  // on 2 threads no different within the VM's spread
   // (docs/bench/gemv-row-halves-emerald-rapids.txt).
   TargetDescription spr = vnni;
   spr.name = "intel-sapphire-rapids";
