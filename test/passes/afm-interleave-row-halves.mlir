@@ -24,6 +24,7 @@
 // HALVES-NEXT: memref.subview %arg1[%[[ROW]], %[[G]], %c0, %c0]
 // HALVES: memref.prefetch %arg1[%[[AHEAD]], %[[G]], %c0, %c0]
 // HALVES: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// HALVES: } {afm.parallel}
 // IN-ORDER-LABEL: func.func @q2_int8_gemv
 // IN-ORDER: scf.for %[[K:.*]] = %c0 to %c2048 step %c1
 // IN-ORDER-NOT: arith.remui
@@ -35,6 +36,41 @@ func.func @q2_int8_gemv(%x: memref<1x4x8x16x4xi8>, %w: memref<2048x8x16x4xi8>,
                                     "reduction", "parallel", "reduction"]}
       ins(%x, %w : memref<1x4x8x16x4xi8>, memref<2048x8x16x4xi8>)
       outs(%y : memref<1x2048x16xi32>) {
+  ^bb0(%xq: i8, %byte: i8, %acc: i32):
+    %j = linalg.index 3 : index
+    %plane = arith.index_cast %j : index to i8
+    %c1 = arith.constant 1 : i8
+    %shift = arith.shli %plane, %c1 : i8
+    %shifted = arith.shrui %byte, %shift : i8
+    %c3 = arith.constant 3 : i8
+    %code = arith.andi %shifted, %c3 : i8
+    %u = arith.extui %code : i8 to i32
+    %s = arith.extsi %xq : i8 to i32
+    %p = arith.muli %u, %s : i32
+    %sum = arith.addi %acc, %p : i32
+    linalg.yield %sum : i32
+  }
+  return
+}
+
+// -----
+
+// An odd number of rows has no two equal halves: the rows stay in order.
+// HALVES-LABEL: func.func @odd_rows
+// HALVES: scf.for %[[K:.*]] = %c0 to %c1025 step %c1
+// HALVES-NOT: arith.remui
+// HALVES: memref.subview %arg2[%c0, %[[K]], %c0]
+// HALVES: } {afm.parallel}
+#X = affine_map<(t, o, g, j, i, m) -> (t, j, g, i, m)>
+#W = affine_map<(t, o, g, j, i, m) -> (o, g, i, m)>
+#Y = affine_map<(t, o, g, j, i, m) -> (t, o, i)>
+func.func @odd_rows(%x: memref<1x4x8x16x4xi8>, %w: memref<1025x8x16x4xi8>,
+                    %y: memref<1x1025x16xi32>) {
+  linalg.generic {indexing_maps = [#X, #W, #Y],
+                  iterator_types = ["parallel", "parallel", "reduction",
+                                    "reduction", "parallel", "reduction"]}
+      ins(%x, %w : memref<1x4x8x16x4xi8>, memref<1025x8x16x4xi8>)
+      outs(%y : memref<1x1025x16xi32>) {
   ^bb0(%xq: i8, %byte: i8, %acc: i32):
     %j = linalg.index 3 : index
     %plane = arith.index_cast %j : index to i8
