@@ -93,10 +93,10 @@ static bool walksStreamedRows(linalg::LinalgOp op, int64_t dim,
   });
 }
 
-/// Runs the iterations of `parallelLoop` (0 to an even count N, any constant step)
-/// in the order 0, N/2, 1, N/2 + 1, ...: a GEMV's row loop then reads its
-/// weights as two streams half the matrix apart (TargetDescription's
-/// interleaveRowHalves). The iterations are independent (the loop is a
+/// Runs the iterations of `parallelLoop` (from 0, a constant step, an even
+/// count N of at least 4; other loops are left alone) in the order 0, N/2,
+/// 1, N/2 + 1, ...: a GEMV's row loop then reads its weights as two
+/// streams half the matrix apart (TargetDescription's interleaveRowHalves). The iterations are independent (the loop is a
 /// parallel one), so any order computes the same; the runtime's threads
 /// claim runs of iterations, each then a run of rows in either half.
 static void interleaveHalves(RewriterBase &rewriter,
@@ -131,11 +131,14 @@ static void interleaveHalves(RewriterBase &rewriter,
       arith::MulIOp::create(rewriter, loc, half, constant(trips / 2)), within);
   if (*step != 1)
     row = arith::MulIOp::create(rewriter, loc, row, constant(*step));
-  SmallPtrSet<Operation *, 2> readers = {half.getDefiningOp(),
-                                         within.getDefiningOp()};
-  if (k != iv)
-    readers = {k.getDefiningOp()};
-  rewriter.replaceAllUsesExcept(iv, row, readers);
+  // Every use of the induction variable now reads the permuted row, but
+  // for the ops that compute it.
+  SmallPtrSet<Operation *, 2> rowFromIv;
+  if (k == iv)
+    rowFromIv = {half.getDefiningOp(), within.getDefiningOp()};
+  else
+    rowFromIv = {k.getDefiningOp()};
+  rewriter.replaceAllUsesExcept(iv, row, rowFromIv);
   LLVM_DEBUG(llvm::dbgs() << "the row loop of " << trips
                           << " iterations runs its halves interleaved\n");
 }

@@ -63,8 +63,8 @@ struct TargetDescription {
   /// Whether a GEMV-like kernel's parallel row loop runs rows from the two
   /// halves of its weights in turn (0, N/2, 1, N/2 + 1, ...), so that a
   /// thread reads two streams half the matrix apart instead of one. On
-  /// Sapphire/Emerald Rapids two streams read 10-20% faster under the
-  /// GEMV's arithmetic (TargetDescription.cpp).
+  /// Emerald Rapids two streams read 5-20% faster under the GEMV's
+  /// arithmetic (TargetDescription.cpp).
   bool interleaveRowHalves = false;
   /// The locality hint (0-3, llvm.prefetch's) of software prefetches of
   /// data read once a while later: decode attention's prefetches of its
