@@ -81,12 +81,14 @@ static std::vector<TargetDescription> buildTable() {
   zen4.readOncePrefetchLocality = 1;
   add(zen4);
 
-  // Intel Sapphire Rapids and its refresh Emerald Rapids (the same cores):
-  // x86-64-v4-vnni but for decode attention's prefetches of its next
-  // task's rows, which go into L2 (prefetcht2), as on Zen 4. There the
-  // non-temporal hint tuned on Zen 5 made the step 2.5x slower: a task's
-  // next rows (64 KiB at 256 slots) outgrow the 48 KiB L1 before they are
-  // read, and lines prefetched non-temporally into it go back to DRAM.
+  // Intel Sapphire Rapids, its refresh Emerald Rapids (the same cores) and
+  // Granite Rapids (recognized by AMX when a VM misreports the model,
+  // chooseHostTargetName): x86-64-v4-vnni but for decode attention's
+  // prefetches of its next task's rows, which go into L2 (prefetcht2), as
+  // on Zen 4. There the non-temporal hint tuned on Zen 5 made the step 2.5x
+  // slower (2.4x on Granite Rapids): a task's next rows (64 KiB at 256
+  // slots) outgrow the 48 KiB L1 before they are read, and lines
+  // prefetched non-temporally into it go back to DRAM.
   // int8 KV at 4096 positions, 24/8 heads, int8 query (afm-bench, an
   // Emerald Rapids VM, 2026-12-02, 3 rounds alternated, medians):
   // prefetchnta 2.48-2.54 ms on 1 thread and 1.73-1.92 on 2; prefetcht2
@@ -211,23 +213,41 @@ mlir::afm::lookupTarget(llvm::StringRef name, llvm::StringRef os) {
   return target;
 }
 
-TargetDescription mlir::afm::getHostTarget() {
-  llvm::Triple host(llvm::sys::getProcessTriple());
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+StringRef
+mlir::afm::chooseHostTargetName(bool isAArch64, StringRef cpu,
+                                const llvm::StringMap<bool> &features) {
+  if (isAArch64)
+    return "aarch64-generic";
   bool avx512 = features.lookup("avx512f") && features.lookup("avx512bw") &&
                 features.lookup("avx512vl") && features.lookup("avx512dq");
   bool vnni = avx512 && features.lookup("avx512vnni");
-  StringRef cpu = llvm::sys::getHostCPUName();
-  bool sapphireRapidsCores = cpu == "sapphirerapids" || cpu == "emeraldrapids";
-  StringRef name = host.isAArch64()              ? "aarch64-generic"
-                   : vnni && cpu == "znver4"     ? "amd-zen4"
-                   : vnni && sapphireRapidsCores ? "intel-sapphire-rapids"
-                   : vnni                        ? "x86-64-v4-vnni"
-                   : avx512                      ? "x86-64-v4"
-                                                 : "x86-64-v3";
-  TargetDescription target = *llvm::find_if(
-      getKnownTargets(),
-      [&](const TargetDescription &d) { return d.name == name; });
+  // Sapphire Rapids and the server cores after it (Emerald and Granite
+  // Rapids) by name, or, when a virtual machine reports another model
+  // number, by AMX: no other x86 cores have its tiles. A Granite Rapids VM
+  // (2026-12-02) reported family 6 model 167, which LLVM names
+  // "rocketlake", a desktop core without AMX; its decode attention ran
+  // 2.4x slower with x86-64-v4-vnni's non-temporal prefetches than with
+  // this target's (docs/bench/attention-decode-granite-rapids.txt).
+  bool sapphireRapidsCores =
+      cpu == "sapphirerapids" || cpu == "emeraldrapids" ||
+      cpu == "graniterapids" || cpu == "graniterapids-d" ||
+      (features.lookup("amx-tile") && features.lookup("amx-int8"));
+  return vnni && cpu == "znver4"       ? "amd-zen4"
+         : vnni && sapphireRapidsCores ? "intel-sapphire-rapids"
+         : vnni                        ? "x86-64-v4-vnni"
+         : avx512                      ? "x86-64-v4"
+                                       : "x86-64-v3";
+}
+
+TargetDescription mlir::afm::getHostTarget() {
+  llvm::Triple host(llvm::sys::getProcessTriple());
+  StringRef name =
+      chooseHostTargetName(host.isAArch64(), llvm::sys::getHostCPUName(),
+                           llvm::sys::getHostCPUFeatures());
+  TargetDescription target =
+      *llvm::find_if(getKnownTargets(), [&](const TargetDescription &d) {
+        return d.name == name;
+      });
   target.triple = host.str();
   return target;
 }

@@ -11,6 +11,7 @@
 #define AFM_TARGET_TARGETDESCRIPTION_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -89,6 +90,12 @@ llvm::ArrayRef<TargetDescription> getKnownTargets();
 /// so they run under qemu-aarch64. Unknown names list the known ones.
 llvm::Expected<TargetDescription> lookupTarget(llvm::StringRef name,
                                                llvm::StringRef os = "");
+
+/// The name of the known target for a machine of this architecture, LLVM
+/// CPU name and features (llvm::sys::getHostCPUFeatures' keys): the
+/// choice getHostTarget makes, apart so that it can be tested.
+llvm::StringRef chooseHostTargetName(bool isAArch64, llvm::StringRef cpu,
+                                     const llvm::StringMap<bool> &features);
 
 /// The target matching the machine this process runs on.
 TargetDescription getHostTarget();
