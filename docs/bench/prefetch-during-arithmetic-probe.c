@@ -17,11 +17,13 @@ static double now(){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t
 enum { BLK = 64 << 10, LINES = BLK / 64 };
 volatile float sinkf;
 int main(int argc, char **argv) {
+  if (argc < 3) { fprintf(stderr, "usage: %s HINT FMAS [READ]\n", argv[0]); return 2; }
   int hint = atoi(argv[1]);     // 0 none, 1 t0, 2 t1, 3 t2, 4 nta
   int fmas = atoi(argv[2]);     // FMA steps per line (8 independent zmm chains each)
   int read = argc > 3 ? atoi(argv[3]) : 1;
   size_t total = (size_t)1536 << 20;
   char *buf = mmap(0, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (buf == MAP_FAILED) { perror("mmap"); return 1; }
   madvise(buf, total, MADV_HUGEPAGE); memset(buf, 1, total);
   size_t nblk = total / BLK;
   for (int round = 0; round < 3; ++round) {
@@ -39,7 +41,7 @@ int main(int argc, char **argv) {
         }
         for (int f = 0; f < fmas; ++f) for (int i = 0; i < 8; ++i) a[i] = _mm512_fmadd_ps(a[i], m, m);
       }
-      if (read) for (int l = 0; l < LINES; l += 1) acc = _mm512_or_si512(acc, _mm512_load_si512(cur + 64 * l));
+      if (read) for (int l = 0; l < LINES; ++l) acc = _mm512_or_si512(acc, _mm512_load_si512(cur + 64 * l));
     }
     double dt = now() - t0;
     __m512 s = a[0]; for (int i = 1; i < 8; ++i) s = _mm512_add_ps(s, a[i]);
