@@ -97,18 +97,6 @@ static std::vector<TargetDescription> buildTable() {
   // prefetch (distance and hint) measured no different from noise there,
   // so it stays x86-64-v4-vnni's.
   //
-  // Those next-task prefetches go one row (its two lines, int8 at D 128)
-  // every 1 KiB of rows, not every row, the L2 streamer they start
-  // fetching the lines between. Prefetching every row, the step read
-  // about 10-11 GB/s whatever its loops did; the explanation that fits
-  // (not measured: no PMU in the VM) is that each software prefetch holds
-  // one of L1's few fill buffers until DRAM answers. Granite Rapids VM,
-  // 2026-12-03, 24/8 heads, int8 query, ctx 4096, 2 rounds alternated:
-  // every row 0.78-0.80 ms on 1 thread and 0.42-0.43 on 2 (61-63% of the
-  // read limit); every 1 KiB 0.67-0.70 and 0.35-0.37 (70-74%); every 512 B,
-  // 768 B, 1.5 KiB and 2 KiB between the two, one line a row instead of
-  // two slower (docs/bench/attention-decode-granite-rapids.txt).
-  //
   // Its GEMVs run the rows of the two halves of a weight matrix in turn,
   // two read streams per thread (interleaveRowHalves): a stand-alone loop
   // doing the 2-bit GEMV's work per 64-byte line over a 1 GiB buffer read
@@ -121,7 +109,6 @@ static std::vector<TargetDescription> buildTable() {
   TargetDescription spr = vnni;
   spr.name = "intel-sapphire-rapids";
   spr.readOncePrefetchLocality = 1;
-  spr.readOncePrefetchSpacing = 1024;
   spr.interleaveRowHalves = true;
   add(spr);
 

@@ -42,9 +42,6 @@ struct AttentionSpec {
   /// (TargetDescription::readOncePrefetchLocality): the locality hint of
   /// decode attention's prefetches of its next task's rows.
   unsigned readOncePrefetchLocality = 0;
-  /// Lowering only, likewise (TargetDescription::readOncePrefetchSpacing):
-  /// bytes of rows per prefetch of the next task's rows; 0 every row.
-  unsigned readOncePrefetchSpacing = 0;
 
   /// How many positions the cache holds when attention reads it: before
   /// the append for attention that owns its cache, after the owner's

@@ -851,14 +851,13 @@ struct AFMLowerAttentionPass
     });
     // The target's prefetch hint when afm-set-target stamped one (the
     // afm-codegen pipelines); the default hint without (afm-opt alone).
-    unsigned readOnceLocality = 0, readOnceSpacing = 0;
+    unsigned readOnceLocality = 0;
     ModuleOp module = getOperation();
     if (contracts(module).getTargetAttrHelper().getAttr(module)) {
       FailureOr<TargetDescription> target = getTargetDescription(module);
       if (failed(target))
         return signalPassFailure();
       readOnceLocality = target->readOncePrefetchLocality;
-      readOnceSpacing = target->readOncePrefetchSpacing;
     }
     IRRewriter rewriter(&getContext());
     for (Operation *op : ops) {
@@ -873,7 +872,6 @@ struct AFMLowerAttentionPass
       if (failed(spec))
         return signalPassFailure();
       spec->readOncePrefetchLocality = readOnceLocality;
-      spec->readOncePrefetchSpacing = readOnceSpacing;
       Value result = AttentionBuilder(rewriter, op->getLoc(), *spec).build();
       rewriter.replaceOp(op, result);
     }

@@ -41,13 +41,7 @@
 //      not idle while it computes. (int8-KV decode at 4096 positions, 1
 //      thread: 0.71 -> 0.35 ms; docs/bench/attention-decode-zen5.txt.)
 //      Their locality hint is the target's readOncePrefetchLocality: the
-//      rows are read by one task and never again in the step. With the
-//      target's readOncePrefetchSpacing, only one row every that many
-//      bytes is prefetched and the L2 streamer those start fetches the
-//      rest: on Granite Rapids every 1 KiB of int8 rows took the step
-//      from 61-63% of the bandwidth to 70-74% on 1 and 2 threads (each
-//      software prefetch likely holds an L1 fill buffer until DRAM
-//      answers, which capped the step near 10-11 GB/s). On Zen 5
+//      rows are read by one task and never again in the step. On Zen 5
 //      the non-temporal hint (prefetchnta) beat the L2 one by 3-10% on 1
 //      thread (docs/bench/attention-decode-zen5.txt); on Zen 4 prefetcht2
 //      beat prefetchnta by 10% on 1 thread and 13% on 2
@@ -90,7 +84,6 @@
 #include <array>
 #include <functional>
 #include <limits>
-#include <optional>
 #include <tuple>
 
 using namespace mlir;
@@ -193,9 +186,7 @@ private:
   /// the loop over a block's values (`groupIndex` of `groups` passes over
   /// it), of the next task's row at `offset` of its block (`rows`), or of
   /// the line of 16 scales there: keys during the first pass, values
-  /// during the second (both with one pass); rows only at the offsets
-  /// that are multiples of the target's readOncePrefetchSpacing bytes of
-  /// rows, when it has one. The task's own reads are
+  /// during the second (both with one pass). The task's own reads are
   /// from cache then, and the memory would idle.
   void prefetchNextTask(int64_t groupIndex, int64_t groups, Value offset,
                         bool rows);
@@ -357,23 +348,6 @@ void DecodeAttention::prefetchRow(int64_t half, Value g, Value slot,
 
 void DecodeAttention::prefetchNextTask(int64_t groupIndex, int64_t groups,
                                        Value offset, bool rows) {
-  // Rows every `spacing` bytes only (the target's; the L2 streamer fetches
-  // the rows between): at the task's offsets that are multiples of it.
-  auto cacheType = cast<MemRefType>(spec.cache.getType());
-  int64_t rowBytes =
-      headDim * static_cast<int64_t>(cacheType.getElementTypeBitWidth()) / 8;
-  int64_t rowsApart = std::max<int64_t>(
-      1, static_cast<int64_t>(spec.readOncePrefetchSpacing) / rowBytes);
-  std::optional<OpBuilder::InsertionGuard> guard;
-  if (rows && rowsApart > 1) {
-    Value due = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(b, loc, offset, index(rowsApart)), index(0));
-    auto onlyThen = scf::IfOp::create(b, loc, TypeRange(), due,
-                                      /*withElseRegion=*/false);
-    guard.emplace(b);
-    b.setInsertionPointToStart(onlyThen.thenBlock());
-  }
   Value slot = arith::MinUIOp::create(
       b, loc, arith::AddIOp::create(b, loc, nextBegin, offset),
       index(capacity - 1));

@@ -73,13 +73,6 @@ struct TargetDescription {
   /// x86), which measured best on Zen 5; 1 (prefetcht2) on Zen 4 and on
   /// Sapphire/Emerald Rapids, where non-temporal lines outgrow L1 unread.
   unsigned readOncePrefetchLocality = 0;
-  /// Bytes of cache rows per software prefetch of decode attention's next
-  /// task: one row's lines every this many bytes of its rows, the lines
-  /// between left to the hardware's L2 streamer that those prefetches
-  /// start. 0: every row. 1024 on Sapphire/Emerald/Granite Rapids, where
-  /// prefetching every row kept the step near 60% of the bandwidth and
-  /// every 1 KiB took it to 70-74% (measured on Granite Rapids).
-  unsigned readOncePrefetchSpacing = 0;
   /// The GPU decodes ASTC textures in hardware, so an `.afmb` for this
   /// target keeps ASTC weights' blocks as an artifact next to the CPU form.
   bool gpuSamplesASTC = false;
