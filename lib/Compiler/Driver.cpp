@@ -20,6 +20,7 @@
 #include "afm/FrontEnd/ONNX/ONNXImport.h"
 #include "afm/Compiler/InitAll.h"
 #include "afm/Support/NestingDepth.h"
+#include "afm/Support/PhysicalMemory.h"
 #include "afm/Model/HFConfig.h"
 #include "afm/Model/SafeTensors.h"
 #include "afm/Support/Progress.h"
@@ -36,8 +37,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
-
-#include <unistd.h>
 
 using namespace mlir;
 
@@ -305,16 +304,13 @@ static void printTargets(llvm::raw_ostream &os) {
 /// say so now rather than at session creation.
 static void warnIfArenaExceedsMemory(ModuleOp module) {
   auto arena = contracts(module).getKvArenaBytesAttrHelper().getAttr(module);
-  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
-  if (!arena || pages <= 0 || pageSize <= 0)
-    return;
-  uint64_t physical = uint64_t(pages) * uint64_t(pageSize);
-  if (uint64_t(arena.getInt()) <= physical)
+  std::optional<uint64_t> physical = ::afm::physicalMemoryBytes();
+  if (!arena || !physical || uint64_t(arena.getInt()) <= *physical)
     return;
   llvm::WithColor::warning(llvm::errs(), "afm-compile")
       << "a session needs " << arena.getInt()
       << " bytes of KV memory (its caches at full context, and scratch), "
-      << "more than this machine's " << physical
+      << "more than this machine's " << *physical
       << " bytes; it cannot run here (a shorter context needs less)\n";
 }
 

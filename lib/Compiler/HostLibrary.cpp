@@ -3,15 +3,18 @@
 #include "afm/Compiler/HostLibrary.h"
 
 #include "afm/Compiler/Compile.h"
+#include "afm/Support/PhysicalMemory.h"
 #include "afm/Target/TargetDescription.h"
 #include "afm/kernel_abi.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -28,16 +31,36 @@ using namespace mlir::afm;
 /// misses.
 static constexpr size_t kHugePageBytes = size_t(2) << 20;
 
-HostBuffer::HostBuffer(size_t bytes) : bytes(bytes) {
+llvm::Expected<HostBuffer> HostBuffer::allocate(size_t bytes) {
+  auto refuse = [&](llvm::StringRef why) {
+    return llvm::createStringError(
+        llvm::formatv("cannot allocate a buffer of {0} bytes ({1:F1} MiB): "
+                      "{2}",
+                      bytes, double(bytes) / (1 << 20), why)
+            .str());
+  };
+  // Every byte is written below, so a buffer past physical memory would
+  // not fail here but be killed by the OOM killer while zeroing it.
+  std::optional<uint64_t> physical = ::afm::physicalMemoryBytes();
+  if (physical && bytes > *physical)
+    return refuse(llvm::formatv("more than this machine's memory ({0:F1} "
+                                "MiB)",
+                                double(*physical) / (1 << 20))
+                      .str());
   size_t alignment = bytes >= kHugePageBytes ? kHugePageBytes : 64;
+  if (bytes > SIZE_MAX - alignment)
+    return refuse("the size overflows");
   size_t rounded =
       std::max(alignment, (bytes + alignment - 1) / alignment * alignment);
-  ptr = std::aligned_alloc(alignment, rounded);
+  void *ptr = std::aligned_alloc(alignment, rounded);
+  if (!ptr)
+    return refuse("the allocator refused it");
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   if (alignment == kHugePageBytes)
     (void)madvise(ptr, rounded, MADV_HUGEPAGE);
 #endif
   std::memset(ptr, 0, bytes);
+  return HostBuffer(bytes, ptr);
 }
 
 HostBuffer::~HostBuffer() { std::free(ptr); }

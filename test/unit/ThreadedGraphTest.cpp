@@ -38,6 +38,11 @@ using namespace mlir;
 
 namespace {
 
+/// A zeroed argument buffer; these tests' buffers are a few MiB.
+afm::HostBuffer zeroed(size_t bytes) {
+  return llvm::cantFail(afm::HostBuffer::allocate(bytes));
+}
+
 /// An afm_host_api over a runtime pool that counts parallel_for calls and
 /// records the threads their iterations ran on.
 class RecordingHost {
@@ -142,7 +147,7 @@ TEST_F(ThreadedGraphTest, GEMVMatchesAPlainLoopOnTwoThreads) {
       return %y : tensor<1x512xf32>
     })mlir");
   ASSERT_NE(main, nullptr);
-  afm::HostBuffer x(k * 4), w(n * k * 4), y(n * 4);
+  afm::HostBuffer x = zeroed(k * 4), w = zeroed(n * k * 4), y = zeroed(n * 4);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   for (int64_t i = 0; i < k; ++i)
     x.data<float>()[i] = uniform(random);
@@ -184,8 +189,9 @@ TEST_F(ThreadedGraphTest, Q4EmbeddingMatchesAPlainLoopOnTwoThreads) {
       return %y : tensor<256x2048xf32>
     })mlir");
   ASSERT_NE(main, nullptr);
-  afm::HostBuffer ids(tokens * 4), codes(vocab * dim / 2),
-      scales(vocab * dim / group * 4), y(tokens * dim * 4);
+  afm::HostBuffer ids = zeroed(tokens * 4), codes = zeroed(vocab * dim / 2),
+                  scales = zeroed(vocab * dim / group * 4),
+                  y = zeroed(tokens * dim * 4);
   for (int64_t t = 0; t < tokens; ++t)
     ids.data<int32_t>()[t] = random() % vocab;
   for (int64_t i = 0; i < vocab * dim / 2; ++i)

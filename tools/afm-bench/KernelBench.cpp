@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 using namespace afm_bench;
 using namespace mlir;
@@ -22,21 +23,30 @@ namespace {
 /// The buffers of every argument: one, or one per weight copy or index set.
 struct KernelBuffers {
   std::vector<std::vector<HostBuffer>> arguments;
-  HostBuffer output;
+  std::optional<HostBuffer> output;
 
-  KernelBuffers(const KernelSource &source, int copies)
-      : output(source.outputBytes) {
+  static llvm::Expected<KernelBuffers> create(const KernelSource &source,
+                                              int copies) {
+    KernelBuffers buffers;
+    auto output = HostBuffer::allocate(source.outputBytes);
+    if (!output)
+      return output.takeError();
+    buffers.output.emplace(std::move(*output));
     std::mt19937 random(7);
     for (const KernelArgument &argument : source.arguments) {
       int count = argument.rotation == Rotation::Weights   ? copies
                   : argument.rotation == Rotation::Indices ? copies + 1
                                                            : 1;
-      auto &buffers = arguments.emplace_back();
+      auto &copiesOf = buffers.arguments.emplace_back();
       for (int i = 0; i < count; ++i) {
-        buffers.emplace_back(argument.bytes);
-        argument.fill(buffers.back().data<uint8_t>(), argument.bytes, random);
+        auto buffer = HostBuffer::allocate(argument.bytes);
+        if (!buffer)
+          return buffer.takeError();
+        argument.fill(buffer->data<uint8_t>(), argument.bytes, random);
+        copiesOf.push_back(std::move(*buffer));
       }
     }
+    return buffers;
   }
 
   /// `main`'s arguments for call number `call`.
@@ -44,7 +54,7 @@ struct KernelBuffers {
     std::vector<void *> args = {const_cast<afm_host_api *>(host)};
     for (const auto &buffers : arguments)
       args.push_back(buffers[call % buffers.size()].data());
-    args.push_back(output.data());
+    args.push_back(output->data());
     return args;
   }
 };
@@ -107,11 +117,13 @@ afm_bench::runKernel(MLIRContext &context, const KernelSpec &spec,
       copyBytes += argument.bytes;
   int copies = std::max<size_t>(
       1, (footprintBytes + copyBytes - 1) / std::max<size_t>(copyBytes, 1));
-  KernelBuffers buffers(source, copies);
+  auto buffers = KernelBuffers::create(source, copies);
+  if (!buffers)
+    return buffers.takeError();
 
   std::vector<KernelResult> results;
   for (HostThreads *host : hosts) {
-    auto result = timeOn(function, buffers, *host, minSeconds);
+    auto result = timeOn(function, *buffers, *host, minSeconds);
     if (!result)
       return result.takeError();
     result->spec = spec;

@@ -237,8 +237,9 @@ static double fmaPeak(double (*loop)(), int threads, int repeats) {
   return best;
 }
 
-MachineLimits afm_bench::measureMachineLimits(size_t bandwidthBytes,
-                                              int threads, int repeats) {
+llvm::Expected<MachineLimits>
+afm_bench::measureMachineLimits(size_t bandwidthBytes, int threads,
+                                int repeats) {
   MachineLimits limits;
   limits.threads = threads;
   limits.bandwidthBytes = bandwidthBytes;
@@ -249,8 +250,10 @@ MachineLimits afm_bench::measureMachineLimits(size_t bandwidthBytes,
     // fewer TLB misses: in 4 KiB pages the best pattern read 7-10% less
     // on a Granite Rapids VM (README, afm-bench).
     // HostBuffer zeroes it, so every page is touched before timing.
-    mlir::afm::HostBuffer buffer(count * sizeof(uint64_t));
-    auto *data = buffer.data<uint64_t>();
+    auto buffer = mlir::afm::HostBuffer::allocate(count * sizeof(uint64_t));
+    if (!buffer)
+      return buffer.takeError();
+    auto *data = buffer->data<uint64_t>();
     limits.readBytesPerSecond1 =
         readBandwidth(data, count, 1, repeats, limits.readPattern1);
     limits.readBytesPerSecondN =

@@ -8,6 +8,8 @@
 #ifndef AFM_TOOLS_AFM_BENCH_MACHINELIMITS_H
 #define AFM_TOOLS_AFM_BENCH_MACHINELIMITS_H
 
+#include "llvm/Support/Error.h"
+
 #include <cstddef>
 #include <string>
 
@@ -35,9 +37,10 @@ struct MachineLimits {
 };
 
 /// Measures the limits with a `bandwidthBytes` buffer on `threads`
-/// threads; each figure is the best of `repeats` runs.
-MachineLimits measureMachineLimits(size_t bandwidthBytes, int threads,
-                                   int repeats);
+/// threads; each figure is the best of `repeats` runs. An error when the
+/// buffer cannot be had.
+llvm::Expected<MachineLimits> measureMachineLimits(size_t bandwidthBytes,
+                                                   int threads, int repeats);
 
 /// Folds a later measurement into `best`: each figure the better of the
 /// two (with the pattern that reached it), the lowest reads kept apart. A

@@ -17,6 +17,7 @@
 
 #include "afm/CodeGen/ObjectEmitter.h"
 #include "afm/Compiler/InitAll.h"
+#include "afm/Support/PhysicalMemory.h"
 #include "afm/Target/TargetDescription.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -31,6 +32,7 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -53,18 +55,20 @@ static cl::opt<std::string> targetName(
     cl::init("host"), cl::cat(category));
 static cl::opt<int> threads("bench-threads",
                             cl::desc("Threads N for the all-threads limits, "
-                                     "kernels and models (default: the "
+                                     "kernels and models, at most 4 per "
+                                     "hardware thread (default: the "
                                      "hardware's)"),
                             cl::init(0), cl::cat(category));
 static cl::opt<unsigned> bandwidthMiB(
     "bandwidth-mib",
-    cl::desc("Buffer read to measure bandwidth, in MiB (default 1024)"),
+    cl::desc("Buffer read to measure bandwidth, in MiB, at most half of "
+             "this machine's memory (default 1024)"),
     cl::init(1024), cl::cat(category));
 static cl::opt<unsigned> footprintMiB(
     "footprint-mib",
     cl::desc("Weight (or KV cache) copies a kernel rotates through, in "
-             "MiB, so decode reads DRAM (default: 4x the last-level cache, "
-             "at least 256)"),
+             "MiB, so decode reads DRAM; at most half of this machine's "
+             "memory (default: 4x the last-level cache, at least 256)"),
     cl::init(0), cl::cat(category));
 static cl::opt<double> seconds("min-seconds",
                                cl::desc("Minimum time per kernel and thread "
@@ -173,6 +177,59 @@ kernelTarget(llvm::StringRef name) {
   return target;
 }
 
+/// Measures the limits again and keeps the best of each.
+static llvm::Error measureAgain(MachineLimits &limits, int n) {
+  auto again = measureMachineLimits(size_t(bandwidthMiB) << 20, n, 10);
+  if (!again)
+    return again.takeError();
+  keepBestLimits(limits, *again);
+  return llvm::Error::success();
+}
+
+/// The most threads --bench-threads takes: 4 per hardware thread. More
+/// measure only the scheduler, and each limit then takes minutes (the
+/// FMA loop runs every thread for its own time slice).
+static int maxBenchThreads() {
+  return 4 * int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+/// Rejects options that would measure nothing, crash or exhaust memory,
+/// before any measurement starts.
+static llvm::Error checkOptions() {
+  auto bad = [](const llvm::Twine &message) {
+    return llvm::createStringError(message.str());
+  };
+  if (threads < 0 || threads > maxBenchThreads())
+    return bad("--bench-threads " + llvm::Twine(threads.getValue()) +
+               ": give 1 to " + llvm::Twine(maxBenchThreads()) +
+               " threads (4 per hardware thread), or 0 for the hardware's");
+  if (bandwidthMiB == 0)
+    return bad("--bandwidth-mib 0: the read limit needs a buffer of at "
+               "least 1 MiB (default 1024)");
+  if (!(seconds >= 0) || seconds > 3600)
+    return bad("--min-seconds " + llvm::formatv("{0}", seconds.getValue()).str() +
+               ": give 0 to 3600 seconds");
+  if (promptTokens < 1)
+    return bad("--prompt-tokens " + llvm::Twine(promptTokens.getValue()) +
+               ": a prompt needs at least 1 token");
+  if (decodeTokens < 1)
+    return bad("--decode-tokens " + llvm::Twine(decodeTokens.getValue()) +
+               ": decode needs at least 1 step to be timed");
+  // The buffers are allocated and zeroed whole, so a size past memory
+  // would end in the OOM killer; half of it leaves room for the rest.
+  if (std::optional<uint64_t> physical = ::afm::physicalMemoryBytes()) {
+    uint64_t halfMiB = *physical / 2 >> 20;
+    for (auto [name, mib] :
+         {std::pair{"--bandwidth-mib", bandwidthMiB.getValue()},
+          std::pair{"--footprint-mib", footprintMiB.getValue()}})
+      if (mib > halfMiB)
+        return bad(llvm::Twine(name) + " " + llvm::Twine(mib) +
+                   ": more than half of this machine's memory (" +
+                   llvm::Twine(*physical >> 20) + " MiB)");
+  }
+  return llvm::Error::success();
+}
+
 static int fail(llvm::Error error) {
   llvm::WithColor::error(llvm::errs(), "afm-bench")
       << llvm::toString(std::move(error)) << "\n";
@@ -210,13 +267,17 @@ int main(int argc, char **argv) {
       "after the models); each is the best measurement, and the table shows\n"
       "the lowest read seen. A kernel that still beats a limit is reported\n"
       "on stderr: that limit is wrong.\n");
+  if (llvm::Error error = checkOptions())
+    return fail(std::move(error));
   auto target = kernelTarget(targetName);
   if (!target)
     return fail(target.takeError());
   int n = threads > 0 ? threads.getValue()
                       : std::max(1u, std::thread::hardware_concurrency());
-  MachineLimits limits =
-      measureMachineLimits(size_t(bandwidthMiB) << 20, n, 10);
+  auto measured = measureMachineLimits(size_t(bandwidthMiB) << 20, n, 10);
+  if (!measured)
+    return fail(measured.takeError());
+  MachineLimits limits = *measured;
   std::vector<int> threadCounts = {1};
   if (n > 1)
     threadCounts.push_back(n);
@@ -241,8 +302,8 @@ int main(int argc, char **argv) {
     if (!timed)
       return fail(timed.takeError());
     results = std::move(*timed);
-    keepBestLimits(limits,
-                   measureMachineLimits(size_t(bandwidthMiB) << 20, n, 10));
+    if (llvm::Error error = measureAgain(limits, n))
+      return fail(std::move(error));
   }
 
   std::vector<ModelResult> modelResults;
@@ -254,8 +315,8 @@ int main(int argc, char **argv) {
       modelResults.push_back(*result);
     }
   if (!models.empty())
-    keepBestLimits(limits,
-                   measureMachineLimits(size_t(bandwidthMiB) << 20, n, 10));
+    if (llvm::Error error = measureAgain(limits, n))
+      return fail(std::move(error));
   warnAboutBeatenLimits(limits, results, footprint, cacheBytes);
 
   if (json)

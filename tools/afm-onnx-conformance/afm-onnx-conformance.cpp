@@ -26,6 +26,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -110,10 +111,13 @@ readTensor(MLIRContext *context, llvm::StringRef path, RankedTensorType type) {
 }
 
 /// `attr`'s elements laid out as the compiled code reads them.
-HostBuffer toBuffer(DenseElementsAttr attr) {
+llvm::Expected<HostBuffer> toBuffer(DenseElementsAttr attr) {
   Type elementType = attr.getElementType();
   size_t elementBytes = storageBytes(elementType);
-  HostBuffer buffer(attr.getNumElements() * elementBytes);
+  auto allocated = HostBuffer::allocate(attr.getNumElements() * elementBytes);
+  if (!allocated)
+    return allocated.takeError();
+  HostBuffer &buffer = *allocated;
   char *bytes = buffer.data<char>();
   if (elementType.isInteger(1)) {
     for (auto [index, bit] : llvm::enumerate(attr.getValues<bool>()))
@@ -125,14 +129,18 @@ HostBuffer toBuffer(DenseElementsAttr attr) {
   } else if (buffer.size() != 0) { // (an empty tensor has no data pointer)
     std::memcpy(bytes, attr.getRawData().data(), buffer.size());
   }
-  return buffer;
+  return allocated;
 }
 
 /// The largest |a - b| over elements that are not close, 0 when all are:
 /// floats within atol + rtol * |b| (NaN matching NaN), integers equal.
-double mismatch(const HostBuffer &actual, DenseElementsAttr expected) {
+llvm::Expected<double> mismatch(const HostBuffer &actual,
+                                DenseElementsAttr expected) {
   Type elementType = expected.getElementType();
-  HostBuffer wanted = toBuffer(expected);
+  auto expectedBuffer = toBuffer(expected);
+  if (!expectedBuffer)
+    return expectedBuffer.takeError();
+  const HostBuffer &wanted = *expectedBuffer;
   int64_t count = expected.getNumElements();
   double worst = 0;
   auto check = [&](double a, double b) {
@@ -338,11 +346,21 @@ Outcome runTest(llvm::StringRef testDir, const afm::TargetDescription &target,
       if (!input)
         return fail(llvm::sys::path::filename(set) + "/" +
                     llvm::toString(input.takeError()));
-      buffers.push_back(toBuffer(*input));
+      auto buffer = toBuffer(*input);
+      if (!buffer)
+        return fail(llvm::toString(buffer.takeError()));
+      buffers.push_back(std::move(*buffer));
     }
-    for (RankedTensorType type : test->resultTypes)
-      buffers.emplace_back(type.getNumElements() *
-                           storageBytes(type.getElementType()));
+    for (RankedTensorType type : test->resultTypes) {
+      // Saturated: a shape whose bytes overflow is refused as too big.
+      auto buffer = HostBuffer::allocate(llvm::SaturatingMultiply<uint64_t>(
+          type.getNumElements(), storageBytes(type.getElementType())));
+      if (!buffer)
+        return fail("result " + llvm::Twine(buffers.size() -
+                                             test->argumentTypes.size()) +
+                    ": " + llvm::toString(buffer.takeError()));
+      buffers.push_back(std::move(*buffer));
+    }
     SmallVector<void *> args;
     for (HostBuffer &buffer : buffers)
       args.push_back(buffer.data());
@@ -356,7 +374,10 @@ Outcome runTest(llvm::StringRef testDir, const afm::TargetDescription &target,
         return fail(llvm::sys::path::filename(set) + "/" +
                     llvm::toString(expected.takeError()));
       const HostBuffer &actual = buffers[test->argumentTypes.size() + index];
-      double error = mismatch(actual, *expected);
+      auto mismatched = mismatch(actual, *expected);
+      if (!mismatched)
+        return fail(llvm::toString(mismatched.takeError()));
+      double error = *mismatched;
       if (error != 0)
         return fail(llvm::formatv("max error {0:e} in output {1} of {2}",
                                   error, index,

@@ -24,6 +24,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -60,26 +61,33 @@ decode(void *main, int64_t seqLen, int64_t vocab,
                                    " tokens) and " + llvm::Twine(decodeSteps) +
                                    " steps do not fit " + llvm::Twine(seqLen) +
                                    " positions");
-  afm::HostBuffer ids(seqLen * sizeof(int64_t));
-  afm::HostBuffer logits(seqLen * vocab * sizeof(float));
+  // Saturated: shapes whose bytes overflow are refused as too big.
+  auto ids = afm::HostBuffer::allocate(
+      llvm::SaturatingMultiply<uint64_t>(seqLen, sizeof(int64_t)));
+  if (!ids)
+    return ids.takeError();
+  auto logits = afm::HostBuffer::allocate(llvm::SaturatingMultiply<uint64_t>(
+      llvm::SaturatingMultiply<uint64_t>(seqLen, vocab), sizeof(float)));
+  if (!logits)
+    return logits.takeError();
   int64_t filled = 0;
   for (int32_t token : prompt) {
     if (token < 0 || token >= vocab)
       return llvm::createStringError("token " + llvm::Twine(token) +
                                      " is outside the vocabulary");
-    ids.data<int64_t>()[filled++] = token;
+    ids->data<int64_t>()[filled++] = token;
   }
   afm::GreedyResult result;
   for (int64_t step = 0; step <= decodeSteps; ++step) {
-    if (llvm::Error error = afm::callGraph(main, {ids.data(), logits.data()}))
+    if (llvm::Error error = afm::callGraph(main, {ids->data(), logits->data()}))
       return std::move(error);
-    llvm::ArrayRef<float> row(logits.data<float>() + (filled - 1) * vocab,
+    llvm::ArrayRef<float> row(logits->data<float>() + (filled - 1) * vocab,
                               vocab);
     llvm::append_range(result.logits, row);
     int32_t next = afm::argmax(row);
     result.tokens.push_back(next);
     if (step < decodeSteps)
-      ids.data<int64_t>()[filled++] = next;
+      ids->data<int64_t>()[filled++] = next;
   }
   return result;
 }
@@ -91,6 +99,9 @@ int main(int argc, char **argv) {
       argc, argv, "afm greedy decoding of a static-shape ONNX decoder\n");
   llvm::ExitOnError exitOnErr("afm-onnx-greedy: error: ");
 
+  if (decodeSteps < 0)
+    exitOnErr(llvm::createStringError("--steps " + llvm::Twine(decodeSteps) +
+                                      ": give 0 or more decode steps"));
   std::vector<int32_t> prompt = exitOnErr(afm::parseTokenList(promptText));
   DialectRegistry registry;
   afm::registerDialects(registry);

@@ -32,8 +32,13 @@ struct TargetDescription;
 /// generated code may use aligned vector accesses on arguments too.
 class HostBuffer {
 public:
-  explicit HostBuffer(size_t bytes);
-  HostBuffer(HostBuffer &&other) : bytes(other.bytes), ptr(other.ptr) {
+  /// `bytes` zeroed bytes (every page touched). An error, not an
+  /// out-of-memory kill, when they exceed this machine's memory or the
+  /// allocator refuses them.
+  static llvm::Expected<HostBuffer> allocate(size_t bytes);
+
+  HostBuffer(HostBuffer &&other) noexcept
+      : bytes(other.bytes), ptr(other.ptr) {
     other.ptr = nullptr;
   }
   HostBuffer(const HostBuffer &) = delete;
@@ -45,6 +50,8 @@ public:
   template <typename T> T *data() const { return static_cast<T *>(ptr); }
 
 private:
+  HostBuffer(size_t bytes, void *ptr) : bytes(bytes), ptr(ptr) {}
+
   size_t bytes;
   void *ptr;
 };
