@@ -93,7 +93,8 @@ llvm::Expected<std::vector<KernelResult>>
 afm_bench::runKernel(MLIRContext &context, const KernelSpec &spec,
                      const afm::TargetDescription &target,
                      size_t footprintBytes, double minSeconds,
-                     llvm::ArrayRef<HostThreads *> hosts) {
+                     llvm::ArrayRef<HostThreads *> hosts,
+                     const AdjacentReadProbe &probe) {
   KernelSource source = buildKernelSource(spec);
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(source.mlir, &context);
@@ -123,9 +124,12 @@ afm_bench::runKernel(MLIRContext &context, const KernelSpec &spec,
 
   std::vector<KernelResult> results;
   for (HostThreads *host : hosts) {
+    double before = probe.measure(host->threads());
     auto result = timeOn(function, *buffers, *host, minSeconds);
     if (!result)
       return result.takeError();
+    result->adjacentReadBytesPerSecond =
+        std::max(before, probe.measure(host->threads()));
     result->spec = spec;
     result->flops = source.flops;
     result->fmaFlops = source.fmaFlops;

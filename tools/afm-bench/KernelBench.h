@@ -12,6 +12,7 @@
 #define AFM_TOOLS_AFM_BENCH_KERNELBENCH_H
 
 #include "KernelSources.h"
+#include "MachineLimits.h"
 
 #include "afm/Target/TargetDescription.h"
 
@@ -37,15 +38,21 @@ struct KernelResult {
   /// host->parallel_for calls per kernel call: 0 means it ran on the
   /// calling thread only, whatever the pool.
   double parallelCallsPerCall = 0;
+  /// The read bandwidth on the same threads right before and right after
+  /// the timing (the better of the two; AdjacentReadProbe), 0 if not
+  /// measured.
+  double adjacentReadBytesPerSecond = 0;
 };
 
 /// Compiles `spec` and times it on each of `hosts` in turn; weights rotate
 /// through copies totalling at least `footprintBytes`; each timing runs
-/// for at least `minSeconds`. One result per host, in order.
+/// for at least `minSeconds`, between two measurements of `probe`. One
+/// result per host, in order.
 llvm::Expected<std::vector<KernelResult>>
 runKernel(mlir::MLIRContext &context, const KernelSpec &spec,
           const mlir::afm::TargetDescription &target, size_t footprintBytes,
-          double minSeconds, llvm::ArrayRef<HostThreads *> hosts);
+          double minSeconds, llvm::ArrayRef<HostThreads *> hosts,
+          const AdjacentReadProbe &probe);
 
 } // namespace afm_bench
 

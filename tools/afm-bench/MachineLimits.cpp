@@ -267,6 +267,20 @@ afm_bench::measureMachineLimits(size_t bandwidthBytes, int threads,
   return limits;
 }
 
+llvm::Expected<AdjacentReadProbe>
+AdjacentReadProbe::create(size_t bytes) {
+  auto buffer = mlir::afm::HostBuffer::allocate(bytes);
+  if (!buffer)
+    return buffer.takeError();
+  return AdjacentReadProbe(std::move(*buffer));
+}
+
+double AdjacentReadProbe::measure(int threads) const {
+  std::string pattern;
+  return readBandwidth(buffer.data<uint64_t>(),
+                       buffer.size() / sizeof(uint64_t), threads, 1, pattern);
+}
+
 void afm_bench::keepBestLimits(MachineLimits &best,
                                const MachineLimits &again) {
   auto keep = [](double &figure, std::string *pattern, double other,

@@ -8,10 +8,13 @@
 #ifndef AFM_TOOLS_AFM_BENCH_MACHINELIMITS_H
 #define AFM_TOOLS_AFM_BENCH_MACHINELIMITS_H
 
+#include "afm/Compiler/HostLibrary.h"
+
 #include "llvm/Support/Error.h"
 
 #include <cstddef>
 #include <string>
+#include <utility>
 
 namespace afm_bench {
 
@@ -47,6 +50,27 @@ llvm::Expected<MachineLimits> measureMachineLimits(size_t bandwidthBytes,
 /// VM's bandwidth moves between measurements, so a limit measured once can
 /// dip below what a kernel sustains a minute later.
 void keepBestLimits(MachineLimits &best, const MachineLimits &again);
+
+/// The read bandwidth measured right next to a kernel's timing: every read
+/// pattern once over a buffer kept for the purpose. On a VM the memory's
+/// state can change within seconds (on a Zen 4 VM the 2-thread read rate
+/// moved between about 30 and 50-60 GB/s from one kernel to the next), so
+/// a kernel's fraction of the run's best limit can mostly measure when it
+/// ran; its fraction of the read rate just before and after it does not.
+class AdjacentReadProbe {
+public:
+  /// A probe over `bytes` (past the last-level cache, so it reads DRAM).
+  static llvm::Expected<AdjacentReadProbe> create(size_t bytes);
+
+  /// Bytes per second of the best pattern on `threads` threads, now.
+  double measure(int threads) const;
+
+private:
+  explicit AdjacentReadProbe(mlir::afm::HostBuffer buffer)
+      : buffer(std::move(buffer)) {}
+
+  mlir::afm::HostBuffer buffer;
+};
 
 } // namespace afm_bench
 

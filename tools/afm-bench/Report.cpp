@@ -88,10 +88,10 @@ void afm_bench::printTable(llvm::raw_ostream &os, const MachineLimits &limits,
       limits.lowestReadBytesPerSecond1 / 1e9,
       limits.lowestReadBytesPerSecondN / 1e9);
   if (!kernels.empty())
-    os << llvm::formatv("{0,-28} {1,-20} {2,7} {3,10} {4,9} {5,8} {6,9} "
-                        "{7,8}\n",
+    os << llvm::formatv("{0,-28} {1,-20} {2,7} {3,10} {4,9} {5,8} {6,8} "
+                        "{7,9} {8,8}\n",
                         "kernel", "shape", "threads", "ms/call", "GB/s",
-                        "% BW", "GFLOP/s", "% peak");
+                        "% BW", "% adj", "GFLOP/s", "% peak");
   for (const KernelResult &k : kernels) {
     double bytesPerSecond = k.bytesRead / k.secondsPerCall;
     double flopsPerSecond = k.flops / k.secondsPerCall;
@@ -106,17 +106,27 @@ void afm_bench::printTable(llvm::raw_ostream &os, const MachineLimits &limits,
         : k.flops > 0
             ? llvm::formatv("{0,9:f2} {1,8}", flopsPerSecond / 1e9, "-").str()
             : llvm::formatv("{0,9} {1,8}", "-", "-").str();
+    std::string adjacent =
+        k.adjacentReadBytesPerSecond > 0
+            ? llvm::formatv("{0,7:f1}%",
+                            100 * bytesPerSecond / k.adjacentReadBytesPerSecond)
+                  .str()
+            : llvm::formatv("{0,8}", "-").str();
     os << llvm::formatv(
-        "{0,-28} {1,-20} {2,7} {3,10:f3} {4,9:f2} {5,7:f1}% {6}\n",
+        "{0,-28} {1,-20} {2,7} {3,10:f3} {4,9:f2} {5,7:f1}% {6} {7}\n",
         k.spec.name, shapeLabel(k.spec), k.threads, k.secondsPerCall * 1e3,
         bytesPerSecond / 1e9,
-        100 * bytesPerSecond / readBytesPerSecond(limits, k.threads),
+        100 * bytesPerSecond / readBytesPerSecond(limits, k.threads), adjacent,
         arithmetic);
   }
   if (!kernels.empty())
     os << "GB/s: weight bytes read per second (embedding: the gathered rows "
           "and their scales; attention: KV codes and scales); % BW and % "
-          "peak against the limit on the same number of threads; % peak: "
+          "peak against the limit on the same number of threads; % adj: "
+          "against the better of the read rates measured on as many "
+          "threads right before and right after the kernel (a VM's memory "
+          "can change state between the limit's measurement and the "
+          "kernel's); % peak: "
           "the f32 multiply-adds only (integer dot products count in "
           "GFLOP/s, not against the FMA peak)\n";
   if (models.empty())
@@ -154,6 +164,12 @@ void afm_bench::printJSON(llvm::raw_ostream &os, const MachineLimits &limits,
         {"gbytes_per_second", bytesPerSecond / 1e9},
         {"fraction_of_read_bandwidth",
          bytesPerSecond / readBytesPerSecond(limits, k.threads)}};
+    if (k.adjacentReadBytesPerSecond > 0) {
+      kernel["adjacent_read_gbytes_per_second"] =
+          k.adjacentReadBytesPerSecond / 1e9;
+      kernel["fraction_of_adjacent_read_bandwidth"] =
+          bytesPerSecond / k.adjacentReadBytesPerSecond;
+    }
     if (k.spec.heads) {
       kernel["heads"] = k.spec.heads;
       kernel["kv_heads"] = k.spec.kvHeads;
