@@ -2,10 +2,10 @@
 
 #include "arena.h"
 
+#include "afm/available_memory.h"
 #include "checked_math.h"
 #include "error.h"
 
-#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -13,82 +13,6 @@
 #if !defined(MAP_ANONYMOUS) && defined(MAP_ANON)
 #define MAP_ANONYMOUS MAP_ANON
 #endif
-
-#if defined(__linux__)
-/* A whole decimal number from the first line of `path`; false when the
- * file is missing or says something else ("max"). */
-static bool readNumber(const char *path, uint64_t *value) {
-  FILE *file = fopen(path, "r");
-  if (!file)
-    return false;
-  unsigned long long number = 0;
-  bool ok = fscanf(file, "%llu", &number) == 1;
-  fclose(file);
-  *value = number;
-  return ok;
-}
-
-/* The smallest room left under a cgroup v2 memory.max, from this
- * process's group up to the root (each level's max minus its current
- * usage); UINT64_MAX when no level sets a limit. */
-static uint64_t cgroupRoom(void) {
-  char group[512] = {0};
-  FILE *file = fopen("/proc/self/cgroup", "r");
-  if (!file)
-    return UINT64_MAX;
-  char line[sizeof(group)];
-  while (fgets(line, sizeof(line), file))
-    if (strncmp(line, "0::", 3) == 0) {
-      snprintf(group, sizeof(group), "%s", line + 3);
-      group[strcspn(group, "\n")] = '\0';
-      break;
-    }
-  fclose(file);
-  uint64_t room = UINT64_MAX;
-  for (;;) {
-    char path[700];
-    uint64_t max, current;
-    snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max", group);
-    if (readNumber(path, &max)) {
-      snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.current", group);
-      if (!readNumber(path, &current))
-        current = 0;
-      uint64_t left = current < max ? max - current : 0;
-      if (left < room)
-        room = left;
-    }
-    char *slash = strrchr(group, '/');
-    if (!slash || group[0] == '\0')
-      break;
-    *slash = '\0'; /* the parent; "" is the root */
-  }
-  return room;
-}
-#endif
-
-uint64_t afm_available_memory(void) {
-  uint64_t room = UINT64_MAX;
-  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
-  if (pages > 0 && pageSize > 0) {
-    uint64_t physical = (uint64_t)pages * (uint64_t)pageSize, resident = 0;
-#if defined(__linux__)
-    FILE *statm = fopen("/proc/self/statm", "r");
-    if (statm) {
-      unsigned long long size = 0, pagesResident = 0;
-      if (fscanf(statm, "%llu %llu", &size, &pagesResident) == 2)
-        resident = (uint64_t)pagesResident * (uint64_t)pageSize;
-      fclose(statm);
-    }
-#endif
-    room = resident < physical ? physical - resident : 0;
-  }
-#if defined(__linux__)
-  uint64_t group = cgroupRoom();
-  if (group < room)
-    room = group;
-#endif
-  return room;
-}
 
 afm_status afm_arena_create(uint64_t bytes, const char *what, afm_arena *out) {
   memset(out, 0, sizeof(*out));

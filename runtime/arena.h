@@ -44,12 +44,6 @@ void afm_arena_clear(afm_arena *arena);
 /* Unmaps the arena (a zeroed or empty one is a no-op). */
 void afm_arena_free(afm_arena *arena);
 
-/* The bytes of memory this process may still use: the physical memory
- * minus this process's resident set, or less when a cgroup v2 memory.max
- * on the way to the root leaves less room (its max minus its
- * memory.current; Linux). UINT64_MAX when unknown. */
-uint64_t afm_available_memory(void);
-
 /* Asks for transparent huge pages over a mapping the runtime streams
  * through every step (the weights), where the kernel supports it
  * (Linux madvise; a no-op elsewhere and on failure). With 4 KiB pages a

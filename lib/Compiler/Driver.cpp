@@ -20,7 +20,7 @@
 #include "afm/FrontEnd/ONNX/ONNXImport.h"
 #include "afm/Compiler/InitAll.h"
 #include "afm/Support/NestingDepth.h"
-#include "afm/Support/PhysicalMemory.h"
+#include "afm/available_memory.h"
 #include "afm/Model/HFConfig.h"
 #include "afm/Model/SafeTensors.h"
 #include "afm/Support/Progress.h"
@@ -300,18 +300,20 @@ static void printTargets(llvm::raw_ostream &os) {
 }
 
 /// A session of this model reserves its whole arena (KV caches at full
-/// context, and scratch). More than this machine's memory cannot run here:
-/// say so now rather than at session creation.
+/// context, and scratch). More than any process here may hold (the
+/// machine's memory, or its cgroup's limit) cannot run here: say so now
+/// rather than at session creation.
 static void warnIfArenaExceedsMemory(ModuleOp module) {
   auto arena = contracts(module).getKvArenaBytesAttrHelper().getAttr(module);
-  std::optional<uint64_t> physical = ::afm::physicalMemoryBytes();
-  if (!arena || !physical || uint64_t(arena.getInt()) <= *physical)
+  uint64_t limit = afm_memory_limit();
+  if (!arena || limit == UINT64_MAX || uint64_t(arena.getInt()) <= limit)
     return;
   llvm::WithColor::warning(llvm::errs(), "afm-compile")
       << "a session needs " << arena.getInt()
       << " bytes of KV memory (its caches at full context, and scratch), "
-      << "more than this machine's " << *physical
-      << " bytes; it cannot run here (a shorter context needs less)\n";
+      << "more than the " << limit
+      << " bytes a process here may hold; it cannot run here (a shorter "
+         "context needs less)\n";
 }
 
 /// The tokenizer and end-of-sequence ids of the command line, ready to

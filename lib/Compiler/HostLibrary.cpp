@@ -3,7 +3,7 @@
 #include "afm/Compiler/HostLibrary.h"
 
 #include "afm/Compiler/Compile.h"
-#include "afm/Support/PhysicalMemory.h"
+#include "afm/available_memory.h"
 #include "afm/Target/TargetDescription.h"
 #include "afm/kernel_abi.h"
 
@@ -39,13 +39,14 @@ llvm::Expected<HostBuffer> HostBuffer::allocate(size_t bytes) {
                       bytes, double(bytes) / (1 << 20), why)
             .str());
   };
-  // Every byte is written below, so a buffer past physical memory would
-  // not fail here but be killed by the OOM killer while zeroing it.
-  std::optional<uint64_t> physical = ::afm::physicalMemoryBytes();
-  if (physical && bytes > *physical)
-    return refuse(llvm::formatv("more than this machine's memory ({0:F1} "
-                                "MiB)",
-                                double(*physical) / (1 << 20))
+  // Every byte is written below, so a buffer past the memory this process
+  // may use would not fail here but be killed by the OOM killer while
+  // zeroing it.
+  uint64_t available = afm_available_memory();
+  if (available != UINT64_MAX && bytes > available)
+    return refuse(llvm::formatv("more than this process may still use "
+                                "({0:F1} MiB)",
+                                double(available) / (1 << 20))
                       .str());
   size_t alignment = bytes >= kHugePageBytes ? kHugePageBytes : 64;
   if (bytes > SIZE_MAX - alignment)

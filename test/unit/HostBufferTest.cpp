@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "afm/Compiler/HostLibrary.h"
-#include "afm/Support/PhysicalMemory.h"
+#include "afm/available_memory.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -71,17 +71,17 @@ TEST(HostBufferTest, MovingTransfersTheMemory) {
   EXPECT_EQ(buffer.data(), nullptr);
 }
 
-// More than the machine has: an error naming the size, before any page is
-// touched (zeroing it would end in the OOM killer).
-TEST(HostBufferTest, MoreThanPhysicalMemoryIsAnError) {
-  std::optional<uint64_t> physical = afm::physicalMemoryBytes();
-  ASSERT_TRUE(physical.has_value());
-  size_t bytes = *physical + (size_t(1) << 30);
+// More than this process may still use: an error naming the size, before
+// any page is touched (zeroing it would end in the OOM killer).
+TEST(HostBufferTest, MoreThanAvailableMemoryIsAnError) {
+  uint64_t available = afm_available_memory();
+  ASSERT_NE(available, UINT64_MAX);
+  size_t bytes = available + (size_t(1) << 30);
   EXPECT_THAT(refusal(bytes),
               testing::AllOf(
                   testing::HasSubstr("cannot allocate a buffer of " +
                                      std::to_string(bytes) + " bytes"),
-                  testing::HasSubstr("more than this machine's memory")));
+                  testing::HasSubstr("more than this process may still use")));
 }
 
 // A size near SIZE_MAX (a shape's bytes saturated on overflow) is refused,

@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 
 using namespace afm_bench;
 using namespace mlir;
@@ -23,21 +22,17 @@ namespace {
 /// The buffers of every argument: one, or one per weight copy or index set.
 struct KernelBuffers {
   std::vector<std::vector<HostBuffer>> arguments;
-  std::optional<HostBuffer> output;
+  HostBuffer output;
 
   static llvm::Expected<KernelBuffers> create(const KernelSource &source,
                                               int copies) {
-    KernelBuffers buffers;
-    auto output = HostBuffer::allocate(source.outputBytes);
-    if (!output)
-      return output.takeError();
-    buffers.output.emplace(std::move(*output));
+    std::vector<std::vector<HostBuffer>> arguments;
     std::mt19937 random(7);
     for (const KernelArgument &argument : source.arguments) {
       int count = argument.rotation == Rotation::Weights   ? copies
                   : argument.rotation == Rotation::Indices ? copies + 1
                                                            : 1;
-      auto &copiesOf = buffers.arguments.emplace_back();
+      auto &copiesOf = arguments.emplace_back();
       for (int i = 0; i < count; ++i) {
         auto buffer = HostBuffer::allocate(argument.bytes);
         if (!buffer)
@@ -46,7 +41,10 @@ struct KernelBuffers {
         copiesOf.push_back(std::move(*buffer));
       }
     }
-    return buffers;
+    auto output = HostBuffer::allocate(source.outputBytes);
+    if (!output)
+      return output.takeError();
+    return KernelBuffers{std::move(arguments), std::move(*output)};
   }
 
   /// `main`'s arguments for call number `call`.
@@ -54,7 +52,7 @@ struct KernelBuffers {
     std::vector<void *> args = {const_cast<afm_host_api *>(host)};
     for (const auto &buffers : arguments)
       args.push_back(buffers[call % buffers.size()].data());
-    args.push_back(output->data());
+    args.push_back(output.data());
     return args;
   }
 };

@@ -17,7 +17,7 @@
 
 #include "afm/CodeGen/ObjectEmitter.h"
 #include "afm/Compiler/InitAll.h"
-#include "afm/Support/PhysicalMemory.h"
+#include "afm/available_memory.h"
 #include "afm/Target/TargetDescription.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -62,13 +62,14 @@ static cl::opt<int> threads("bench-threads",
 static cl::opt<unsigned> bandwidthMiB(
     "bandwidth-mib",
     cl::desc("Buffer read to measure bandwidth, in MiB, at most half of "
-             "this machine's memory (default 1024)"),
+             "the memory this process may use (default 1024)"),
     cl::init(1024), cl::cat(category));
 static cl::opt<unsigned> footprintMiB(
     "footprint-mib",
     cl::desc("Weight (or KV cache) copies a kernel rotates through, in "
-             "MiB, so decode reads DRAM; at most half of this machine's "
-             "memory (default: 4x the last-level cache, at least 256)"),
+             "MiB, so decode reads DRAM; at most half of the memory this "
+             "process may use (default: 4x the last-level cache, at least "
+             "256)"),
     cl::init(0), cl::cat(category));
 static cl::opt<double> seconds("min-seconds",
                                cl::desc("Minimum time per kernel and thread "
@@ -188,12 +189,16 @@ static llvm::Error measureAgain(MachineLimits &limits, int n) {
   return llvm::Error::success();
 }
 
+/// The hardware's threads (at least 1 when it does not say): the default
+/// of --bench-threads.
+static int hardwareThreads() {
+  return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 /// The most threads --bench-threads takes: 4 per hardware thread. More
 /// measure only the scheduler, and each limit then takes minutes (the
 /// FMA loop runs every thread for its own time slice).
-static int maxBenchThreads() {
-  return 4 * int(std::max(1u, std::thread::hardware_concurrency()));
-}
+static int maxBenchThreads() { return 4 * hardwareThreads(); }
 
 /// Rejects options that would measure nothing, crash or exhaust memory,
 /// before any measurement starts.
@@ -209,7 +214,7 @@ static llvm::Error checkOptions() {
     return bad("--bandwidth-mib 0: the read limit needs a buffer of at "
                "least 1 MiB (default 1024)");
   if (!(seconds >= 0) || seconds > 3600)
-    return bad("--min-seconds " + llvm::formatv("{0}", seconds.getValue()).str() +
+    return bad("--min-seconds " + llvm::formatv("{0}", seconds.getValue()) +
                ": give 0 to 3600 seconds");
   if (promptTokens < 1)
     return bad("--prompt-tokens " + llvm::Twine(promptTokens.getValue()) +
@@ -219,15 +224,15 @@ static llvm::Error checkOptions() {
                ": decode needs at least 1 step to be timed");
   // The buffers are allocated and zeroed whole, so a size past memory
   // would end in the OOM killer; half of it leaves room for the rest.
-  if (std::optional<uint64_t> physical = ::afm::physicalMemoryBytes()) {
-    uint64_t halfMiB = *physical / 2 >> 20;
+  if (uint64_t available = afm_available_memory(); available != UINT64_MAX) {
+    uint64_t halfMiB = available / 2 >> 20;
     for (auto [name, mib] :
          {std::pair{"--bandwidth-mib", bandwidthMiB.getValue()},
           std::pair{"--footprint-mib", footprintMiB.getValue()}})
       if (mib > halfMiB)
         return bad(llvm::Twine(name) + " " + llvm::Twine(mib) +
-                   ": more than half of this machine's memory (" +
-                   llvm::Twine(*physical >> 20) + " MiB)");
+                   ": more than half of the memory this process may use (" +
+                   llvm::Twine(available >> 20) + " MiB)");
   }
   return llvm::Error::success();
 }
@@ -277,8 +282,7 @@ int main(int argc, char **argv) {
   auto target = kernelTarget(targetName);
   if (!target)
     return fail(target.takeError());
-  int n = threads > 0 ? threads.getValue()
-                      : std::max(1u, std::thread::hardware_concurrency());
+  int n = threads > 0 ? threads.getValue() : hardwareThreads();
   auto measured = measureMachineLimits(size_t(bandwidthMiB) << 20, n, 10);
   if (!measured)
     return fail(measured.takeError());
