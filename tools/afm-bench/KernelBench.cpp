@@ -122,12 +122,15 @@ afm_bench::runKernel(MLIRContext &context, const KernelSpec &spec,
 
   std::vector<KernelResult> results;
   for (HostThreads *host : hosts) {
-    double before = probe.measure(host->threads());
+    AdjacentReadProbe::Reading before = probe.measure(host->threads());
     auto result = timeOn(function, *buffers, *host, minSeconds);
     if (!result)
       return result.takeError();
+    AdjacentReadProbe::Reading after = probe.measure(host->threads());
     result->adjacentReadBytesPerSecond =
-        std::max(before, probe.measure(host->threads()));
+        std::max(before.readBytesPerSecond, after.readBytesPerSecond);
+    result->adjacentCoreRoundTripBefore = before.coreRoundTripSeconds;
+    result->adjacentCoreRoundTripAfter = after.coreRoundTripSeconds;
     result->spec = spec;
     result->flops = source.flops;
     result->fmaFlops = source.fmaFlops;

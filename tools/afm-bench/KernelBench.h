@@ -42,6 +42,9 @@ struct KernelResult {
   /// the timing (the better of the two; AdjacentReadProbe), 0 if not
   /// measured.
   double adjacentReadBytesPerSecond = 0;
+  /// The cores' round trip measured with each of those (before, after;
+  /// coreRoundTripSeconds), 0 with one thread.
+  double adjacentCoreRoundTripBefore = 0, adjacentCoreRoundTripAfter = 0;
 };
 
 /// Compiles `spec` and times it on each of `hosts` in turn; weights rotate

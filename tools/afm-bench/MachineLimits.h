@@ -37,7 +37,20 @@ struct MachineLimits {
   /// lowest read bandwidth seen is kept to show the spread.
   int measurements = 1;
   double lowestReadBytesPerSecond1 = 0, lowestReadBytesPerSecondN = 0;
+  /// The shortest and longest round trip of a cache line between two
+  /// threads seen over the measurements (coreRoundTripSeconds); 0 with one
+  /// thread.
+  double coreRoundTripLow = 0, coreRoundTripHigh = 0;
 };
+
+/// Seconds for a cache line to go from one thread to another and back
+/// (the best of a few runs of many round trips), 0 when `threads` < 2. On
+/// a VM it says where the vCPUs sit now: tens of nanoseconds between cores
+/// that share a cache, hundreds between distant ones. On a Zen 4 VM the
+/// 2-thread read rate was 30-35 GB/s at 28-70 ns and 50-58 GB/s at 310-340
+/// ns (the two cores then draw on separate memory paths), and it moved
+/// between the two within seconds as the host moved the vCPUs.
+double coreRoundTripSeconds(int threads);
 
 /// Measures the limits with a `bandwidthBytes` buffer on `threads`
 /// threads; each figure is the best of `repeats` runs. An error when the
@@ -62,8 +75,12 @@ public:
   /// A probe over `bytes` (past the last-level cache, so it reads DRAM).
   static llvm::Expected<AdjacentReadProbe> create(size_t bytes);
 
-  /// Bytes per second of the best pattern on `threads` threads, now.
-  double measure(int threads) const;
+  struct Reading {
+    double readBytesPerSecond = 0; // the best pattern on the threads
+    double coreRoundTripSeconds = 0; // coreRoundTripSeconds(threads)
+  };
+  /// The read rate and the cores' round trip on `threads` threads, now.
+  Reading measure(int threads) const;
 
 private:
   explicit AdjacentReadProbe(mlir::afm::HostBuffer buffer)

@@ -87,11 +87,17 @@ void afm_bench::printTable(llvm::raw_ostream &os, const MachineLimits &limits,
       limits.readPatternN, limits.measurements,
       limits.lowestReadBytesPerSecond1 / 1e9,
       limits.lowestReadBytesPerSecondN / 1e9);
+  if (limits.coreRoundTripHigh > 0)
+    os << llvm::formatv("cores: a cache line's round trip between 2 threads "
+                        "took {0:f0}-{1:f0} ns over the measurements (on a "
+                        "VM: where the vCPUs sat)\n",
+                        limits.coreRoundTripLow * 1e9,
+                        limits.coreRoundTripHigh * 1e9);
   if (!kernels.empty())
     os << llvm::formatv("{0,-28} {1,-20} {2,7} {3,10} {4,9} {5,8} {6,8} "
-                        "{7,9} {8,8}\n",
+                        "{7,11} {8,9} {9,8}\n",
                         "kernel", "shape", "threads", "ms/call", "GB/s",
-                        "% BW", "% adj", "GFLOP/s", "% peak");
+                        "% BW", "% adj", "rt ns", "GFLOP/s", "% peak");
   for (const KernelResult &k : kernels) {
     double bytesPerSecond = k.bytesRead / k.secondsPerCall;
     double flopsPerSecond = k.flops / k.secondsPerCall;
@@ -112,12 +118,18 @@ void afm_bench::printTable(llvm::raw_ostream &os, const MachineLimits &limits,
                             100 * bytesPerSecond / k.adjacentReadBytesPerSecond)
                   .str()
             : llvm::formatv("{0,8}", "-").str();
+    std::string roundTrip =
+        k.adjacentCoreRoundTripBefore > 0
+            ? llvm::formatv("{0:f0}/{1:f0}", k.adjacentCoreRoundTripBefore * 1e9,
+                            k.adjacentCoreRoundTripAfter * 1e9)
+                  .str()
+            : "-";
     os << llvm::formatv(
-        "{0,-28} {1,-20} {2,7} {3,10:f3} {4,9:f2} {5,7:f1}% {6} {7}\n",
+        "{0,-28} {1,-20} {2,7} {3,10:f3} {4,9:f2} {5,7:f1}% {6} {7,11} {8}\n",
         k.spec.name, shapeLabel(k.spec), k.threads, k.secondsPerCall * 1e3,
         bytesPerSecond / 1e9,
         100 * bytesPerSecond / readBytesPerSecond(limits, k.threads), adjacent,
-        arithmetic);
+        roundTrip, arithmetic);
   }
   if (!kernels.empty())
     os << "GB/s: weight bytes read per second (embedding: the gathered rows "
@@ -126,7 +138,9 @@ void afm_bench::printTable(llvm::raw_ostream &os, const MachineLimits &limits,
           "against the better of the read rates measured on as many "
           "threads right before and right after the kernel (a VM's memory "
           "can change state between the limit's measurement and the "
-          "kernel's); % peak: "
+          "kernel's); rt ns: a cache line's round trip between 2 of its "
+          "threads right before / after it (on a VM: near or distant "
+          "vCPUs, whose read rates differ); % peak: "
           "the f32 multiply-adds only (integer dot products count in "
           "GFLOP/s, not against the FMA peak)\n";
   if (models.empty())
@@ -170,6 +184,10 @@ void afm_bench::printJSON(llvm::raw_ostream &os, const MachineLimits &limits,
       kernel["fraction_of_adjacent_read_bandwidth"] =
           bytesPerSecond / k.adjacentReadBytesPerSecond;
     }
+    if (k.adjacentCoreRoundTripBefore > 0)
+      kernel["adjacent_core_round_trip_ns"] =
+          llvm::json::Array{k.adjacentCoreRoundTripBefore * 1e9,
+                            k.adjacentCoreRoundTripAfter * 1e9};
     if (k.spec.heads) {
       kernel["heads"] = k.spec.heads;
       kernel["kv_heads"] = k.spec.kvHeads;
@@ -210,6 +228,8 @@ void afm_bench::printJSON(llvm::raw_ostream &os, const MachineLimits &limits,
             limits.lowestReadBytesPerSecond1 / 1e9},
            {"lowest_read_gbytes_per_second_all_threads",
             limits.lowestReadBytesPerSecondN / 1e9},
+           {"core_round_trip_ns_lowest", limits.coreRoundTripLow * 1e9},
+           {"core_round_trip_ns_highest", limits.coreRoundTripHigh * 1e9},
            {"fma_gflops_1_thread", limits.fmaFlopsPerSecond1 / 1e9},
            {"fma_gflops_all_threads", limits.fmaFlopsPerSecondN / 1e9},
            {"fma_isa", limits.fmaISA},
