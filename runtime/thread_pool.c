@@ -43,6 +43,8 @@
 #include "code_loader.h"
 #include "error.h"
 
+#include "afm/cpu_relax.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -102,14 +104,6 @@ static void runClaimedIndices(afm_thread_pool *pool, const job *j) {
   }
 }
 
-static inline void cpuRelax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
-}
-
 /* Touches the top `bytes` of the calling thread's stack once, so that the
  * first task needing a deep frame does not take page faults in the middle
  * of a decode step (a step should touch no new memory once warm). Not
@@ -132,7 +126,7 @@ static void *workerMain(void *arg) {
                        atomic_load_explicit(&pool->generation,
                                             memory_order_acquire) == seen;
          ++spin)
-      cpuRelax();
+      afm_cpu_relax();
     if (atomic_load(&pool->generation) == seen) {
       /* Registered before the last check, so a dispatcher that publishes
        * after it sees `sleeping` and wakes us under the mutex. */
@@ -244,7 +238,7 @@ void afm_thread_pool_parallel_for(void *opaque, int64_t n,
                      atomic_load_explicit(&pool->pending,
                                           memory_order_acquire) > 0;
        ++spin)
-    cpuRelax();
+    afm_cpu_relax();
   if (atomic_load(&pool->pending) > 0) {
     pthread_mutex_lock(&pool->mutex);
     atomic_store(&pool->dispatcherSleeping, true);

@@ -3,6 +3,7 @@
 #include "MachineLimits.h"
 
 #include "afm/Compiler/HostLibrary.h"
+#include "afm/cpu_relax.h"
 
 #include <algorithm>
 #include <atomic>
@@ -18,21 +19,10 @@
 using namespace afm_bench;
 using Clock = std::chrono::steady_clock;
 
-/// A spin-wait's pause: on x86 it frees the core's resources for the
-/// other hyperthread and keeps the loop from flooding the memory order
-/// machinery.
-static inline void spinPause() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 /// Spins until `flag` holds `value` (a cheap wait for a few microseconds).
 static void spinUntil(const std::atomic<int> &flag, int value) {
   while (flag.load(std::memory_order_acquire) != value)
-    spinPause();
+    afm_cpu_relax();
 }
 
 /// Runs `work(thread)` on `threads` threads at once; returns the seconds
@@ -82,7 +72,7 @@ double afm_bench::coreRoundTripSeconds(int threads) {
         while ((seen = line.load(std::memory_order_acquire)) != 2 * i + 1) {
           if (seen < 0)
             return;
-          spinPause();
+          afm_cpu_relax();
         }
         line.store(2 * i + 2, std::memory_order_release);
       }
@@ -94,7 +84,7 @@ double afm_bench::coreRoundTripSeconds(int threads) {
     while (done < kRoundTrips && elapsed < kMaxSeconds) {
       line.store(2 * done + 1, std::memory_order_release);
       while (line.load(std::memory_order_acquire) != 2 * done + 2)
-        spinPause();
+        afm_cpu_relax();
       // The clock every 16 round trips: reading it is not free beside a
       // round trip of 30 ns.
       if (++done % 16 == 0 || done == kRoundTrips)
