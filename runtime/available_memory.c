@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#if defined(__linux__)
 /* A whole decimal number from the first line of `path`; false when the
  * file is missing or says something else ("max"). */
 static bool readNumber(const char *path, uint64_t *value) {
@@ -21,43 +20,97 @@ static bool readNumber(const char *path, uint64_t *value) {
   return ok;
 }
 
-/* The smallest cgroup v2 memory.max from this process's group up to the
- * root, less each level's memory.current when `lessUsage`; UINT64_MAX when
- * no level sets a limit. */
-static uint64_t cgroupRoom(bool lessUsage) {
-  char group[512] = {0};
-  FILE *file = fopen("/proc/self/cgroup", "r");
-  if (!file)
-    return UINT64_MAX;
-  char line[sizeof(group)];
-  while (fgets(line, sizeof(line), file))
-    if (strncmp(line, "0::", 3) == 0) {
-      snprintf(group, sizeof(group), "%s", line + 3);
-      group[strcspn(group, "\n")] = '\0';
+/* Whether `controllers` (a /proc/self/cgroup line's middle field, comma
+ * separated) names the v1 memory controller. */
+static bool namesMemory(const char *controllers, size_t length) {
+  while (length > 0) {
+    size_t name = 0;
+    while (name < length && controllers[name] != ',')
+      ++name;
+    if (name == 6 && strncmp(controllers, "memory", 6) == 0)
+      return true;
+    if (name == length)
       break;
-    }
-  fclose(file);
-  uint64_t room = UINT64_MAX;
+    controllers += name + 1;
+    length -= name + 1;
+  }
+  return false;
+}
+
+/* Lowers `room` to the limit less the usage (when `lessUsage`) of each
+ * level from `group` (a path below `mount`, "" or starting with '/') up to
+ * the mount itself. A level without a limit file, or whose limit is not a
+ * number ("max"), does not limit. */
+static uint64_t roomUpTo(const char *mount, const char *group,
+                         const char *limitFile, const char *usageFile,
+                         bool lessUsage, uint64_t room) {
+  char level[512];
+  snprintf(level, sizeof(level), "%s", group);
   for (;;) {
-    char path[700];
-    uint64_t max, current;
-    snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max", group);
-    if (readNumber(path, &max)) {
-      snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.current", group);
-      if (!lessUsage || !readNumber(path, &current))
-        current = 0;
-      uint64_t left = current < max ? max - current : 0;
+    char path[1200];
+    uint64_t limit, usage;
+    snprintf(path, sizeof(path), "%s%s/%s", mount, level, limitFile);
+    if (readNumber(path, &limit)) {
+      snprintf(path, sizeof(path), "%s%s/%s", mount, level, usageFile);
+      if (!lessUsage || !readNumber(path, &usage))
+        usage = 0;
+      uint64_t left = usage < limit ? limit - usage : 0;
       if (left < room)
         room = left;
     }
-    char *slash = strrchr(group, '/');
-    if (!slash || group[0] == '\0')
+    char *slash = strrchr(level, '/');
+    if (!slash)
       break;
-    *slash = '\0'; /* the parent; "" is the root */
+    *slash = '\0'; /* the parent; "" is the mount itself */
   }
   return room;
 }
-#endif
+
+uint64_t afm_cgroup_room(const char *procCgroup, const char *root,
+                         bool lessUsage) {
+  FILE *file = fopen(procCgroup, "r");
+  if (!file)
+    return UINT64_MAX;
+  uint64_t room = UINT64_MAX;
+  char line[600];
+  while (fgets(line, sizeof(line), file)) {
+    size_t length = strcspn(line, "\n");
+    if (line[length] != '\n' && !feof(file)) {
+      /* Longer than any path we could open: skip the rest of it. */
+      int c;
+      while ((c = fgetc(file)) != EOF && c != '\n')
+        ;
+      continue;
+    }
+    line[length] = '\0';
+    /* hierarchy-id:controllers:path */
+    char *first = strchr(line, ':');
+    char *second = first ? strchr(first + 1, ':') : NULL;
+    if (!second)
+      continue;
+    const char *group = second + 1;
+    if (strcmp(group, "/") == 0)
+      group = "";
+    char mount[700];
+    if (strncmp(line, "0::", 3) == 0) {
+      /* cgroup v2: mounted at the root, or beside the v1 hierarchies
+       * under unified/ (a hybrid system). */
+      room = roomUpTo(root, group, "memory.max", "memory.current",
+                      lessUsage, room);
+      snprintf(mount, sizeof(mount), "%s/unified", root);
+      room = roomUpTo(mount, group, "memory.max", "memory.current",
+                      lessUsage, room);
+    } else if (namesMemory(first + 1, (size_t)(second - first - 1))) {
+      /* cgroup v1's memory controller: no limit reads as a number near
+       * 2^63, which the physical memory undercuts. */
+      snprintf(mount, sizeof(mount), "%s/memory", root);
+      room = roomUpTo(mount, group, "memory.limit_in_bytes",
+                      "memory.usage_in_bytes", lessUsage, room);
+    }
+  }
+  fclose(file);
+  return room;
+}
 
 /* The physical memory in bytes; UINT64_MAX when the system does not say. */
 static uint64_t physicalMemory(void) {
@@ -86,12 +139,14 @@ static uint64_t residentBytes(void) {
 
 static uint64_t smaller(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
+/* Where Linux describes this process's groups and mounts their
+ * hierarchies; elsewhere the first is missing and nothing limits. */
+static const char kProcCgroup[] = "/proc/self/cgroup";
+static const char kCgroupRoot[] = "/sys/fs/cgroup";
+
 uint64_t afm_memory_limit(void) {
-  uint64_t limit = physicalMemory();
-#if defined(__linux__)
-  limit = smaller(limit, cgroupRoom(false));
-#endif
-  return limit;
+  return smaller(physicalMemory(),
+                 afm_cgroup_room(kProcCgroup, kCgroupRoot, false));
 }
 
 uint64_t afm_available_memory(void) {
@@ -100,8 +155,5 @@ uint64_t afm_available_memory(void) {
     uint64_t resident = residentBytes();
     room = resident < room ? room - resident : 0;
   }
-#if defined(__linux__)
-  room = smaller(room, cgroupRoom(true));
-#endif
-  return room;
+  return smaller(room, afm_cgroup_room(kProcCgroup, kCgroupRoot, true));
 }

@@ -11,6 +11,7 @@
 #ifndef AFM_AVAILABLE_MEMORY_H
 #define AFM_AVAILABLE_MEMORY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -18,15 +19,25 @@ extern "C" {
 #endif
 
 /* The most memory any process here may hold: the physical memory, or less
- * when a cgroup v2 memory.max on the way to the root is lower (Linux).
- * UINT64_MAX when unknown. */
+ * when a cgroup limit on the way to the root is lower (Linux; cgroup v2's
+ * memory.max, or v1's memory.limit_in_bytes). UINT64_MAX when unknown. */
 uint64_t afm_memory_limit(void);
 
 /* The bytes this process may still add: the physical memory minus this
- * process's resident set, or less when a cgroup v2 memory.max on the way to
- * the root leaves less room (its max minus its memory.current; Linux).
- * UINT64_MAX when unknown. */
+ * process's resident set, or less when a cgroup limit on the way to the
+ * root leaves less room (its limit minus its usage: v2's memory.max and
+ * memory.current, v1's memory.limit_in_bytes and memory.usage_in_bytes;
+ * Linux). UINT64_MAX when unknown. */
 uint64_t afm_available_memory(void);
+
+/* The smallest cgroup limit (less its usage when `lessUsage`) over the
+ * groups that `procCgroup` (a /proc/self/cgroup) names and their parents,
+ * in the hierarchies mounted at `root` (/sys/fs/cgroup): v2 at the root or
+ * at root/unified (hybrid), v1's memory controller at root/memory.
+ * UINT64_MAX when nothing limits. The two paths are parameters so tests can
+ * describe a machine with files. */
+uint64_t afm_cgroup_room(const char *procCgroup, const char *root,
+                         bool lessUsage);
 
 #ifdef __cplusplus
 }

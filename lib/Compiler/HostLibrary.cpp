@@ -41,8 +41,12 @@ llvm::Expected<HostBuffer> HostBuffer::allocate(size_t bytes) {
   };
   // Every byte is written below, so a buffer past the memory this process
   // may use would not fail here but be killed by the OOM killer while
-  // zeroing it.
-  uint64_t available = afm_available_memory();
+  // zeroing it. Asking reads several /proc and cgroup files (about 70 us),
+  // so buffers too small to matter skip it; the allocator still refuses
+  // what it cannot give.
+  constexpr size_t kCheckedBytes = size_t(1) << 20;
+  uint64_t available =
+      bytes >= kCheckedBytes ? afm_available_memory() : UINT64_MAX;
   if (available != UINT64_MAX && bytes > available)
     return refuse(llvm::formatv("more than this process may still use "
                                 "({0:F1} MiB)",
