@@ -21,6 +21,8 @@
 #                        prompt is one chunk; 1024 tokens are 8, as fast per
 #                        token as 4 of 256 on the 3B)
 #     --gguf-type T      llama.cpp linear weights (default tq2_0; q2_k also fits)
+#     --no-profile       skip the last section (afm-run --profile at each
+#                        thread count and context: a few minutes on the 3B)
 #
 # Steps: writes the model (afm-gen-example), compiles it (afm-compile:
 # wall time and peak RSS), converts it for llama.cpp (gguf-from-afm.mjs:
@@ -49,7 +51,13 @@ runs=2
 retries=2
 chunk=128
 ggufType=tq2_0
+profile=1
 while [ $# -gt 0 ]; do
+  case "$1" in
+    --preset | --work | --build | --threads | --prompts | --contexts | --decode | \
+      --runs | --retries | --prefill-chunk | --gguf-type)
+      [ $# -ge 2 ] || { echo "bench-real-size: $1 needs a value" >&2; exit 2; } ;;
+  esac
   case "$1" in
     --preset) preset=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
@@ -62,9 +70,28 @@ while [ $# -gt 0 ]; do
     --retries) retries=$2; shift 2 ;;
     --prefill-chunk) chunk=$2; shift 2 ;;
     --gguf-type) ggufType=$2; shift 2 ;;
+    --no-profile) profile=0; shift ;;
     *) echo "bench-real-size: unknown option '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
+# Each count a whole number (a list of them for the lists), checked before
+# minutes of model writing and compiling are spent.
+wholeNumbers() { # option least values...
+  local option=$1 least=$2; shift 2
+  [ $# -gt 0 ] || { echo "bench-real-size: $option needs at least one number" >&2; exit 2; }
+  for v in "$@"; do
+    if ! [[ "$v" =~ ^[0-9]{1,9}$ ]] || [ "$v" -lt "$least" ]; then
+      echo "bench-real-size: $option takes whole numbers of at least $least, not '$v'" >&2; exit 2
+    fi
+  done
+}
+# shellcheck disable=SC2086 # the lists split on spaces on purpose
+{
+  wholeNumbers --threads 1 $threads; wholeNumbers --prompts 1 $prompts
+  wholeNumbers --contexts 1 $contexts; wholeNumbers --decode 1 "$decode"
+  wholeNumbers --runs 1 "$runs"; wholeNumbers --retries 0 "$retries"
+  wholeNumbers --prefill-chunk 1 "$chunk"
+}
 bin=$build/bin
 model=$work/$preset
 mkdir -p "$work"
@@ -215,6 +242,7 @@ echo
 echo "Decode rows, each attempt (a row keeps the best of all its attempts; it is"
 echo "measured again while a limit around it is below 90% of the run's best):"
 printf -- '- %s\n' "${attempts[@]}"
+[ "$profile" = 1 ] || exit 0
 echo
 echo "Where a decode step's time goes (afm-run --profile: CPU ms per step, all"
 echo "threads, from SIGPROF samples; share of the samples in parentheses):"
