@@ -242,6 +242,16 @@ void afm_thread_pool_parallel_for(void *opaque, int64_t n,
   if (atomic_load(&pool->pending) > 0) {
     pthread_mutex_lock(&pool->mutex);
     atomic_store(&pool->dispatcherSleeping, true);
+    /* The store must be visible before `pending` is read (the worker's
+     * side: its decrement, then its read of `dispatcherSleeping`). C11's
+     * seq_cst promises that, and AArch64 keeps an STLR before a later
+     * LDAR, but qemu-user on an x86 host translates the pair into a plain
+     * store and load, which the store buffer reorders: the last worker saw
+     * `false` and did not signal, the dispatcher saw `pending` 1 and slept
+     * for good (two afm-run processes hung so under qemu-aarch64 in a `make
+     * test`). The fence (DMB ISH; MFENCE on x86) holds under every
+     * translation and costs nothing next to going to sleep. */
+    atomic_thread_fence(memory_order_seq_cst);
     while (atomic_load(&pool->pending) > 0)
       pthread_cond_wait(&pool->done, &pool->mutex);
     atomic_store(&pool->dispatcherSleeping, false);
