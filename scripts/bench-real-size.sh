@@ -53,26 +53,26 @@ chunk=128
 ggufType=tq2_0
 profile=1
 while [ $# -gt 0 ]; do
+  # Each option that takes a value names the variable it sets, so that the
+  # check for a missing value below covers every one of them.
   case "$1" in
-    --preset | --work | --build | --threads | --prompts | --contexts | --decode | \
-      --runs | --retries | --prefill-chunk | --gguf-type)
-      [ $# -ge 2 ] || { echo "bench-real-size: $1 needs a value" >&2; exit 2; } ;;
-  esac
-  case "$1" in
-    --preset) preset=$2; shift 2 ;;
-    --work) work=$2; shift 2 ;;
-    --build) build=$2; shift 2 ;;
-    --threads) threads=$2; shift 2 ;;
-    --prompts) prompts=$2; shift 2 ;;
-    --contexts) contexts=$2; shift 2 ;;
-    --decode) decode=$2; shift 2 ;;
-    --runs) runs=$2; shift 2 ;;
-    --retries) retries=$2; shift 2 ;;
-    --prefill-chunk) chunk=$2; shift 2 ;;
-    --gguf-type) ggufType=$2; shift 2 ;;
-    --no-profile) profile=0; shift ;;
+    --no-profile) profile=0; shift; continue ;;
+    --preset) var=preset ;;
+    --work) var=work ;;
+    --build) var=build ;;
+    --threads) var=threads ;;
+    --prompts) var=prompts ;;
+    --contexts) var=contexts ;;
+    --decode) var=decode ;;
+    --runs) var=runs ;;
+    --retries) var=retries ;;
+    --prefill-chunk) var=chunk ;;
+    --gguf-type) var=ggufType ;;
     *) echo "bench-real-size: unknown option '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
+  [ $# -ge 2 ] || { echo "bench-real-size: $1 needs a value" >&2; exit 2; }
+  printf -v "$var" '%s' "$2"
+  shift 2
 done
 # Each count a whole number (a list of them for the lists), checked before
 # minutes of model writing and compiling are spent.
