@@ -43,6 +43,7 @@ if(AFM_BUILD_AARCH64_RUNTIME)
     BUILD_BYPRODUCTS
       ${AFM_AARCH64_BINARY_DIR}/bin/afm-run
       ${AFM_AARCH64_BINARY_DIR}/test/runtime/afm-tokenizer-check
+      ${AFM_AARCH64_BINARY_DIR}/test/runtime/afm-thread-pool-stress
       ${AFM_AARCH64_BINARY_DIR}/lib/libafm_runtime.a
       ${AFM_AARCH64_BINARY_DIR}/lib/libafm_runtime.so
     USES_TERMINAL_BUILD ON)

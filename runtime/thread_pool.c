@@ -79,8 +79,7 @@ struct afm_thread_pool {
   atomic_flag busy; /* set while a job is dispatched */
 };
 
-/* Iterations of a spin-wait before sleeping: tens of microseconds. */
-enum { kSpinIterations = 4096 };
+enum { kSpinIterations = AFM_THREAD_POOL_SPIN_ITERATIONS };
 
 /* Claims runs of `j`'s indices and runs them until none is left: each
  * claim takes 1/(2 * threads) of what is left, at least one index. */
@@ -250,7 +249,9 @@ void afm_thread_pool_parallel_for(void *opaque, int64_t n,
      * `false` and did not signal, the dispatcher saw `pending` 1 and slept
      * for good (two afm-run processes hung so under qemu-aarch64 in a `make
      * test`). The fence (DMB ISH; MFENCE on x86) holds under every
-     * translation and costs nothing next to going to sleep. */
+     * translation and costs nothing next to going to sleep.
+     * test/runtime/thread-pool-stress-aarch64.test aims jobs at this
+     * moment: without the fence it hangs within a few hundred jobs. */
     atomic_thread_fence(memory_order_seq_cst);
     while (atomic_load(&pool->pending) > 0)
       pthread_cond_wait(&pool->done, &pool->mutex);

@@ -19,6 +19,11 @@
 
 typedef struct afm_thread_pool afm_thread_pool;
 
+/* Spin-wait iterations (each a load and afm_cpu_relax()) before a waiting
+ * thread sleeps: tens of microseconds. Public for the stress test, which
+ * aims jobs at the moment the dispatcher's spin runs out. */
+enum { AFM_THREAD_POOL_SPIN_ITERATIONS = 4096 };
+
 /* Starts `num_threads - 1` workers (num_threads >= 1). */
 afm_status afm_thread_pool_create(int32_t num_threads, afm_thread_pool **out);
 

@@ -165,6 +165,9 @@ config.substitutions.append(
     ("%afm_tokenizer_check", os.path.join(config.afm_obj_root, "test", "runtime", "afm-tokenizer-check"))
 )
 config.substitutions.append(("%host_fake_model", config.afm_fake_model))
+config.substitutions.append(
+    ("%afm_thread_pool_stress", os.path.join(config.afm_obj_root, "test", "runtime", "afm-thread-pool-stress"))
+)
 
 # The AArch64 cross build, run under qemu-aarch64 when both are there.
 aarch64_run = (
@@ -201,6 +204,12 @@ if (
         (
             "%aarch64_tokenizer_check",
             os.path.join(config.afm_aarch64_dir, "test", "runtime", "afm-tokenizer-check"),
+        )
+    )
+    config.substitutions.append(
+        (
+            "%aarch64_thread_pool_stress",
+            os.path.join(config.afm_aarch64_dir, "test", "runtime", "afm-thread-pool-stress"),
         )
     )
 
