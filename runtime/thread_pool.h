@@ -1,9 +1,10 @@
 /*===- thread_pool.h - threads for afm_host_api.parallel_for -------*- C -*-===*
  *
- * A fixed set of worker threads plus the calling thread. parallel_for hands
- * [0, n) out in contiguous runs that the threads (the caller included)
- * claim until none is left, each 1/(2 * threads) of what is left (guided:
- * long runs first, single indices last), and returns when every index is
+ * A fixed set of worker threads plus the calling thread. parallel_for gives
+ * each thread (the caller included) an equal contiguous share of [0, n),
+ * which it runs from the front in runs of a quarter of what is left; a
+ * thread done with its share steals the back half of what is left of
+ * another's, and so on until none is left. It returns when every index is
  * done. A pool of one thread runs everything inline. A call made while the
  * pool is busy (from inside an index, or from another thread) runs inline
  * too, so nesting never deadlocks.

@@ -2,8 +2,9 @@
 //
 // The pool behind afm_host_api.parallel_for, tested through its internal
 // header: every index runs exactly once, a slowed thread leaves the rest of
-// a job to the others, claims are contiguous guided runs, and nested calls
-// run inline instead of deadlocking.
+// a job to the others, each thread runs its share from the front and
+// steals from the back of another's, and nested calls run inline instead
+// of deadlocking.
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,14 +90,44 @@ TEST(ThreadPool, ASlowThreadLeavesTheRestOfTheJobToOthers) {
   EXPECT_LT(bySlow, n / 2) << "the held thread kept its whole share";
 }
 
-// Runs are contiguous and guided: of 64 indices on 2 threads, the first
-// claim takes a quarter, [0, 16), on one thread.
-TEST(ThreadPool, TheFirstClaimIsAContiguousQuarterOnTwoThreads) {
+// Each thread owns half of a job on 2 threads and runs it from its front, a
+// quarter of what is left at a time; a thread done with its own steals the
+// back half of what is left of the other's. Index 0 (the caller's first)
+// is held until index 31 has run: only the worker can run it then, by
+// stealing the back of the caller's half after finishing its own.
+struct HeldUntilStolen {
+  explicit HeldUntilStolen(size_t n) : record(n) {}
+  Record record;
+};
+
+void holdUntilIndex31(void *ctx, int64_t i) {
+  auto *h = static_cast<HeldUntilStolen *>(ctx);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  if (i == 0)
+    while (h->record.hits[31].load() == 0 &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+  record(&h->record, i);
+}
+
+TEST(ThreadPool, EachThreadRunsItsHalfFromTheFrontAndStealsFromTheBack) {
   Pool pool(2);
-  Record r(64);
-  afm_thread_pool_parallel_for(pool.pool, 64, record, &r);
-  for (int i = 1; i < 16; ++i)
-    EXPECT_EQ(r.threads[i], r.threads[0]) << i;
+  constexpr int64_t n = 64;
+  HeldUntilStolen h(n);
+  afm_thread_pool_parallel_for(pool.pool, n, holdUntilIndex31, &h);
+  const auto &threads = h.record.threads;
+  for (int64_t i = 0; i < n; ++i)
+    EXPECT_EQ(h.record.hits[i], 1) << i;
+  // The caller's first run: a quarter of its half, [0, 8).
+  for (int i = 1; i < 8; ++i)
+    EXPECT_EQ(threads[i], threads[0]) << i;
+  // The worker's own half, all of it: the caller was held meanwhile.
+  EXPECT_NE(threads[32], threads[0]);
+  for (int i = 33; i < 64; ++i)
+    EXPECT_EQ(threads[i], threads[32]) << i;
+  // Then the back half of what was left of the caller's, [20, 32).
+  for (int i = 20; i < 32; ++i)
+    EXPECT_EQ(threads[i], threads[32]) << i;
 }
 
 TEST(ThreadPool, OneThreadRunsInline) {
