@@ -13,11 +13,12 @@
  * long stretch is split again rather than run alone while the others
  * wait). So a thread reads one contiguous stretch from its share's start
  * up to where a thief stopped it, and a kernel's prefetch of the rows
- * after its current one is used by the same thread (with runs claimed from one counter shared by all, the
- * other thread had claimed them in between, about 27 times in a job of
- * 3072 rows). A share's front and back are one atomic word its owner
- * mostly touches alone, instead of a counter every claim moved between the
- * cores. On the 3B preset with 2 threads (Granite Rapids VM, 2026-12-04,
+ * after its current one is used by the same thread (with runs claimed
+ * from one counter shared by all, the other thread had claimed them in
+ * between, about 27 times in a job of 3072 rows). A share's front and back
+ * are one atomic word its owner mostly touches alone, instead of a counter
+ * every claim moved between the cores. On the 3B preset with 2 threads
+ * (Granite Rapids VM, 2026-12-04,
  * docs/bench/thread-pool-shares-granite-rapids.txt) decode ran 2.6-4.9%
  * faster at context 128 (5 alternated pairs) and 2.1-6.1% at 1024 and
  * 2048; prompts took the same time within 2.5%. The small GEMVs gained
