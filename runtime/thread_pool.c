@@ -104,8 +104,6 @@ struct afm_thread_pool {
   atomic_flag busy; /* set while a job is dispatched */
 };
 
-enum { kSpinIterations = AFM_THREAD_POOL_SPIN_ITERATIONS };
-
 /* Shares hold 32-bit indices: larger jobs run as several of at most this
  * many indices (afm_thread_pool_parallel_for). */
 static const int64_t kMaxJob = 0xffffffffll;
@@ -189,7 +187,7 @@ static void *workerMain(void *arg) {
   afm_thread_pool *pool = self->pool;
   uint64_t seen = 0;
   for (;;) {
-    for (int spin = 0; spin < kSpinIterations &&
+    for (int spin = 0; spin < AFM_THREAD_POOL_SPIN_ITERATIONS &&
                        atomic_load_explicit(&pool->generation,
                                             memory_order_acquire) == seen;
          ++spin)
@@ -338,7 +336,7 @@ void afm_thread_pool_parallel_for(void *opaque, int64_t n,
 
   runClaimedIndices(pool, &j, 0);
 
-  for (int spin = 0; spin < kSpinIterations &&
+  for (int spin = 0; spin < AFM_THREAD_POOL_SPIN_ITERATIONS &&
                      atomic_load_explicit(&pool->pending,
                                           memory_order_acquire) > 0;
        ++spin)

@@ -95,29 +95,24 @@ TEST(ThreadPool, ASlowThreadLeavesTheRestOfTheJobToOthers) {
 // back half of what is left of the other's. Index 0 (the caller's first)
 // is held until index 31 has run: only the worker can run it then, by
 // stealing the back of the caller's half after finishing its own.
-struct HeldUntilStolen {
-  explicit HeldUntilStolen(size_t n) : record(n) {}
-  Record record;
-};
-
 void holdUntilIndex31(void *ctx, int64_t i) {
-  auto *h = static_cast<HeldUntilStolen *>(ctx);
+  auto *r = static_cast<Record *>(ctx);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   if (i == 0)
-    while (h->record.hits[31].load() == 0 &&
+    while (r->hits[31].load() == 0 &&
            std::chrono::steady_clock::now() < deadline)
       std::this_thread::yield();
-  record(&h->record, i);
+  record(r, i);
 }
 
 TEST(ThreadPool, EachThreadRunsItsHalfFromTheFrontAndStealsFromTheBack) {
   Pool pool(2);
   constexpr int64_t n = 64;
-  HeldUntilStolen h(n);
-  afm_thread_pool_parallel_for(pool.pool, n, holdUntilIndex31, &h);
-  const auto &threads = h.record.threads;
+  Record r(n);
+  afm_thread_pool_parallel_for(pool.pool, n, holdUntilIndex31, &r);
+  const auto &threads = r.threads;
   for (int64_t i = 0; i < n; ++i)
-    EXPECT_EQ(h.record.hits[i], 1) << i;
+    EXPECT_EQ(r.hits[i], 1) << i;
   // The caller's first run: a quarter of its half, [0, 8).
   for (int i = 1; i < 8; ++i)
     EXPECT_EQ(threads[i], threads[0]) << i;
