@@ -8,6 +8,7 @@
 #include "afm/tokenizer.h"
 #include "code_loader.h"
 #include "manifest.h"
+#include "map_file.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -35,10 +36,6 @@ struct afm_model {
    * slots, hashed; an adapter file must name the same. */
   uint64_t adapter_identity;
 };
-
-/* Maps `path` read-only. An empty file maps as (NULL, 0): there is nothing
- * to map, and the format check reports it. AFM_ERR_IO naming the path. */
-afm_status afm_map_file(const char *path, void **map, size_t *size);
 
 void afm_model_retain(afm_model *model);
 /* Drops one reference; the last one unloads the model. */

@@ -4,6 +4,13 @@
 
 #include "afm/Compiler/HostLibrary.h"
 #include "afm/cpu_relax.h"
+#include "afm/runtime.h"
+
+extern "C" {
+#include "runtime/map_file.h"
+}
+
+#include "llvm/ADT/ScopeExit.h"
 
 #include <algorithm>
 #include <atomic>
@@ -15,6 +22,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/mman.h>
 
 using namespace afm_bench;
 using Clock = std::chrono::steady_clock;
@@ -337,6 +346,47 @@ afm_bench::measureMachineLimits(size_t bandwidthBytes, int threads,
   limits.coreRoundTripLow = limits.coreRoundTripHigh =
       coreRoundTripSeconds(threads);
   return limits;
+}
+
+llvm::Expected<FileReadLimit>
+afm_bench::measureFileRead(const std::string &path, int threads, int repeats,
+                           uint64_t minBytes, uint64_t maxBytes) {
+  void *map = nullptr;
+  size_t size = 0;
+  if (afm_map_file(path.c_str(), &map, &size) != AFM_OK)
+    return llvm::createStringError(llvm::Twine("--read-file: ") +
+                                   afm_last_error());
+  llvm::scope_exit unmap([&] {
+    if (map)
+      munmap(map, size);
+  });
+  if (size < minBytes)
+    return llvm::createStringError(
+        "--read-file " + path + ": " + llvm::Twine(uint64_t(size)) +
+        " bytes; a read limit needs at least " + llvm::Twine(minBytes >> 20) +
+        " MiB, past the caches");
+  if (size > maxBytes)
+    return llvm::createStringError(
+        "--read-file " + path + ": " + llvm::Twine(uint64_t(size) >> 20) +
+        " MiB, more than half of the memory this process may use (" +
+        llvm::Twine(maxBytes >> 19) + " MiB): its pages would not stay in "
+        "memory");
+  FileReadLimit limit;
+  limit.path = path;
+  // Whole 64-byte lines per thread slice: readBandwidth rounds down.
+  size_t count = size / sizeof(uint64_t);
+  limit.bytes = count * sizeof(uint64_t);
+  const auto *data = static_cast<const uint64_t *>(map);
+  // Every page read once first, so the patterns time memory, not the
+  // disk or the page faults that map it.
+  volatile uint64_t sink = 0;
+  for (size_t i = 0; i < count; i += 4096 / sizeof(uint64_t))
+    sink = sink + data[i];
+  limit.readBytesPerSecond1 =
+      readBandwidth(data, count, 1, repeats, limit.readPattern1);
+  limit.readBytesPerSecondN =
+      readBandwidth(data, count, threads, repeats, limit.readPatternN);
+  return limit;
 }
 
 llvm::Expected<AdjacentReadProbe>

@@ -15,8 +15,24 @@
 #include <cstddef>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace afm_bench {
+
+/// The read limit over the pages of a file, mapped as afm-run maps a
+/// model (runtime/model.c: read-only, private, huge pages advised), so a
+/// model's roofline can be taken over the memory its weights are in. On a
+/// VM the physical pages behind a file's page cache stay where they were
+/// first read, and they can read at another rate than a fresh buffer: on a
+/// Granite Rapids VM one .afmb's pages read 27% slower than a byte-equal
+/// copy's, and the 3B decoded 21 tokens/s from the one and 28 from the
+/// other (docs/bench/weight-pages-granite-rapids.txt).
+struct FileReadLimit {
+  std::string path;
+  size_t bytes = 0;
+  double readBytesPerSecond1 = 0, readBytesPerSecondN = 0;
+  std::string readPattern1, readPatternN;
+};
 
 struct MachineLimits {
   int threads = 1;
@@ -41,6 +57,9 @@ struct MachineLimits {
   /// threads seen over the measurements (coreRoundTripSeconds); 0 with one
   /// thread.
   double coreRoundTripLow = 0, coreRoundTripHigh = 0;
+  /// Read limits over files' own pages (afm-bench --read-file), in the
+  /// order given; measured once, after the first limits.
+  std::vector<FileReadLimit> fileReads;
 };
 
 /// Seconds for a cache line to go from one thread to another and back
@@ -57,6 +76,16 @@ double coreRoundTripSeconds(int threads);
 /// buffer cannot be had.
 llvm::Expected<MachineLimits> measureMachineLimits(size_t bandwidthBytes,
                                                    int threads, int repeats);
+
+/// Maps `path`, reads every page once (into the page cache), then
+/// measures every read pattern over it on 1 and `threads` threads, each
+/// figure the best of `repeats` rounds. An error naming the file when it
+/// cannot be mapped, is smaller than `minBytes` (the caches would answer)
+/// or larger than `maxBytes` (the disk would).
+llvm::Expected<FileReadLimit> measureFileRead(const std::string &path,
+                                              int threads, int repeats,
+                                              uint64_t minBytes,
+                                              uint64_t maxBytes);
 
 /// Folds a later measurement into `best`: each figure the better of the
 /// two (with the pattern that reached it), the lowest reads kept apart. A

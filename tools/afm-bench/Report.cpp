@@ -93,6 +93,14 @@ void afm_bench::printTable(llvm::raw_ostream &os, const MachineLimits &limits,
                         "VM: where the vCPUs sat)\n",
                         limits.coreRoundTripLow * 1e9,
                         limits.coreRoundTripHigh * 1e9);
+  for (const FileReadLimit &file : limits.fileReads)
+    os << llvm::formatv("file read: {0:f1} GB/s (1 thread), {1:f1} GB/s ({2} "
+                        "threads) over the pages of {3} ({4} MB, mapped as "
+                        "afm-run maps a model; '{5}', '{6}')\n",
+                        file.readBytesPerSecond1 / 1e9,
+                        file.readBytesPerSecondN / 1e9, limits.threads,
+                        file.path, file.bytes / 1000000, file.readPattern1,
+                        file.readPatternN);
   if (!kernels.empty())
     os << llvm::formatv("{0,-28} {1,-20} {2,7} {3,10} {4,9} {5,8} {6,8} "
                         "{7,11} {8,9} {9,8}\n",
@@ -213,6 +221,18 @@ void afm_bench::printJSON(llvm::raw_ostream &os, const MachineLimits &limits,
         {"ttft_ms", m.ttftSeconds * 1e3},
         {"decode_tokens_per_second", m.decodeTokensPerSecond},
         {"decode_speedup_over_1_thread", speedup(m, models)}});
+  llvm::json::Array fileArray;
+  for (const FileReadLimit &file : limits.fileReads)
+    fileArray.push_back(llvm::json::Object{
+        {"path", file.path},
+        {"bytes", int64_t(file.bytes)},
+        // Names of their own: scripts find the machine's figures by key.
+        {"file_read_gbytes_per_second_1_thread",
+         file.readBytesPerSecond1 / 1e9},
+        {"file_read_gbytes_per_second_all_threads",
+         file.readBytesPerSecondN / 1e9},
+        {"file_read_pattern_1_thread", file.readPattern1},
+        {"file_read_pattern_all_threads", file.readPatternN}});
   llvm::json::Object root{
       {"machine",
        llvm::json::Object{
@@ -234,6 +254,7 @@ void afm_bench::printJSON(llvm::raw_ostream &os, const MachineLimits &limits,
            {"fma_gflops_all_threads", limits.fmaFlopsPerSecondN / 1e9},
            {"fma_isa", limits.fmaISA},
            {"bandwidth_buffer_bytes", int64_t(limits.bandwidthBytes)}}},
+      {"file_reads", std::move(fileArray)},
       {"kernels", std::move(kernelArray)},
       {"models", std::move(modelArray)}};
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";

@@ -93,6 +93,14 @@ static cl::opt<int> decodeTokens("decode-tokens",
                                  cl::desc("Greedy steps for --model "
                                           "(default 64)"),
                                  cl::init(64), cl::cat(category));
+static cl::list<std::string> readFiles(
+    "read-file",
+    cl::desc("Also measure the read limit over this file's own pages, "
+             "mapped as afm-run maps a model (e.g. the .afmb whose decode "
+             "is measured): on a VM a file's page cache can read slower or "
+             "faster than a fresh buffer; at least 64 MiB and at most half "
+             "of the memory this process may use (repeatable)"),
+    cl::value_desc("file"), cl::cat(category));
 static cl::opt<bool> limitsOnly("limits-only",
                                 cl::desc("Measure the machine only"),
                                 cl::cat(category));
@@ -290,6 +298,16 @@ int main(int argc, char **argv) {
   if (!measured)
     return fail(measured.takeError());
   MachineLimits limits = *measured;
+  for (const std::string &path : readFiles) {
+    // At least 64 MiB, as the kernels' read probe: past most caches.
+    uint64_t available = afm_available_memory();
+    auto file = measureFileRead(path, n, 5, uint64_t(64) << 20,
+                                available == UINT64_MAX ? UINT64_MAX
+                                                        : available / 2);
+    if (!file)
+      return fail(file.takeError());
+    limits.fileReads.push_back(std::move(*file));
+  }
   std::vector<int> threadCounts = {1};
   if (n > 1)
     threadCounts.push_back(n);
