@@ -28,11 +28,15 @@
 # wall time and peak RSS), converts it for llama.cpp (gguf-from-afm.mjs:
 # the same weights as TQ2_0 linear layers, a Q4_0 tied embedding; llama.cpp
 # runs it with a Q8_0 KV cache), measures this machine's read bandwidth
-# (afm-bench --limits-only, the same run, again around each decode row),
-# then for each thread count
+# (afm-bench --limits-only, the same run, again around each decode row:
+# over a fresh buffer, and over the pages of the .afmb and of the GGUF as
+# the engines map them), then for each thread count
 # alternates the two engines on the same prompts and prints one table with
 # tokens/s, the ratio afm / llama.cpp and, for decode, the fraction of the
-# roofline: the weight and KV bytes a step reads over the bandwidth.
+# roofline: the weight and KV bytes a step reads over the bandwidth of the
+# pages its weights are in (and over a fresh buffer's). On a VM a file's
+# page cache stays where it was first read and can read 25% slower than a
+# fresh buffer, or faster (docs/bench/weight-pages-granite-rapids.txt).
 # Last, where a decode step's time goes: afm-run --profile at each thread
 # count and context, CPU ms per step for each afm op (their parallel
 # tasks), the serial code between them and the runtime's thread pool.
@@ -136,20 +140,31 @@ best() { sort -g | tail -1; }
 # measured again before and after each decode row and the roofline uses
 # the best seen so far in the run, for each thread count: the most
 # demanding denominator, never one that the model beats by a dip.
+# Besides the fresh buffer's limit, the same read patterns over the pages
+# of the .afmb and of the GGUF, mapped as the engines map them: what the
+# weights can be read at where they are.
 limitLog=$work/limits.log
 : > "$limitLog"
-measureLimits() { # appends "limit1 limitN roundTripNs" to $limitLog
-  "$bin/afm-bench" --limits-only --json | awk '
+measureLimits() { # appends "limit1 limitN roundTripNs afmb1 afmbN gguf1 ggufN" to $limitLog
+  "$bin/afm-bench" --limits-only --json --read-file "$afmb" --read-file "$gguf" | awk '
     /"read_gbytes_per_second_1_thread"/ {gsub(/[^0-9.]/, "", $2); one = $2}
     /"read_gbytes_per_second_all_threads"/ {gsub(/[^0-9.]/, "", $2); all = $2}
     /"core_round_trip_ns_highest"/ {gsub(/[^0-9.]/, "", $2); rt = $2}
-    END {print one, all, rt + 0}' >> "$limitLog"
+    /"file_read_gbytes_per_second_1_thread"/ {gsub(/[^0-9.]/, "", $2); f1[++n1] = $2}
+    /"file_read_gbytes_per_second_all_threads"/ {gsub(/[^0-9.]/, "", $2); fN[++nN] = $2}
+    END {print one, all, rt + 0, f1[1], fN[1], f1[2], fN[2]}' >> "$limitLog"
 }
-bestLimit() { # threads -> the best read limit measured so far
-  awk -v t="$1" '{v = (t == 1) ? $1 : $2; if (v > best) best = v} END {print best}' "$limitLog"
+# Columns of $limitLog: 1 and 2 a fresh buffer's (1 thread, all), 4 and 5
+# the .afmb's pages', 6 and 7 the GGUF's.
+limitColumn() { # threads source(buffer|afmb|gguf) -> column
+  local base; case "$2" in buffer) base=1 ;; afmb) base=4 ;; gguf) base=6 ;; esac
+  if [ "$1" = 1 ]; then echo "$base"; else echo $((base + 1)); fi
 }
-lastLimit() { # threads -> the read limit measured last
-  awk -v t="$1" '{v = (t == 1) ? $1 : $2} END {print v}' "$limitLog"
+bestLimit() { # threads [source] -> the best read limit measured so far
+  awk -v c="$(limitColumn "$1" "${2:-buffer}")" '{if ($c > best) best = $c} END {print best}' "$limitLog"
+}
+lastLimit() { # threads [source] -> the read limit measured last
+  awk -v c="$(limitColumn "$1" "${2:-buffer}")" 'END {print $c}' "$limitLog"
 }
 # A cache line's round trip between 2 threads at the last measurement:
 # on a VM, where the vCPUs sat (afm-bench --help).
@@ -180,8 +195,8 @@ if [ -f "$work/compile.time" ]; then
 fi
 echo
 attempts=()
-echo "| threads | measurement | afm tok/s | llama.cpp tok/s | afm / llama.cpp | afm roofline |"
-echo "|---|---|---|---|---|---|"
+echo "| threads | measurement | afm tok/s | llama.cpp tok/s | afm / llama.cpp | afm roofline: its pages | afm roofline: a fresh buffer |"
+echo "|---|---|---|---|---|---|---|"
 for t in $threads; do
   for p in $prompts; do
     a=(); l=()
@@ -191,7 +206,7 @@ for t in $threads; do
       l+=("$(llama "$t" "$p" 0 1 | head -1 | jsonField prefill_tokens_per_s)")
     done
     A=$(printf '%s\n' "${a[@]}" | best); L=$(printf '%s\n' "${l[@]}" | best)
-    awk -v t="$t" -v p="$p" -v a="$A" -v l="$L" 'BEGIN {printf "| %d | prefill %d tokens | %.1f | %.1f | %.2fx | |\n", t, p, a, l, a / l}'
+    awk -v t="$t" -v p="$p" -v a="$A" -v l="$L" 'BEGIN {printf "| %d | prefill %d tokens | %.1f | %.1f | %.2fx | | |\n", t, p, a, l, a / l}'
   done
   for c in $contexts; do
     a=(); l=(); attempt=0
@@ -200,6 +215,7 @@ for t in $threads; do
       attempt=$((attempt + 1))
       before=$(lastLimit "$t") # measured before the first attempt, or after the last
       rtBefore=$(lastRoundTrip)
+      pagesBefore=$(lastLimit "$t" afmb)
       for _ in $(seq "$runs"); do
         a+=("$(afm "$t" "$c" "$decode" | awk '{print $2}')")
         l+=("$(llama "$t" 1 "$c" "$decode" | head -1 | jsonField decode_tokens_per_s)")
@@ -208,18 +224,21 @@ for t in $threads; do
       after=$(lastLimit "$t")
       rtAfter=$(lastRoundTrip)
       bw=$(bestLimit "$t")
+      pages=$(bestLimit "$t" afmb)
       # Also against the better of the two limits around this attempt: on a
       # VM whose read rate moves within seconds, the run's best limit can
       # come from a state the attempt never ran in.
       attempts+=("$(awk -v t="$t" -v c="$c" -v n="$attempt" -v x="$before" -v y="$after" -v best="$bw" \
+        -v px="$pagesBefore" -v py="$(lastLimit "$t" afmb)" -v gguf="$(lastLimit "$t" gguf)" \
         -v rx="$rtBefore" -v ry="$rtAfter" \
         -v afm="${a[*]: -$runs}" -v lcpp="${l[*]: -$runs}" \
         -v bytes="$((weightBytes + $(kvBytesAt "$c")))" 'BEGIN {
-          printf "%d thread(s), decode at %d, attempt %d: limits %.1f GB/s before, %.1f after (best so far %.1f; cores %s/%s ns apart); afm", t, c, n, x, y, best, rx, ry
+          printf "%d thread(s), decode at %d, attempt %d: limits %.1f GB/s before, %.1f after (best so far %.1f; cores %s/%s ns apart), over the .afmb pages %.1f and %.1f, the GGUF pages %.1f after; afm", t, c, n, x, y, best, rx, ry, px, py, gguf
           k = split(afm, v, " "); top = 0
           for (i = 1; i <= k; i++) {printf " %.2f", v[i]; if (v[i] > top) top = v[i]}
           adjacent = (x > y) ? x : y
-          printf " tokens/s (%.0f%% of the better adjacent limit), llama.cpp", 100 * top * bytes / (adjacent * 1e9)
+          adjacentPages = (px > py) ? px : py
+          printf " tokens/s (%.0f%% of the better adjacent limit of its pages, %.0f%% of a fresh buffer), llama.cpp", 100 * top * bytes / (adjacentPages * 1e9), 100 * top * bytes / (adjacent * 1e9)
           k = split(lcpp, v, " "); for (i = 1; i <= k; i++) printf " %.2f", v[i]
         }')")
       quiet=$(awk -v x="$before" -v y="$after" -v best="$bw" 'BEGIN {print (x >= 0.9 * best && y >= 0.9 * best)}')
@@ -227,17 +246,20 @@ for t in $threads; do
       log "decode at $c on $t threads: a limit around it fell below 90% of $(printf '%.1f' "$bw") GB/s; measuring again"
     done
     A=$(printf '%s\n' "${a[@]}" | best); L=$(printf '%s\n' "${l[@]}" | best)
-    awk -v t="$t" -v c="$c" -v a="$A" -v l="$L" -v w="$weightBytes" -v kv="$(kvBytesAt "$c")" -v bw="$bw" \
-      'BEGIN {b = w + kv; printf "| %d | decode at %d | %.2f | %.2f | %.2fx | %.0f%% (%.0f MB/token at %.1f GB/s) |\n", t, c, a, l, a / l, 100 * a * b / (bw * 1e9), b / 1e6, bw}'
+    awk -v t="$t" -v c="$c" -v a="$A" -v l="$L" -v w="$weightBytes" -v kv="$(kvBytesAt "$c")" -v bw="$bw" -v pages="$pages" \
+      'BEGIN {b = w + kv; printf "| %d | decode at %d | %.2f | %.2f | %.2fx | %.0f%% (%.0f MB/token at %.1f GB/s) | %.0f%% (at %.1f GB/s) |\n", t, c, a, l, a / l, 100 * a * b / (pages * 1e9), b / 1e6, pages, 100 * a * b / (bw * 1e9), bw}'
   done
 done
 
 echo
 awk '{if (NR == 1 || $1 < lo1) lo1 = $1; if ($1 > hi1) hi1 = $1
-      if (NR == 1 || $2 < loN) loN = $2; if ($2 > hiN) hiN = $2}
+      if (NR == 1 || $2 < loN) loN = $2; if ($2 > hiN) hiN = $2
+      for (c = 4; c <= 7; c++) {if (NR == 1 || $c < lo[c]) lo[c] = $c; if ($c > hi[c]) hi[c] = $c}}
      END {printf "Read limits measured in this run (%d times, afm-bench --limits-only): " \
-          "1 thread %.1f-%.1f GB/s, all threads %.1f-%.1f GB/s; each roofline uses " \
-          "the best measured up to the end of its row.\n", NR, lo1, hi1, loN, hiN}' "$limitLog"
+          "a fresh buffer 1 thread %.1f-%.1f GB/s, all threads %.1f-%.1f GB/s; the pages " \
+          "of the .afmb %.1f-%.1f and %.1f-%.1f; of the GGUF %.1f-%.1f and %.1f-%.1f. " \
+          "Each roofline uses the best measured up to the end of its row.\n", NR, lo1, hi1, loN, hiN,
+          lo[4], hi[4], lo[5], hi[5], lo[6], hi[6], lo[7], hi[7]}' "$limitLog"
 echo
 echo "Decode rows, each attempt (a row keeps the best of all its attempts; it is"
 echo "measured again while a limit around it is below 90% of the run's best):"
