@@ -285,10 +285,15 @@ func.func @count(%in: memref<3x5xf32>, %out: memref<f32>) {
 // row, after the loop, into the row's one output (no partial sums in
 // memory).
 // SPLITK-LABEL: func.func @lanes_reduced_whole_tile
+// Two arrays stream (codes and scales), so each is prefetched half the
+// target's 8 KiB ahead: 11 rows of 384 bytes.
 // SPLITK: scf.for %[[N:.*]] = %{{.*}} to %c4096 step %c1
+// SPLITK: %[[AHEAD:.*]] = arith.addi %[[N]], %c11 : index
+// SPLITK: %[[ROW:.*]] = arith.minui %[[AHEAD]], %c4095 : index
 // SPLITK: scf.for %{{.*}} = %{{.*}} to %c16 step %c16
 // SPLITK: %[[SUMS:.*]]:2 = scf.for %{{.*}} = %{{.*}} to %c6 step %c1 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<1x1x1xf32>, vector<1x1x1x1x16xf32>)
-// SPLITK: memref.prefetch %{{.*}}, read, locality<3>, data : memref<4096x1x6x16xi32>
+// SPLITK: memref.prefetch %{{.*}}[%[[ROW]], {{.*}} read, locality<3>, data : memref<4096x1x6x16xi32>
+// SPLITK: memref.prefetch %{{.*}}[%[[ROW]], {{.*}} read, locality<3>, data : memref<4096x1x6x16xf32>
 // SPLITK: afm_cpu.dot_bytes {{.*}} : vector<1x1x1x1x16xi32>
 // SPLITK-NOT: vector.multi_reduction
 // SPLITK: arith.addf {{.*}} : vector<1x1x1x1x16xf32>
@@ -307,6 +312,41 @@ func.func @lanes_reduced_whole_tile(%codes: memref<4096x1x6x16xi32>, %x: memref<
     %f = arith.sitofp %d : i32 to f32
     %m = arith.mulf %f, %scale : f32
     %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#W = affine_map<(t, n, i, g, l) -> (n, i, g, l)>
+#X = affine_map<(t, n, i, g, l) -> (t, g, l)>
+#Y = affine_map<(t, n, i, g, l) -> (t, n, i)>
+// Two inputs that are views of one array (the 4-bit head's code words, a
+// word of each group apiece) are one stream: the full 8 KiB ahead, 11 rows
+// of the array's 768 bytes (two arrays would make it 6).
+// SPLITK-LABEL: func.func @two_views_one_array
+// SPLITK: scf.for %[[N:.*]] = %{{.*}} to %c4096 step %c1
+// SPLITK: %{{.*}} = arith.addi %[[N]], %c11 : index
+// SPLITK-COUNT-2: memref.prefetch %{{.*}} read, locality<3>, data : memref<4096x1x6x16xi32, strided<[192, 96, 16, 1]
+func.func @two_views_one_array(%codes: memref<4096x2x6x16xi32>, %x: memref<1x6x16xi32>,
+                               %y: memref<1x4096x1xf32>) {
+  %w0 = memref.subview %codes[0, 0, 0, 0] [4096, 1, 6, 16] [1, 1, 1, 1]
+      : memref<4096x2x6x16xi32> to memref<4096x1x6x16xi32, strided<[192, 96, 16, 1]>>
+  %w1 = memref.subview %codes[0, 1, 0, 0] [4096, 1, 6, 16] [1, 1, 1, 1]
+      : memref<4096x2x6x16xi32> to memref<4096x1x6x16xi32, strided<[192, 96, 16, 1], offset: 96>>
+  linalg.generic {indexing_maps = [#W, #W, #X, #Y],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%w0, %w1, %x : memref<4096x1x6x16xi32, strided<[192, 96, 16, 1]>>,
+                         memref<4096x1x6x16xi32, strided<[192, 96, 16, 1], offset: 96>>,
+                         memref<1x6x16xi32>)
+      outs(%y : memref<1x4096x1xf32>) attrs = {afm.whole_tile_dims = array<i64: 2, 4>} {
+  ^bb0(%c0: i32, %c1: i32, %a: i32, %acc: f32):
+    %zero = arith.constant 0 : i32
+    %d0 = afm_cpu.dot_bytes %zero, %c0, %a : i32
+    %d = afm_cpu.dot_bytes %d0, %c1, %a : i32
+    %f = arith.sitofp %d : i32 to f32
+    %r = arith.addf %acc, %f : f32
     linalg.yield %r : f32
   }
   return

@@ -54,8 +54,10 @@ struct TargetDescription {
   uint64_t l3Bytes = 8 * 1024 * 1024; ///< last-level cache (SLC on Apple)
   unsigned cacheLineBytes = 64;
   /// How far ahead of the tile a GEMV-like kernel prefetches its streamed
-  /// weight rows in software (Prefetch.h); 0 when the hardware prefetchers
-  /// alone keep enough lines in flight and software prefetches only cost.
+  /// weight rows in software (Prefetch.h), shared among the arrays it
+  /// streams (the 4-bit head's codes and scales each get half;
+  /// TileForTarget.cpp); 0 when the hardware prefetchers alone keep
+  /// enough lines in flight and software prefetches only cost.
   uint64_t prefetchBytes = 8 * 1024;
   /// The locality hint (0-3, llvm.prefetch's) of those prefetches: 3
   /// (prefetcht0, into L1) by default; 1 (prefetcht2, into L2) on Zen 4,
