@@ -35,7 +35,7 @@
 # tokens/s, the ratio afm / llama.cpp and, for decode, the fraction of the
 # roofline: the weight and KV bytes a step reads over the bandwidth of the
 # pages its weights are in (and over a fresh buffer's). On a VM a file's
-# page cache stays where it was first read and can read 25% slower than a
+# page cache stays where it was first read and can read 30% slower than a
 # fresh buffer, or faster (docs/bench/weight-pages-granite-rapids.txt).
 # Last, where a decode step's time goes: afm-run --profile at each thread
 # count and context, CPU ms per step for each afm op (their parallel

@@ -20,13 +20,13 @@
 namespace afm_bench {
 
 /// The read limit over the pages of a file, mapped as afm-run maps a
-/// model (runtime/model.c: read-only, private, huge pages advised), so a
-/// model's roofline can be taken over the memory its weights are in. On a
-/// VM the physical pages behind a file's page cache stay where they were
+/// model (runtime/map_file.h: read-only, private, huge pages advised), so
+/// a model's roofline can be taken over the memory its weights are in. On
+/// a VM the physical pages behind a file's page cache stay where they were
 /// first read, and they can read at another rate than a fresh buffer: on a
-/// Granite Rapids VM one .afmb's pages read 27% slower than a byte-equal
-/// copy's, and the 3B decoded 21 tokens/s from the one and 28 from the
-/// other (docs/bench/weight-pages-granite-rapids.txt).
+/// Granite Rapids VM one .afmb's pages read 23-27% slower than byte-equal
+/// copies', and the 3B decoded 21-22 tokens/s from the one and 28-31 from
+/// the copies (docs/bench/weight-pages-granite-rapids.txt).
 struct FileReadLimit {
   std::string path;
   size_t bytes = 0;
@@ -58,7 +58,7 @@ struct MachineLimits {
   /// thread.
   double coreRoundTripLow = 0, coreRoundTripHigh = 0;
   /// Read limits over files' own pages (afm-bench --read-file), in the
-  /// order given; measured once, after the first limits.
+  /// order given; measured once, before the first limits.
   std::vector<FileReadLimit> fileReads;
 };
 

@@ -294,20 +294,24 @@ int main(int argc, char **argv) {
   if (!target)
     return fail(target.takeError());
   int n = threads > 0 ? threads.getValue() : hardwareThreads();
-  auto measured = measureMachineLimits(size_t(bandwidthMiB) << 20, n, 10);
-  if (!measured)
-    return fail(measured.takeError());
-  MachineLimits limits = *measured;
+  // The files first, so that one it cannot measure is refused before
+  // anything else is (as checkOptions refuses options). At least 64 MiB,
+  // as the kernels' read probe: past most caches.
+  std::vector<FileReadLimit> fileReads;
+  uint64_t available = afm_available_memory();
   for (const std::string &path : readFiles) {
-    // At least 64 MiB, as the kernels' read probe: past most caches.
-    uint64_t available = afm_available_memory();
     auto file = measureFileRead(path, n, 5, uint64_t(64) << 20,
                                 available == UINT64_MAX ? UINT64_MAX
                                                         : available / 2);
     if (!file)
       return fail(file.takeError());
-    limits.fileReads.push_back(std::move(*file));
+    fileReads.push_back(std::move(*file));
   }
+  auto measured = measureMachineLimits(size_t(bandwidthMiB) << 20, n, 10);
+  if (!measured)
+    return fail(measured.takeError());
+  MachineLimits limits = *measured;
+  limits.fileReads = std::move(fileReads);
   std::vector<int> threadCounts = {1};
   if (n > 1)
     threadCounts.push_back(n);
