@@ -174,6 +174,30 @@ TEST(SamplerTest, GreedyIsTheLowestArgmax) {
   }
 }
 
+TEST(SamplerTest, GreedyAtAVocabularyOf150000) {
+  // Greedy without penalties reads the logits once (no copy): it must
+  // still pick the lowest of tied maxima, ignore ids at or past the limit,
+  // and name a NaN, however far into the vocabulary.
+  const int32_t vocab = 150000, limit = 149000;
+  std::vector<float> logits = randomLogits(vocab, 21, 3.0f);
+  float top = *std::max_element(logits.begin(), logits.begin() + limit);
+  logits[120000] = logits[70001] = top + 1.0f;
+  logits[149500] = top + 2.0f; // past the limit
+  int32_t token = -1;
+  for (afm_sampling_options o : {options(0), options(0.7f, 1)}) {
+    SamplerPtr s = makeSampler(o, vocab, limit);
+    ASSERT_EQ(afm_sampler_sample(s.get(), logits.data(), &token), AFM_OK);
+    EXPECT_EQ(token, 70001);
+  }
+  logits[148999] = std::numeric_limits<float>::quiet_NaN();
+  SamplerPtr s = makeSampler(options(0), vocab, limit);
+  EXPECT_EQ(afm_sampler_sample(s.get(), logits.data(), &token),
+            AFM_ERR_ARGUMENT);
+  EXPECT_NE(std::string(afm_last_error()).find("token 148999 is NaN"),
+            std::string::npos)
+      << afm_last_error();
+}
+
 TEST(SamplerTest, RepetitionPenaltyAppliesToGreedy) {
   std::vector<float> logits = {1.0f, 1.9f, -0.5f, 1.8f};
   afm_sampling_options o = options(0);
