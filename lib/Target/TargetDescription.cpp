@@ -106,8 +106,21 @@ static std::vector<TargetDescription> buildTable() {
   // (two sets of 4, medians 10.45 -> 12.05 and 11.25 -> 12.15 tokens/s),
   // on 2 threads no different within the VM's spread
   // (docs/bench/gemv-row-halves-emerald-rapids.txt).
+  //
+  // Its GEMVs prefetch their weights 2 KiB ahead, not 8: on a Granite
+  // Rapids VM the 2-bit GEMV over rows of 2 KiB (afm-bench's 2048x8192,
+  // int8 activations; the 3B's down projection) read 71-79% of the limit
+  // 8 KiB ahead (4 rows of each half) and 79-91% 1 row ahead, while rows
+  // of 1 KiB and less read the same at either distance. The 3B preset's
+  // decode (two .afmb of the same weights, their pages reading alike) was
+  // faster in 4 of 4 alternated pairs on 2 threads (27.6-28.4 -> 28.8-29.1
+  // tokens/s at context 128; 23.9-24.2 -> 25.4-25.5 at 2048) and in 3 of 4
+  // on 1 (14.9-15.4 -> 15.2-16.2). The ASTC GEMVs, which the 3B does not
+  // use, read 3-10% slower in one round
+  // (docs/bench/gemv-prefetch-distance-granite-rapids.txt).
   TargetDescription spr = vnni;
   spr.name = "intel-sapphire-rapids";
+  spr.prefetchBytes = 2 * KiB;
   spr.readOncePrefetchLocality = 1;
   spr.interleaveRowHalves = true;
   add(spr);

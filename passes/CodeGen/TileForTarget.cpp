@@ -231,8 +231,9 @@ static Value viewedArray(Value view) {
 /// scales (and, on a target that interleaves row halves, each from two
 /// places: four streams): with each 8 KiB ahead it read 75-79% of the
 /// limit on a Granite Rapids VM, with each 4 KiB ahead 84-88%
-/// (docs/bench/lm-head-prefetch-granite-rapids.txt); the 2-bit GEMV,
-/// one array, keeps the full distance.
+/// (docs/bench/lm-head-prefetch-granite-rapids.txt; that target's distance
+/// is now 2 KiB, so 1 KiB each); the 2-bit GEMV, one array, keeps the full
+/// distance.
 static int64_t prefetchBytesPerStream(linalg::LinalgOp op,
                                       ArrayRef<unsigned> streamed,
                                       const TargetDescription &target) {

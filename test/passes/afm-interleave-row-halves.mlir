@@ -17,8 +17,9 @@
 // HALVES-NEXT: %[[FIRST:.*]] = arith.muli %[[HALF]], %c1024
 // HALVES-NEXT: %[[ROW:.*]] = arith.addi %[[FIRST]], %[[WITHIN]]
 // HALVES-NEXT: memref.subview %arg2[%c0, %[[ROW]], %c0]
-// The weights' prefetch runs 16 rows (8 KiB) ahead within the row's half.
-// HALVES-NEXT: %[[NEXT:.*]] = arith.addi %[[ROW]], %c16
+// The weights' prefetch runs 4 rows (the target's 2 KiB) ahead within the
+// row's half.
+// HALVES-NEXT: %[[NEXT:.*]] = arith.addi %[[ROW]], %c4
 // HALVES-NEXT: %[[AHEAD:.*]] = arith.minui %[[NEXT]], %c2047
 // HALVES: scf.for %[[G:.*]] = %c0 to %c8
 // HALVES-NEXT: memref.subview %arg1[%[[ROW]], %[[G]], %c0, %c0]
