@@ -7,6 +7,7 @@
  *===----------------------------------------------------------------------===*/
 
 #include "adapter.h"
+#include "argmax.h"
 #include "arena.h"
 #include "checked_math.h"
 #include "error.h"
@@ -331,13 +332,11 @@ afm_status afm_session_argmax(const afm_session *session, int32_t *token) {
     return afm_error(AFM_ERR_STATE,
                      "afm_session_argmax: no logits yet; prefill a prompt "
                      "first");
-  const float *logits = session->last;
-  uint32_t best = 0;
-  /* Lowest index on ties; a NaN never beats a number. */
-  for (uint32_t v = 1; v < session->model->manifest.vocab_size; ++v)
-    if (logits[v] > logits[best] || (isnan(logits[best]) && !isnan(logits[v])))
-      best = v;
-  *token = (int32_t)best;
+  /* Lowest id on ties; a NaN never beats a number, and all NaN give 0 (a
+   * caller that must not pass a NaN on checks the logits itself). */
+  bool sawNan;
+  *token = afm_argmax(session->last,
+                      (int32_t)session->model->manifest.vocab_size, &sawNan);
   return AFM_OK;
 }
 
