@@ -295,6 +295,10 @@ static void printTargets(llvm::raw_ostream &os) {
          << " KiB ahead (locality " << t.streamPrefetchLocality << ")";
     if (t.interleaveRowHalves)
       os << ", GEMV rows from both halves in turn";
+    if (t.readOncePrefetchSpacing)
+      os << ", attention's next rows prefetched every "
+         << t.readOncePrefetchSpacing << " bytes from "
+         << t.readOnceSparseFromBytes / (1024 * 1024) << " MiB a layer";
     os << "\n";
   }
 }

@@ -97,6 +97,21 @@ static std::vector<TargetDescription> buildTable() {
   // prefetch (distance and hint) measured no different from noise there,
   // so it stays x86-64-v4-vnni's.
   //
+  // Once a layer's filled keys and values reach 6 MiB (3072 slots of the
+  // 3B's 8 KV heads of 128 int8), those next-task prefetches go one row
+  // (its two lines) every 1 KiB of rows, not every row, the L2 streamer
+  // they start fetching the lines between; each software prefetch likely
+  // holds one of L1's few fill buffers until DRAM answers (not measured:
+  // no PMU in the VM), which kept the step near 10-11 GB/s. Granite
+  // Rapids VM, 2026-12-05, 24/8 heads, int8 query, ctx 4096, 2 rounds
+  // alternated: every row 0.83-0.84 ms on 1 thread and 0.41 on 2 (53-55%
+  // of the read limit); every 1 KiB 0.69-0.70 and 0.35 (64-66%). The 3B's
+  // decode on 2 threads with every 1 KiB at any length against every row
+  // (two .afmb, alternated pairs): at 4096 faster in 2 of 2 (+4-6%), at
+  // 3072 in 1 of 2, at 2048 in 4 of 4 (+1-4%) that hour but slower in 6
+  // of 6 (2-3%) on 2026-12-03; hence the threshold between them
+  // (docs/bench/attention-decode-granite-rapids.txt).
+  //
   // Its GEMVs run the rows of the two halves of a weight matrix in turn,
   // two read streams per thread (interleaveRowHalves): a stand-alone loop
   // doing the 2-bit GEMV's work per 64-byte line over a 1 GiB buffer read
@@ -123,6 +138,8 @@ static std::vector<TargetDescription> buildTable() {
   spr.name = "intel-sapphire-rapids";
   spr.prefetchBytes = 2 * KiB;
   spr.readOncePrefetchLocality = 1;
+  spr.readOncePrefetchSpacing = 1024;
+  spr.readOnceSparseFromBytes = 6 * MiB;
   spr.interleaveRowHalves = true;
   add(spr);
 

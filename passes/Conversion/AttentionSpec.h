@@ -42,6 +42,12 @@ struct AttentionSpec {
   /// (TargetDescription::readOncePrefetchLocality): the locality hint of
   /// decode attention's prefetches of its next task's rows.
   unsigned readOncePrefetchLocality = 0;
+  /// Lowering only, likewise (TargetDescription::readOncePrefetchSpacing
+  /// and readOnceSparseFromBytes): bytes of rows per prefetch of the next
+  /// task's rows (0: every row), once a layer's filled keys and values
+  /// reach the second.
+  unsigned readOncePrefetchSpacing = 0;
+  uint64_t readOnceSparseFromBytes = 0;
 
   /// How many positions the cache holds when attention reads it: before
   /// the append for attention that owns its cache, after the owner's

@@ -41,7 +41,16 @@
 //      not idle while it computes. (int8-KV decode at 4096 positions, 1
 //      thread: 0.71 -> 0.35 ms; docs/bench/attention-decode-zen5.txt.)
 //      Their locality hint is the target's readOncePrefetchLocality: the
-//      rows are read by one task and never again in the step. On Zen 5
+//      rows are read by one task and never again in the step. With the
+//      target's readOncePrefetchSpacing, once a layer's filled keys and
+//      values reach its readOnceSparseFromBytes, only one row every that
+//      many bytes is prefetched and the L2 streamer those start fetches
+//      the rest: on Granite Rapids every 1 KiB of int8 rows took the
+//      step at 4096 slots from 53-55% of the read limit to 64-66% on 1
+//      and 2 threads (each software prefetch likely holds an L1 fill
+//      buffer until DRAM answers, which capped the step near 10-11 GB/s);
+//      below 6 MiB (the 3B's 3072 slots) the whole model measured faster
+//      with every row in one hour and slower in another. On Zen 5
 //      the non-temporal hint (prefetchnta) beat the L2 one by 3-10% on 1
 //      thread (docs/bench/attention-decode-zen5.txt); on Zen 4 prefetcht2
 //      beat prefetchnta by 10% on 1 thread and 13% on 2
@@ -84,6 +93,7 @@
 #include <array>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <tuple>
 
 using namespace mlir;
@@ -264,6 +274,14 @@ private:
   /// The KV head and first slot of the task after this one (this one's
   /// own at the last), whose key and value rows pass 3 prefetches.
   Value nextHead, nextBegin;
+  /// i1: prefetch every row of the next task, not one every
+  /// readOncePrefetchSpacing bytes (the filled cache is below
+  /// readOnceSparseFromBytes); null when the target spaces none.
+  Value everyNextRow;
+  /// everyNextRow for `filledSlots` filled slots.
+  Value everyNextRowBelow(Value filledSlots);
+  /// Rows of the cache per readOncePrefetchSpacing bytes (1: every row).
+  int64_t nextRowsApart() const;
   /// Integer scores: every query head's codes as [H, D / 4] i32, four
   /// codes a word (rounded once, before the tasks).
   Value queryWords;
@@ -346,8 +364,51 @@ void DecodeAttention::prefetchRow(int64_t half, Value g, Value slot,
                                /*isDataCache=*/true);
 }
 
+int64_t DecodeAttention::nextRowsApart() const {
+  auto cacheType = cast<MemRefType>(spec.cache.getType());
+  int64_t rowBytes =
+      headDim * static_cast<int64_t>(cacheType.getElementTypeBitWidth()) / 8;
+  return std::max<int64_t>(
+      1, static_cast<int64_t>(spec.readOncePrefetchSpacing) / rowBytes);
+}
+
+Value DecodeAttention::everyNextRowBelow(Value filledSlots) {
+  if (nextRowsApart() == 1)
+    return Value();
+  // Bytes of keys and values a filled slot adds to the layer's reads.
+  auto cacheType = cast<MemRefType>(spec.cache.getType());
+  uint64_t slotBytes = 2 * static_cast<uint64_t>(kvHeads) *
+                       static_cast<uint64_t>(headDim) *
+                       cacheType.getElementTypeBitWidth() / 8;
+  uint64_t fromSlots =
+      llvm::divideCeil(spec.readOnceSparseFromBytes, slotBytes);
+  if (fromSlots > static_cast<uint64_t>(capacity))
+    return Value(); // never reached: every row, as without spacing
+  if (fromSlots == 0)
+    return arith::ConstantIntOp::create(b, loc, /*value=*/0, /*width=*/1);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, filledSlots,
+                               index(static_cast<int64_t>(fromSlots)));
+}
+
 void DecodeAttention::prefetchNextTask(int64_t groupIndex, int64_t groups,
                                        Value offset, bool rows) {
+  // Rows every nextRowsApart() rows only, once the cache is long enough
+  // (everyNextRow false; the L2 streamer fetches the rows between): at the
+  // task's offsets that are multiples of it.
+  int64_t rowsApart = nextRowsApart();
+  std::optional<OpBuilder::InsertionGuard> guard;
+  if (rows && everyNextRow) {
+    Value due = arith::OrIOp::create(
+        b, loc, everyNextRow,
+        arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq,
+            arith::RemUIOp::create(b, loc, offset, index(rowsApart)),
+            index(0)));
+    auto onlyThen = scf::IfOp::create(b, loc, TypeRange(), due,
+                                      /*withElseRegion=*/false);
+    guard.emplace(b);
+    b.setInsertionPointToStart(onlyThen.thenBlock());
+  }
   Value slot = arith::MinUIOp::create(
       b, loc, arith::AddIOp::create(b, loc, nextBegin, offset),
       index(capacity - 1));
@@ -751,6 +812,7 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
     nextHead = arith::DivUIOp::create(b, loc, next, blocks);
     nextBegin = arith::MulIOp::create(
         b, loc, arith::RemUIOp::create(b, loc, next, blocks), index(block));
+    everyNextRow = everyNextRowBelow(filledSlots);
     SmallVector<QueryHead> queries;
     for (int64_t r = 0; r < group; ++r) {
       Value h = arith::AddIOp::create(

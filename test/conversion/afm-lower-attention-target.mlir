@@ -27,3 +27,27 @@ func.func @decode_next_task_hint(%q: tensor<1x4x16xf32>, %kv: memref<2x2x512x16x
   %o = afm.shared_kv_attention global %q from %kv scales %s at %pos : tensor<1x4x16xf32>, memref<2x2x512x16xi8>, memref<2x2x512xf32> -> tensor<1x4x16xf32>
   return %o : tensor<1x4x16xf32>
 }
+
+// From 6 MiB of a layer's keys and values read in a step (3072 filled
+// slots of 8 KV heads of 128 int8), intel-sapphire-rapids prefetches the
+// next task's rows one every 1 KiB (8 rows), the L2 streamer fetching the
+// rows between (TargetDescription::readOncePrefetchSpacing and
+// readOnceSparseFromBytes); below, every row. Zen 4 prefetches every row
+// at any length.
+// RUN: afm-opt %s --afm-set-target=target=intel-sapphire-rapids -afm-lower-attention | FileCheck %s --check-prefix=SPARSE
+// RUN: afm-opt %s --afm-set-target=target=amd-zen4 -afm-lower-attention | FileCheck %s --check-prefix=DENSE
+// SPARSE-LABEL: func.func @decode_next_rows_spacing
+// SPARSE: scf.forall
+// SPARSE: %[[EVERY:.*]] = arith.cmpi ult, %{{.*}}, %c3072 : index
+// SPARSE: %[[AT:.*]] = arith.remui %{{.*}}, %c8{{(_[0-9]+)?}} : index
+// SPARSE: %[[ON:.*]] = arith.cmpi eq, %[[AT]], %c0
+// SPARSE: %[[DUE:.*]] = arith.ori %[[EVERY]], %[[ON]] : i1
+// SPARSE: scf.if %[[DUE]] {
+// SPARSE: memref.prefetch %{{.*}}, read, locality<1>, data
+// DENSE-LABEL: func.func @decode_next_rows_spacing
+// DENSE-NOT: arith.ori
+// DENSE: return
+func.func @decode_next_rows_spacing(%q: tensor<1x24x128xf32>, %kv: memref<2x8x4096x128xi8>, %s: memref<2x8x4096xf32>, %pos: index) -> tensor<1x24x128xf32> {
+  %o = afm.shared_kv_attention global %q from %kv scales %s at %pos {int8_query} : tensor<1x24x128xf32>, memref<2x8x4096x128xi8>, memref<2x8x4096xf32> -> tensor<1x24x128xf32>
+  return %o : tensor<1x24x128xf32>
+}

@@ -76,6 +76,14 @@ struct TargetDescription {
   /// x86), which measured best on Zen 5; 1 (prefetcht2) on Zen 4 and on
   /// Sapphire/Emerald Rapids, where non-temporal lines outgrow L1 unread.
   unsigned readOncePrefetchLocality = 0;
+  /// Bytes of cache rows per software prefetch of decode attention's next
+  /// task once a step reads at least readOnceSparseFromBytes of a layer's
+  /// cache (keys and values): one row's lines every this many bytes of
+  /// rows, the lines between left to the L2 streamer those prefetches
+  /// start. Below that, and when 0, every row is prefetched. 1024 from 6
+  /// MiB on intel-sapphire-rapids (TargetDescription.cpp).
+  unsigned readOncePrefetchSpacing = 0;
+  uint64_t readOnceSparseFromBytes = 0;
   /// The GPU decodes ASTC textures in hardware, so an `.afmb` for this
   /// target keeps ASTC weights' blocks as an artifact next to the CPU form.
   bool gpuSamplesASTC = false;
