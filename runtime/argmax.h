@@ -1,12 +1,14 @@
 /*===- argmax.h - the largest of a row of logits ------------------*- C -*-===*
  *
  * The one scan both greedy paths make over a decode step's logits: the
- * sampler's greedy draw and afm_session_argmax. At a vocabulary of 150000
- * a scalar loop that compares each logit with the best so far is a chain
- * of dependent compares (about 0.5 ms on the Granite Rapids VM, while the
- * other threads of the step wait); kept over kArgmaxLanes independent
- * lanes it is a loop the compiler vectorizes (about 20 us), and the first
- * id holding the maximum is found after.
+ * sampler's greedy draw and afm_session_argmax. A scalar loop that
+ * compares each logit with the best so far is a chain of dependent
+ * compares; kept over kArgmaxLanes independent lanes it is a loop the
+ * compiler vectorizes, and the first id holding the maximum is found
+ * after. At a vocabulary of 150000 the sampler's greedy draw takes 11-19
+ * us this way on the Granite Rapids VM, against 494 us through its
+ * general loop (each logit converted, stored and counted), time in which
+ * the step's other threads wait.
  *
  *===----------------------------------------------------------------------===*/
 

@@ -131,7 +131,8 @@ static std::vector<TargetDescription> buildTable() {
   // faster in 4 of 4 alternated pairs on 2 threads (27.6-28.4 -> 28.8-29.1
   // tokens/s at context 128; 23.9-24.2 -> 25.4-25.5 at 2048) and in 3 of 4
   // on 1 (14.9-15.4 -> 15.2-16.2). The ASTC GEMVs, which the 3B does not
-  // use, read 2-13% slower in one round
+  // use, read 2-13% slower in one round, but the same within noise in
+  // three more the next night (0-4% slower on 2 threads at 4096x4096)
   // (docs/bench/gemv-prefetch-distance-granite-rapids.txt). Measured on
   // Granite Rapids only; Sapphire and Emerald Rapids get it untried.
   TargetDescription spr = vnni;
