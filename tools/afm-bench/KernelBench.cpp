@@ -147,8 +147,10 @@ afm_bench::runKernel(MLIRContext &context, const KernelSpec &spec,
     if (!result)
       return result.takeError();
     AdjacentReadProbe::Reading after = probe.measure(host->threads());
-    result->adjacentReadBytesPerSecond =
-        std::max(before.readBytesPerSecond, after.readBytesPerSecond);
+    const AdjacentReadProbe::Reading &better =
+        after.readBytesPerSecond > before.readBytesPerSecond ? after : before;
+    result->adjacentReadBytesPerSecond = better.readBytesPerSecond;
+    result->adjacentReadPattern = better.readPattern;
     result->adjacentCoreRoundTripBefore = before.coreRoundTripSeconds;
     result->adjacentCoreRoundTripAfter = after.coreRoundTripSeconds;
     result->spec = spec;

@@ -42,6 +42,7 @@ struct KernelResult {
   /// the timing (the better of the two; AdjacentReadProbe), 0 if not
   /// measured.
   double adjacentReadBytesPerSecond = 0;
+  std::string adjacentReadPattern; // the pattern that reached it
   /// The cores' round trip measured with each of those (before, after;
   /// coreRoundTripSeconds), 0 with one thread.
   double adjacentCoreRoundTripBefore = 0, adjacentCoreRoundTripAfter = 0;

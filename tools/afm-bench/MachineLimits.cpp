@@ -398,12 +398,11 @@ AdjacentReadProbe::create(size_t bytes) {
 }
 
 AdjacentReadProbe::Reading AdjacentReadProbe::measure(int threads) const {
-  std::string pattern;
   Reading reading;
   reading.coreRoundTripSeconds = coreRoundTripSeconds(threads);
   reading.readBytesPerSecond =
       readBandwidth(buffer.data<uint64_t>(), buffer.size() / sizeof(uint64_t),
-                    threads, 1, pattern);
+                    threads, 1, reading.readPattern);
   return reading;
 }
 
@@ -431,4 +430,23 @@ void afm_bench::keepBestLimits(MachineLimits &best,
   best.coreRoundTripLow = std::min(best.coreRoundTripLow, again.coreRoundTripLow);
   best.coreRoundTripHigh =
       std::max(best.coreRoundTripHigh, again.coreRoundTripHigh);
+}
+
+void afm_bench::keepBestAdjacentRead(MachineLimits &best, int threads,
+                                     double readBytesPerSecond,
+                                     const std::string &pattern) {
+  if (!(readBytesPerSecond > 0))
+    return;
+  auto keep = [&](double &figure, std::string &figurePattern) {
+    if (readBytesPerSecond <= figure)
+      return;
+    figure = readBytesPerSecond;
+    figurePattern = pattern + ", next to a kernel";
+  };
+  // With --bench-threads 1 both figures are one thread's.
+  if (threads == 1)
+    keep(best.readBytesPerSecond1, best.readPattern1);
+  if (threads == best.threads)
+    keep(best.readBytesPerSecondN, best.readPatternN);
+  ++best.measurementsNextToKernels;
 }

@@ -52,6 +52,9 @@ struct MachineLimits {
   /// kernels and models): each figure above is the best of them, and the
   /// lowest read bandwidth seen is kept to show the spread.
   int measurements = 1;
+  /// Of the read figures, how many were taken next to kernels
+  /// (AdjacentReadProbe, folded in by keepBestAdjacentRead).
+  int measurementsNextToKernels = 0;
   double lowestReadBytesPerSecond1 = 0, lowestReadBytesPerSecondN = 0;
   /// The shortest and longest round trip of a cache line between two
   /// threads seen over the measurements (coreRoundTripSeconds); 0 with one
@@ -93,6 +96,17 @@ llvm::Expected<FileReadLimit> measureFileRead(const std::string &path,
 /// dip below what a kernel sustains a minute later.
 void keepBestLimits(MachineLimits &best, const MachineLimits &again);
 
+/// Folds a read rate measured next to a kernel (AdjacentReadProbe: the
+/// same patterns over another buffer past the caches) into the read limit
+/// on `threads` threads: it too is what this machine's memory gave in this
+/// run. Without it a kernel timed while the VM's memory read faster than
+/// at either measurement of the limits could beat the limit (a 2-bit GEMV
+/// at 101% of the limit, 97% of the probe next to it, on a Granite Rapids
+/// VM), which is the limit's error, not the kernel's.
+void keepBestAdjacentRead(MachineLimits &best, int threads,
+                          double readBytesPerSecond,
+                          const std::string &pattern);
+
 /// The read bandwidth measured right next to a kernel's timing: every read
 /// pattern once over a buffer kept for the purpose. On a VM the memory's
 /// state can change within seconds (on a Zen 4 VM the 2-thread read rate
@@ -106,6 +120,7 @@ public:
 
   struct Reading {
     double readBytesPerSecond = 0; // the best pattern on the threads
+    std::string readPattern;         // which pattern that was
     double coreRoundTripSeconds = 0; // coreRoundTripSeconds(threads)
   };
   /// The read rate and the cores' round trip on `threads` threads, now.

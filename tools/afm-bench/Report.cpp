@@ -79,14 +79,19 @@ void afm_bench::printTable(llvm::raw_ostream &os, const MachineLimits &limits,
       "FP32 FMA peak {3:f1} GFLOP/s (1 thread), {4:f1} GFLOP/s ({2} "
       "threads), {5}\n"
       "read limit: best of several patterns; reached by '{6}' (1 thread), "
-      "'{7}' ({2} threads); best of {8} measurements (lowest: {9:f1} and "
-      "{10:f1} GB/s)\n",
+      "'{7}' ({2} threads); best of {8} measurements{11} (lowest of the "
+      "{8}: {9:f1} and {10:f1} GB/s)\n",
       limits.readBytesPerSecond1 / 1e9, limits.readBytesPerSecondN / 1e9,
       limits.threads, limits.fmaFlopsPerSecond1 / 1e9,
       limits.fmaFlopsPerSecondN / 1e9, limits.fmaISA, limits.readPattern1,
       limits.readPatternN, limits.measurements,
       limits.lowestReadBytesPerSecond1 / 1e9,
-      limits.lowestReadBytesPerSecondN / 1e9);
+      limits.lowestReadBytesPerSecondN / 1e9,
+      limits.measurementsNextToKernels
+          ? llvm::formatv(" and {0} next to kernels",
+                          limits.measurementsNextToKernels)
+                .str()
+          : std::string());
   if (limits.coreRoundTripHigh > 0)
     os << llvm::formatv("cores: a cache line's round trip between 2 threads "
                         "took {0:f0}-{1:f0} ns over the measurements (on a "
@@ -244,6 +249,8 @@ void afm_bench::printJSON(llvm::raw_ostream &os, const MachineLimits &limits,
            {"read_pattern_1_thread", limits.readPattern1},
            {"read_pattern_all_threads", limits.readPatternN},
            {"limit_measurements", limits.measurements},
+           {"limit_measurements_next_to_kernels",
+            limits.measurementsNextToKernels},
            {"lowest_read_gbytes_per_second_1_thread",
             limits.lowestReadBytesPerSecond1 / 1e9},
            {"lowest_read_gbytes_per_second_all_threads",
