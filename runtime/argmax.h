@@ -21,12 +21,11 @@
 
 enum { kArgmaxLanes = 16 };
 
-/* One logit into lane j: a NaN is noted and never becomes the maximum (a
- * compare with a NaN is false). */
-static inline void afm_argmax_lane(float *lane, bool *sawNan, int j,
-                                   float logit) {
+/* One logit into a lane's maximum and NaN flag: a NaN is noted and never
+ * becomes the maximum (a compare with a NaN is false). */
+static inline void afm_argmax_lane(float *max, bool *sawNan, float logit) {
   *sawNan |= logit != logit;
-  lane[j] = logit > lane[j] ? logit : lane[j];
+  *max = logit > *max ? logit : *max;
 }
 
 /* The lowest id in [0, count) of the largest logit that is not NaN; 0 when
@@ -43,9 +42,9 @@ static inline int32_t afm_argmax(const float *logits, int32_t count,
   int32_t id = 0;
   for (; id + kArgmaxLanes <= count; id += kArgmaxLanes)
     for (int j = 0; j < kArgmaxLanes; ++j)
-      afm_argmax_lane(lane, &nan[j], j, logits[id + j]);
+      afm_argmax_lane(&lane[j], &nan[j], logits[id + j]);
   for (int j = 0; id + j < count; ++j)
-    afm_argmax_lane(lane, &nan[j], j, logits[id + j]);
+    afm_argmax_lane(&lane[j], &nan[j], logits[id + j]);
 
   float top = -INFINITY;
   *sawNan = false;
