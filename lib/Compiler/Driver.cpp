@@ -295,10 +295,11 @@ static void printTargets(llvm::raw_ostream &os) {
          << " KiB ahead (locality " << t.streamPrefetchLocality << ")";
     if (t.interleaveRowHalves)
       os << ", GEMV rows from both halves in turn";
-    if (t.readOncePrefetchSpacing)
+    if (t.readOncePrefetch.spacing)
       os << ", attention's next rows prefetched every "
-         << t.readOncePrefetchSpacing << " bytes from "
-         << t.readOnceSparseFromBytes / (1024 * 1024) << " MiB a layer";
+         << t.readOncePrefetch.spacing << " bytes from "
+         << t.readOncePrefetch.sparseFromBytes / (1024 * 1024)
+         << " MiB a layer";
     os << "\n";
   }
 }

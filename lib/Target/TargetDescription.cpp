@@ -78,7 +78,7 @@ static std::vector<TargetDescription> buildTable() {
   TargetDescription zen4 = vnni;
   zen4.name = "amd-zen4";
   zen4.streamPrefetchLocality = 1;
-  zen4.readOncePrefetchLocality = 1;
+  zen4.readOncePrefetch.locality = 1;
   add(zen4);
 
   // Intel Sapphire Rapids, its refresh Emerald Rapids (the same cores) and
@@ -138,9 +138,8 @@ static std::vector<TargetDescription> buildTable() {
   TargetDescription spr = vnni;
   spr.name = "intel-sapphire-rapids";
   spr.prefetchBytes = 2 * KiB;
-  spr.readOncePrefetchLocality = 1;
-  spr.readOncePrefetchSpacing = 1024;
-  spr.readOnceSparseFromBytes = 6 * MiB;
+  spr.readOncePrefetch = {/*locality=*/1, /*spacing=*/1024,
+                          /*sparseFromBytes=*/6 * MiB};
   spr.interleaveRowHalves = true;
   add(spr);
 

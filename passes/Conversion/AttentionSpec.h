@@ -10,6 +10,7 @@
 #ifndef AFM_PASSES_CONVERSION_ATTENTIONSPEC_H
 #define AFM_PASSES_CONVERSION_ATTENTIONSPEC_H
 
+#include "afm/Target/TargetDescription.h"
 #include "dialects/afm/IR/AFMOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -39,15 +40,9 @@ struct AttentionSpec {
   /// (`int8_query`; an i8 cache).
   bool int8Query = false;
   /// Lowering only, from the module's target when it has one
-  /// (TargetDescription::readOncePrefetchLocality): the locality hint of
-  /// decode attention's prefetches of its next task's rows.
-  unsigned readOncePrefetchLocality = 0;
-  /// Lowering only, likewise (TargetDescription::readOncePrefetchSpacing
-  /// and readOnceSparseFromBytes): bytes of rows per prefetch of the next
-  /// task's rows (0: every row), once a layer's filled keys and values
-  /// reach the second.
-  unsigned readOncePrefetchSpacing = 0;
-  uint64_t readOnceSparseFromBytes = 0;
+  /// (TargetDescription::readOncePrefetch): how decode attention
+  /// prefetches its next task's rows.
+  ReadOncePrefetch readOncePrefetch;
 
   /// How many positions the cache holds when attention reads it: before
   /// the append for attention that owns its cache, after the owner's

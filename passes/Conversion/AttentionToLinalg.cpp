@@ -851,16 +851,13 @@ struct AFMLowerAttentionPass
     });
     // The target's prefetch hint when afm-set-target stamped one (the
     // afm-codegen pipelines); the default hint without (afm-opt alone).
-    unsigned readOnceLocality = 0, readOnceSpacing = 0;
-    uint64_t readOnceSparseFrom = 0;
+    ReadOncePrefetch readOncePrefetch;
     ModuleOp module = getOperation();
     if (contracts(module).getTargetAttrHelper().getAttr(module)) {
       FailureOr<TargetDescription> target = getTargetDescription(module);
       if (failed(target))
         return signalPassFailure();
-      readOnceLocality = target->readOncePrefetchLocality;
-      readOnceSpacing = target->readOncePrefetchSpacing;
-      readOnceSparseFrom = target->readOnceSparseFromBytes;
+      readOncePrefetch = target->readOncePrefetch;
     }
     IRRewriter rewriter(&getContext());
     for (Operation *op : ops) {
@@ -874,9 +871,7 @@ struct AFMLowerAttentionPass
                         cast<SharedKVAttentionOp>(op).getCount(), rewriter);
       if (failed(spec))
         return signalPassFailure();
-      spec->readOncePrefetchLocality = readOnceLocality;
-      spec->readOncePrefetchSpacing = readOnceSpacing;
-      spec->readOnceSparseFromBytes = readOnceSparseFrom;
+      spec->readOncePrefetch = readOncePrefetch;
       Value result = AttentionBuilder(rewriter, op->getLoc(), *spec).build();
       rewriter.replaceOp(op, result);
     }

@@ -40,10 +40,10 @@
 //      step): a task's own reads then mostly hit, and the memory does
 //      not idle while it computes. (int8-KV decode at 4096 positions, 1
 //      thread: 0.71 -> 0.35 ms; docs/bench/attention-decode-zen5.txt.)
-//      Their locality hint is the target's readOncePrefetchLocality: the
+//      Their locality hint is the target's readOncePrefetch.locality: the
 //      rows are read by one task and never again in the step. With the
-//      target's readOncePrefetchSpacing, once a layer's filled keys and
-//      values reach its readOnceSparseFromBytes, only one row every that
+//      target's readOncePrefetch.spacing, once a layer's filled keys and
+//      values reach its sparseFromBytes, only one row every that
 //      many bytes is prefetched and the L2 streamer those start fetches
 //      the rest: on Granite Rapids every 1 KiB of int8 rows took the
 //      step at 4096 slots from 53-55% of the read limit to 64-66% on 1
@@ -192,7 +192,7 @@ private:
   /// Software prefetch of the key rows of slots [slot0 + 16, slot0 + 32)
   /// and the value rows of [slot0, slot0 + 16) of head g.
   void prefetchRows(Value g, Value slot0);
-  /// Software prefetch (with the target's readOncePrefetchLocality), from
+  /// Software prefetch (with the target's readOncePrefetch.locality), from
   /// the loop over a block's values (`groupIndex` of `groups` passes over
   /// it), of the next task's row at `offset` of its block (`rows`), or of
   /// the line of 16 scales there: keys during the first pass, values
@@ -275,12 +275,12 @@ private:
   /// own at the last), whose key and value rows pass 3 prefetches.
   Value nextHead, nextBegin;
   /// i1: prefetch every row of the next task, not one every
-  /// readOncePrefetchSpacing bytes (the filled cache is below
-  /// readOnceSparseFromBytes); null when the target spaces none.
+  /// readOncePrefetch.spacing bytes (the filled cache is below
+  /// readOncePrefetch.sparseFromBytes); null when the target spaces none.
   Value everyNextRow;
   /// everyNextRow for `filledSlots` filled slots.
   Value everyNextRowBelow(Value filledSlots);
-  /// Rows of the cache per readOncePrefetchSpacing bytes (1: every row).
+  /// Rows of the cache per readOncePrefetch.spacing bytes (1: every row).
   int64_t nextRowsApart() const;
   /// Integer scores: every query head's codes as [H, D / 4] i32, four
   /// codes a word (rounded once, before the tasks).
@@ -369,7 +369,7 @@ int64_t DecodeAttention::nextRowsApart() const {
   int64_t rowBytes =
       headDim * static_cast<int64_t>(cacheType.getElementTypeBitWidth()) / 8;
   return std::max<int64_t>(
-      1, static_cast<int64_t>(spec.readOncePrefetchSpacing) / rowBytes);
+      1, static_cast<int64_t>(spec.readOncePrefetch.spacing) / rowBytes);
 }
 
 Value DecodeAttention::everyNextRowBelow(Value filledSlots) {
@@ -381,7 +381,7 @@ Value DecodeAttention::everyNextRowBelow(Value filledSlots) {
                        static_cast<uint64_t>(headDim) *
                        cacheType.getElementTypeBitWidth() / 8;
   uint64_t fromSlots =
-      llvm::divideCeil(spec.readOnceSparseFromBytes, slotBytes);
+      llvm::divideCeil(spec.readOncePrefetch.sparseFromBytes, slotBytes);
   if (fromSlots > static_cast<uint64_t>(capacity))
     return Value(); // never reached: every row, as without spacing
   if (fromSlots == 0)
@@ -416,12 +416,12 @@ void DecodeAttention::prefetchNextTask(int64_t groupIndex, int64_t groups,
     if (groupIndex != half && !(groups == 1 && half == 1))
       continue;
     if (rows)
-      prefetchRow(half, nextHead, slot, spec.readOncePrefetchLocality);
+      prefetchRow(half, nextHead, slot, spec.readOncePrefetch.locality);
     else if (quantized)
       memref::PrefetchOp::create(b, loc, spec.scales,
                                  ValueRange{index(half), nextHead, slot},
                                  /*isWrite=*/false,
-                                 spec.readOncePrefetchLocality,
+                                 spec.readOncePrefetch.locality,
                                  /*isDataCache=*/true);
   }
 }

@@ -4,7 +4,7 @@
 
 // Decode attention's prefetches of its next task's rows and scales take
 // the target's locality hint for data read once
-// (TargetDescription::readOncePrefetchLocality): prefetcht2 (locality 1)
+// (TargetDescription::readOncePrefetch.locality): prefetcht2 (locality 1)
 // on Zen 4, where it measured 10-13% faster than non-temporal, and on
 // Sapphire/Emerald Rapids, where non-temporal was 2.5x slower; non-temporal
 // (locality 0) elsewhere. The prefetches of the task's own next rows in
@@ -31,8 +31,8 @@ func.func @decode_next_task_hint(%q: tensor<1x4x16xf32>, %kv: memref<2x2x512x16x
 // From 6 MiB of a layer's keys and values read in a step (3072 filled
 // slots of 8 KV heads of 128 int8), intel-sapphire-rapids prefetches the
 // next task's rows one every 1 KiB (8 rows), the L2 streamer fetching the
-// rows between (TargetDescription::readOncePrefetchSpacing and
-// readOnceSparseFromBytes); below, every row. Zen 4 prefetches every row
+// rows between (TargetDescription::readOncePrefetch: spacing and
+// sparseFromBytes); below, every row. Zen 4 prefetches every row
 // at any length.
 // RUN: afm-opt %s --afm-set-target=target=intel-sapphire-rapids -afm-lower-attention | FileCheck %s --check-prefix=SPARSE
 // RUN: afm-opt %s --afm-set-target=target=amd-zen4 -afm-lower-attention | FileCheck %s --check-prefix=DENSE

@@ -31,6 +31,24 @@ enum class Int8DotProduct {
   ArmSDot,     ///< sdot (Armv8.2 dotprod): u8 < 128
 };
 
+/// How a kernel prefetches data it reads once, a while later: decode
+/// attention's next task's cache rows and scales (DecodeAttention.cpp).
+struct ReadOncePrefetch {
+  /// The locality hint (0-3, llvm.prefetch's). 0 is non-temporal
+  /// (prefetchnta on x86), which measured best on Zen 5; 1 (prefetcht2) on
+  /// Zen 4 and on Sapphire/Emerald Rapids, where non-temporal lines
+  /// outgrow L1 unread.
+  unsigned locality = 0;
+  /// Bytes of cache rows per software prefetch once a step reads at least
+  /// `sparseFromBytes` of a layer's cache (keys and values): one row's
+  /// lines every this many bytes of rows, the lines between left to the L2
+  /// streamer those prefetches start. Below that, and when 0, every row is
+  /// prefetched. 1024 from 6 MiB on intel-sapphire-rapids
+  /// (TargetDescription.cpp).
+  unsigned spacing = 0;
+  uint64_t sparseFromBytes = 0;
+};
+
 struct TargetDescription {
   std::string name;     ///< e.g. "x86-64-v3", "apple-m2"
   std::string triple;   ///< LLVM target triple
@@ -70,20 +88,9 @@ struct TargetDescription {
   /// Emerald Rapids two streams read 5-20% faster under the GEMV's
   /// arithmetic (TargetDescription.cpp).
   bool interleaveRowHalves = false;
-  /// The locality hint (0-3, llvm.prefetch's) of software prefetches of
-  /// data read once a while later: decode attention's prefetches of its
-  /// next task's cache rows and scales. 0 is non-temporal (prefetchnta on
-  /// x86), which measured best on Zen 5; 1 (prefetcht2) on Zen 4 and on
-  /// Sapphire/Emerald Rapids, where non-temporal lines outgrow L1 unread.
-  unsigned readOncePrefetchLocality = 0;
-  /// Bytes of cache rows per software prefetch of decode attention's next
-  /// task once a step reads at least readOnceSparseFromBytes of a layer's
-  /// cache (keys and values): one row's lines every this many bytes of
-  /// rows, the lines between left to the L2 streamer those prefetches
-  /// start. Below that, and when 0, every row is prefetched. 1024 from 6
-  /// MiB on intel-sapphire-rapids (TargetDescription.cpp).
-  unsigned readOncePrefetchSpacing = 0;
-  uint64_t readOnceSparseFromBytes = 0;
+  /// Decode attention's software prefetches of its next task's cache rows
+  /// and scales.
+  ReadOncePrefetch readOncePrefetch;
   /// The GPU decodes ASTC textures in hardware, so an `.afmb` for this
   /// target keeps ASTC weights' blocks as an artifact next to the CPU form.
   bool gpuSamplesASTC = false;
