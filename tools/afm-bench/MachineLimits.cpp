@@ -414,22 +414,25 @@ AdjacentReadProbe::Reading AdjacentReadProbe::measure(int threads) const {
   return reading;
 }
 
+/// Raises `figure` to `other` if that is higher, and with it the pattern
+/// it was reached by (`pattern`, when the figure has one).
+static void keepHigher(double &figure, std::string *pattern, double other,
+                       const std::string &otherPattern = std::string()) {
+  if (other <= figure)
+    return;
+  figure = other;
+  if (pattern)
+    *pattern = otherPattern;
+}
+
 void afm_bench::keepBestLimits(MachineLimits &best,
                                const MachineLimits &again) {
-  auto keep = [](double &figure, std::string *pattern, double other,
-                 const std::string *otherPattern) {
-    if (other <= figure)
-      return;
-    figure = other;
-    if (pattern)
-      *pattern = *otherPattern;
-  };
-  keep(best.readBytesPerSecond1, &best.readPattern1, again.readBytesPerSecond1,
-       &again.readPattern1);
-  keep(best.readBytesPerSecondN, &best.readPatternN, again.readBytesPerSecondN,
-       &again.readPatternN);
-  keep(best.fmaFlopsPerSecond1, nullptr, again.fmaFlopsPerSecond1, nullptr);
-  keep(best.fmaFlopsPerSecondN, nullptr, again.fmaFlopsPerSecondN, nullptr);
+  keepHigher(best.readBytesPerSecond1, &best.readPattern1,
+             again.readBytesPerSecond1, again.readPattern1);
+  keepHigher(best.readBytesPerSecondN, &best.readPatternN,
+             again.readBytesPerSecondN, again.readPatternN);
+  keepHigher(best.fmaFlopsPerSecond1, nullptr, again.fmaFlopsPerSecond1);
+  keepHigher(best.fmaFlopsPerSecondN, nullptr, again.fmaFlopsPerSecondN);
   best.lowestReadBytesPerSecond1 =
       std::min(best.lowestReadBytesPerSecond1, again.readBytesPerSecond1);
   best.lowestReadBytesPerSecondN =
@@ -445,16 +448,13 @@ void afm_bench::keepBestAdjacentRead(MachineLimits &best, int threads,
                                      const std::string &pattern) {
   if (!(readBytesPerSecond > 0))
     return;
-  auto keep = [&](double &figure, std::string &figurePattern) {
-    if (readBytesPerSecond <= figure)
-      return;
-    figure = readBytesPerSecond;
-    figurePattern = pattern + ", next to a kernel";
-  };
+  std::string named = pattern + ", next to a kernel";
   // With --bench-threads 1 both figures are one thread's.
   if (threads == 1)
-    keep(best.readBytesPerSecond1, best.readPattern1);
+    keepHigher(best.readBytesPerSecond1, &best.readPattern1,
+               readBytesPerSecond, named);
   if (threads == best.threads)
-    keep(best.readBytesPerSecondN, best.readPatternN);
+    keepHigher(best.readBytesPerSecondN, &best.readPatternN,
+               readBytesPerSecond, named);
   ++best.measurementsNextToKernels;
 }
