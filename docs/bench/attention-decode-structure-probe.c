@@ -23,7 +23,9 @@
 //   2: L1) prefetched PFPAGE bytes ahead from pass 1.
 // With 2 threads the second persists across steps (two barriers a step).
 // ADJACENT=1 in the environment stores each block's keys and values side
-// by side instead of in two regions of a head.
+// by side instead of in two regions of a head; ADJACENT=N (N > 1, a
+// divisor of 256 and a multiple of 16) each N slots' keys and values.
+// SPARSE=N: variant 0 prefetches the next task's rows every N slots.
 //
 // Results: docs/bench/attention-decode-granite-rapids.txt (2026-12-03).
 #include <immintrin.h>
@@ -44,8 +46,9 @@ static int nlayers, variant, nthreads, pfv = 1, pfnext = 1, pfpage = 0, pfall = 
 // ADJACENT=1 (environment): each 256-slot block's keys and values side by
 // side (keys 32 KiB, then values 32 KiB), not in two separate regions.
 static size_t blockStride = (size_t)B * D;
-static inline const uint8_t *keyAt(const Head *h, int slot) { return h->keys + (slot / B) * blockStride + (size_t)(slot % B) * D; }
-static inline const int8_t *valueAt(const Head *h, int slot) { return h->vals + (slot / B) * blockStride + (size_t)(slot % B) * D; }
+static int unit = B, sparse = 1;
+static inline const uint8_t *keyAt(const Head *h, int slot) { return h->keys + (slot / unit) * blockStride + (size_t)(slot % unit) * D; }
+static inline const int8_t *valueAt(const Head *h, int slot) { return h->vals + (slot / unit) * blockStride + (size_t)(slot % unit) * D; }
 static Layer *layers;
 static int8_t query[R][D];
 static float out[2][NT][R][D + 2];
@@ -139,7 +142,7 @@ static void v0(Job *jb) {
       for (int r = 0; r < R; ++r) for (int c = 0; c < 4; ++c) acc[r][c] = _mm512_setzero_ps();
       for (int st = 0; st < B / 16; ++st) {
         valuesStep(h, blk, st, grp, &sc, acc);
-        if (grp == 0 && tn >= 0 && pfnext) for (int j = 0; j < 16; ++j) prefetchTask(&jb->L->h[tn / NB], tn % NB, st * 16 + j);
+        if (grp == 0 && tn >= 0 && pfnext) for (int j = 0; j < 16; j += sparse) prefetchTask(&jb->L->h[tn / NB], tn % NB, st * 16 + j);
       }
       writeOut(jb->tid, t, &sc, grp, acc);
     }
@@ -289,7 +292,8 @@ int main(int argc, char **argv) {
   pfpage = argc > 6 ? atoi(argv[6]) : 0;
   pfall = argc > 7 ? atoi(argv[7]) : 0;
   int adjacent = getenv("ADJACENT") && atoi(getenv("ADJACENT"));
-  if (adjacent) blockStride = 2 * (size_t)B * D;
+  if (getenv("SPARSE")) sparse = atoi(getenv("SPARSE"));
+  if (adjacent) { unit = adjacent == 1 ? B : adjacent; blockStride = 2 * (size_t)unit * D; }
   size_t perHead = (size_t)CTX * D * 2 + CTX * 8;
   size_t total = perHead * G * nlayers;
   char *p = mmap(0, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -300,7 +304,7 @@ int main(int argc, char **argv) {
   for (int r = 0; r < R; ++r) for (int d = 0; d < D; ++d) query[r][d] = rand() % 255 - 127;
   for (int l = 0; l < nlayers; ++l) for (int g = 0; g < G; ++g) {
     Head *h = &layers[l].h[g];
-    h->keys = (uint8_t *)p; h->vals = (int8_t *)p + (adjacent ? B * D : CTX * D); p += 2 * CTX * D;
+    h->keys = (uint8_t *)p; h->vals = (int8_t *)p + (adjacent ? unit * D : CTX * D); p += 2 * CTX * D;
     h->kscale = (float *)p; p += CTX * 4; h->vscale = (float *)p; p += CTX * 4;
     for (int i = 0; i < 2 * CTX * D; ++i) h->keys[i] = rand();
     for (int i = 0; i < CTX; ++i) { h->kscale[i] = 0.01f; h->vscale[i] = 0.02f; }
