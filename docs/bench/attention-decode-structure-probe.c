@@ -291,7 +291,7 @@ int main(int argc, char **argv) {
   nlayers = argc > 5 ? atoi(argv[5]) : 150;
   pfpage = argc > 6 ? atoi(argv[6]) : 0;
   pfall = argc > 7 ? atoi(argv[7]) : 0;
-  int adjacent = getenv("ADJACENT") && atoi(getenv("ADJACENT"));
+  int adjacent = getenv("ADJACENT") ? atoi(getenv("ADJACENT")) : 0;
   if (getenv("SPARSE")) sparse = atoi(getenv("SPARSE"));
   if (adjacent) { unit = adjacent == 1 ? B : adjacent; blockStride = 2 * (size_t)unit * D; }
   size_t perHead = (size_t)CTX * D * 2 + CTX * 8;
