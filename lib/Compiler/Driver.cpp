@@ -113,7 +113,9 @@ struct Options {
       cl::init(KVCacheDType::F32),
       cl::values(clEnumValN(KVCacheDType::F32, "f32", "float"),
                  clEnumValN(KVCacheDType::Int8, "int8",
-                            "int8 codes, one f32 scale per token and head")),
+                            "int8 codes, one f32 scale per token and head"),
+                 clEnumValN(KVCacheDType::F16, "f16",
+                            "IEEE half precision, rounded to nearest even")),
       cl::cat(category)};
   cl::opt<Activations> linearActivations{
       "linear-activations",

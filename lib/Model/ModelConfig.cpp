@@ -309,9 +309,10 @@ Error readCompressionChoices(const ConfigReader &reader, ModelConfig &config) {
                            config.mlpActivation = MLPActivation(i);
                          }))
     return err;
-  if (Error err = choose("kv_cache_dtype", {"f32", "int8"}, [&](size_t i) {
-        config.kvCacheDType = KVCacheDType(i);
-      }))
+  if (Error err = choose("kv_cache_dtype", {"f32", "int8", "f16"},
+                         [&](size_t i) {
+                           config.kvCacheDType = KVCacheDType(i);
+                         }))
     return err;
   return choose("linear_activations", {"f32", "int8"},
                 [&](size_t i) { config.int8Activations = i == 1; });
@@ -833,8 +834,8 @@ std::string mlir::afm::toJSON(const ModelConfig &config) {
     out.attribute("embedding_format",
                   config.embeddingFormat == EmbeddingFormat::Q4 ? "q4" : "f32");
     out.attribute("embedding_group_size", config.embeddingGroupSize);
-    out.attribute("kv_cache_dtype",
-                  config.kvCacheDType == KVCacheDType::Int8 ? "int8" : "f32");
+    constexpr const char *kvCacheDTypes[] = {"f32", "int8", "f16"};
+    out.attribute("kv_cache_dtype", kvCacheDTypes[int(config.kvCacheDType)]);
     out.attribute("linear_activations",
                   config.int8Activations ? "int8" : "f32");
     out.attribute("lora_rank", config.loraRank);

@@ -13,7 +13,8 @@
 // cache of its source layer. The FFN is SwiGLU, or for an MoE layer the
 // top-k mixture of expert SwiGLUs. An int8 KV cache stores each head vector
 // of K and V (computed in f32) as int8 codes and a scale, and attention
-// reads them dequantized, the current position's included.
+// reads them dequantized, the current position's included; an f16 cache
+// stores each value rounded to binary16 and attention reads that.
 //
 // A runtime LoRA adapter (applyAdapter) on q/k/v/o, W' = W + B A with B
 // scaled: with f32 activations merged into the f32 weights (each element
@@ -27,6 +28,7 @@
 #include "afm/Reference/ReferenceModel.h"
 
 #include "afm/Compress/KVQuant.h"
+#include "afm/Model/HalfFloat.h"
 #include "afm/Model/ModelWeights.h"
 #include "afm/Model/PEFTAdapter.h"
 #include "afm/Reference/ReferenceOps.h"
@@ -244,6 +246,11 @@ llvm::Error ReferenceModel::applyAdapter(const LoRAAdapter &adapter) {
 }
 
 void ReferenceModel::CachedRows::append(ArrayRef<float> row) {
+  if (half) {
+    for (float x : row)
+      floats.push_back(f16ToF32(f32ToF16(x)));
+    return;
+  }
   if (!int8) {
     floats.insert(floats.end(), row.begin(), row.end());
     return;
@@ -266,9 +273,8 @@ std::vector<float> ReferenceModel::CachedRows::read() const {
 
 void ReferenceModel::reset() {
   pos = 0;
-  bool int8 = cfg.kvCacheDType == KVCacheDType::Int8;
-  LayerCache empty{CachedRows(cfg.headDim, int8),
-                   CachedRows(cfg.headDim, int8)};
+  LayerCache empty{CachedRows(cfg.headDim, cfg.kvCacheDType),
+                   CachedRows(cfg.headDim, cfg.kvCacheDType)};
   caches.assign(layers.size(), empty);
   routed.assign(layers.size(), {});
   for (int64_t t = 0; t < trackCount(cfg); ++t)

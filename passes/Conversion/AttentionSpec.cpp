@@ -3,6 +3,7 @@
 #include "passes/Conversion/AttentionSpec.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -26,6 +27,16 @@ bool afm::hasTiledKeys(const AttentionSpec &spec) {
   return cache && spec.scales && cache->elementType.isSignlessInteger(8) &&
          cache->capacity % kKeyTileSlots == 0 &&
          cache->headDim % (kKeyTileSlots * kKeyTileBytes) == 0;
+}
+
+Value afm::widenHalf(OpBuilder &b, Location loc, Value value) {
+  Type type = value.getType();
+  if (!getElementTypeOrSelf(type).isF16())
+    return value;
+  Type wide = b.getF32Type();
+  if (auto vector = dyn_cast<VectorType>(type))
+    wide = vector.clone(wide);
+  return arith::ExtFOp::create(b, loc, wide, value);
 }
 
 /// `value` as a constant of `type`: an index or integer, or a vector of

@@ -65,6 +65,10 @@ constexpr int64_t kKeyTileBytes = 4;
 /// lanes per slot. Values keep their rows ([G, C, D]).
 bool hasTiledKeys(const AttentionSpec &spec);
 
+/// `value` (a scalar or a vector) widened to f32 when its elements are
+/// f16, as an f16 cache's are read (exact); otherwise `value` itself.
+Value widenHalf(OpBuilder &b, Location loc, Value value);
+
 /// Whether cache slot `slot` holds a position the query at `query` sees,
 /// given `filled` (the filled positions, or slots), the newest filled
 /// position `last` and its slot `lastSlot` of a ring buffer of `capacity`:
@@ -81,8 +85,8 @@ Value withinWindow(OpBuilder &b, Location loc, const AttentionSpec &spec,
                    Value valid, Value keyPosition, Value query);
 
 /// True when buildDecodeAttention handles `spec`: one query row, a head
-/// dimension and a capacity that are whole multiples of 16, an f32 or i8
-/// cache.
+/// dimension and a capacity that are whole multiples of 16, an f32, f16
+/// or i8 cache.
 bool isDecodeAttention(const AttentionSpec &spec);
 
 /// One query row's attention over the filled part of the cache, then over

@@ -78,6 +78,7 @@ public:
     group = shape.group;
     tiledKeys = hasTiledKeys(spec);
     f32 = b.getF32Type();
+    cacheElement = getKVCacheShape(spec.cache.getType())->elementType;
   }
 
   Value build();
@@ -123,6 +124,9 @@ private:
   std::pair<Value, Value> quantize(Value rows);
   /// codes * scales as an [A, B, D] f32 tensor.
   Value dequantize(Value codes, Value scales);
+  /// `x` (f32 or f16) with its elements converted to `type` (f16 or f32):
+  /// rounded to nearest even, or widened exactly.
+  Value convertElements(Value x, Type type);
   /// The query with each head vector rounded to int8 and scaled back, as
   /// int8 linear activations are (`int8_query`).
   Value roundedQuery();
@@ -179,6 +183,8 @@ private:
   int64_t tokens, heads, headDim, kvHeads, capacity, group;
   bool tiledKeys;
   Type f32;
+  /// The cache's element type: f32, f16 or i8.
+  Type cacheElement;
 };
 
 Value AttentionBuilder::halfMemory(Value memory, int64_t half) {
@@ -318,6 +324,15 @@ Value AttentionBuilder::dequantize(Value codes, Value scales) {
       });
 }
 
+Value AttentionBuilder::convertElements(Value x, Type type) {
+  return mapElementwise(b, loc, ValueRange{x}, type,
+                        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                          if (type.isF16())
+                            return arith::TruncFOp::create(nb, l, type, a[0]);
+                          return widenHalf(nb, l, a[0]);
+                        });
+}
+
 Value AttentionBuilder::transposedKeys(Value keys, Value scales) {
   ArrayRef<int64_t> shape = cast<RankedTensorType>(keys.getType()).getShape();
   // dims: g, d, j
@@ -335,17 +350,18 @@ Value AttentionBuilder::transposedKeys(Value keys, Value scales) {
       maps, {kPar, kPar, kPar},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
         if (a.size() == 2)
-          return a[0];
+          return widenHalf(nb, l, a[0]);
         Value code = arith::SIToFPOp::create(nb, l, f32, a[0]);
         return arith::MulFOp::create(nb, l, a[1], code);
       });
 }
 
 /// The body of a contraction with a cache operand: `acc + x * w`, where w
-/// is an f32 operand, or an i8 code times its scale (operands x, code,
-/// scale, acc), the same product as a separate dequantization.
+/// is an f32 operand (an f16 one widened), or an i8 code times its scale
+/// (operands x, code, scale, acc), the same product as a separate
+/// dequantization.
 static Value multiplyAddBody(OpBuilder &b, Location loc, ValueRange args) {
-  Value w = args[1];
+  Value w = widenHalf(b, loc, args[1]);
   if (args.size() == 4)
     w = arith::MulFOp::create(
         b, loc, args[2], arith::SIToFPOp::create(b, loc, b.getF32Type(), w));
@@ -682,6 +698,14 @@ Value AttentionBuilder::build() {
     newValues = dequantize(valueCodes, valueScales);
     stored = {keyCodes, valueCodes, keyScales, valueScales};
     storage = {spec.cache, spec.cache, spec.scales, spec.scales};
+  } else if (spec.key && cacheElement.isF16()) {
+    // An f16 cache: the rows rounded to f16 are stored, and attention reads
+    // them (widened back) for the chunk's own rows too, as it reads the
+    // cached ones, so outputs do not depend on how a prompt was chunked.
+    stored = {convertElements(spec.key, cacheElement),
+              convertElements(spec.value, cacheElement)};
+    newKeys = convertElements(stored[0], f32);
+    newValues = convertElements(stored[1], f32);
   }
 
   // One query row: flash-decoding over the filled slots
@@ -763,6 +787,8 @@ Value AttentionBuilder::build() {
     if (copyBlocks && blockValueScales) {
       blockValues = dequantize(blockValues, blockValueScales);
       blockValueScales = {};
+    } else if (copyBlocks && cacheElement.isF16()) {
+      blockValues = convertElements(blockValues, f32);
     }
     Running next =
         fold(Running{loop.getRegionIterArgs()[0], loop.getRegionIterArgs()[1],
@@ -817,9 +843,10 @@ static FailureOr<AttentionSpec> getSpec(OpTy op, Value key, Value value,
     return op.emitOpError("needs static query shapes to lower, got ")
            << queryType;
   if (!queryType.getElementType().isF32() ||
-      !(cache.elementType.isF32() || cache.elementType.isSignlessInteger(8)))
-    return op.emitOpError("lowering supports f32 activations and f32 or i8 "
-                          "caches, got ")
+      !(cache.elementType.isF32() || cache.elementType.isF16() ||
+        cache.elementType.isSignlessInteger(8)))
+    return op.emitOpError("lowering supports f32 activations and f32, f16 or "
+                          "i8 caches, got ")
            << queryType.getElementType() << " and " << cache.elementType;
   AttentionSpec spec;
   spec.query = op.getQuery();

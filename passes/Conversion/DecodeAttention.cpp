@@ -20,10 +20,10 @@
 //      broadcast (int8_query), or f32 FMAs of 16 bytes converted against
 //      its four values repeated, leave slot j's partial sums in lane j
 //      (four lanes per slot in f32, summed by two in-lane levels). Key
-//      rows (an f32 cache, or i8 without tiles) give a vector of partial
-//      sums per slot and head; a tree of shuffles and adds turns 16 such
-//      vectors into one whose lane j is slot j's score. Masked (-inf
-//      where not visible) and scaled, the scores go to a stack buffer
+//      rows (an f32 or f16 cache, or i8 without tiles) give a vector of
+//      partial sums per slot and head; a tree of shuffles and adds turns
+//      16 such vectors into one whose lane j is slot j's score. Masked
+//      (-inf where not visible) and scaled, the scores go to a stack buffer
 //      [R, block]; the value rows of these slots and the next key rows
 //      are prefetched.
 //   2. exponentials against the block's exact maximum, in place (times
@@ -300,7 +300,7 @@ bool afm::isDecodeAttention(const AttentionSpec &spec) {
   std::optional<KVCacheShape> cache = getKVCacheShape(spec.cache.getType());
   return cache && queryType.getDimSize(0) == 1 &&
          cache->headDim % kLanes == 0 && cache->capacity % kLanes == 0 &&
-         (cache->elementType.isF32() ||
+         (cache->elementType.isF32() || cache->elementType.isF16() ||
           (cache->elementType.isSignlessInteger(8) && spec.scales));
 }
 
@@ -329,7 +329,7 @@ Value DecodeAttention::cacheChunk(int64_t half, Value g, Value slot,
       b, loc, VectorType::get({kLanes}, cacheType.getElementType()), spec.cache,
       ValueRange{index(half), g, slot, index(c * kLanes)});
   if (!quantized)
-    return load;
+    return widenHalf(b, loc, load);
   Value wide = arith::ExtSIOp::create(
       b, loc, VectorType::get({kLanes}, b.getI32Type()), load);
   return arith::SIToFPOp::create(b, loc, vf, wide);

@@ -154,10 +154,48 @@ func.func @strided_cache(%q: tensor<8x4x64xf32>, %k: tensor<8x2x64xf32>, %v: ten
 
 // -----
 
-func.func @f16_cache(%q: tensor<1x4x16xf32>, %kv: memref<2x2x64x16xf16>, %pos: index) -> tensor<1x4x16xf32> {
-  // expected-error @+1 {{'afm.shared_kv_attention' op lowering supports f32 activations and f32 or i8 caches, got 'f32' and 'f16'}}
-  %o = afm.shared_kv_attention global %q from %kv at %pos : tensor<1x4x16xf32>, memref<2x2x64x16xf16> -> tensor<1x4x16xf32>
+func.func @bf16_cache(%q: tensor<1x4x16xf32>, %kv: memref<2x2x64x16xbf16>, %pos: index) -> tensor<1x4x16xf32> {
+  // expected-error @+1 {{'afm.shared_kv_attention' op lowering supports f32 activations and f32, f16 or i8 caches, got 'f32' and 'bf16'}}
+  %o = afm.shared_kv_attention global %q from %kv at %pos : tensor<1x4x16xf32>, memref<2x2x64x16xbf16> -> tensor<1x4x16xf32>
   return %o : tensor<1x4x16xf32>
+}
+
+// -----
+
+// An f16 cache, one query row: the decode kernel reads 16 halves of a row
+// at a time and widens them (exact); its own key and value are rounded to
+// f16 and widened back, as a later step reads them from the cache; what
+// the append stores is the rounded rows.
+// CHECK-LABEL: func.func @decode_f16
+// CHECK-SAME: %[[KV:[^:]*]]: memref<2x2x64x16xf16>
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: scf.forall
+// CHECK: %[[HALVES:.*]] = vector.load %[[KV]]{{.*}} : memref<2x2x64x16xf16>, vector<16xf16>
+// CHECK: arith.extf %[[HALVES]] : vector<16xf16> to vector<16xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK: %[[ROW:.*]] = memref.subview %[[KV]]
+// CHECK: bufferization.materialize_in_destination {{.*}} : (tensor<2x16xf16>, memref<2x16xf16, {{.*}}>) -> ()
+func.func @decode_f16(%q: tensor<1x4x16xf32>, %k: tensor<1x2x16xf32>, %v: tensor<1x2x16xf32>, %kv: memref<2x2x64x16xf16>, %pos: index) -> tensor<1x4x16xf32> {
+  %o = afm.attention global %q, %k, %v into %kv at %pos : tensor<1x4x16xf32>, tensor<1x2x16xf32>, tensor<1x2x16xf32>, memref<2x2x64x16xf16> -> tensor<1x4x16xf32>
+  return %o : tensor<1x4x16xf32>
+}
+
+// -----
+
+// An f16 cache under a prefill chunk of 8 rows: each block's values are
+// widened once for all rows (as an i8 cache's are dequantized), the keys
+// as they are transposed; the chunk's own rows are read rounded.
+// CHECK-LABEL: func.func @prefill_f16
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: scf.for
+// CHECK: linalg.generic
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: scf.yield
+// CHECK: bufferization.materialize_in_destination {{.*}} : (tensor<2x16xf16>, memref<2x16xf16, {{.*}}>) -> ()
+func.func @prefill_f16(%q: tensor<8x4x16xf32>, %k: tensor<8x2x16xf32>, %v: tensor<8x2x16xf32>, %kv: memref<2x2x32x16xf16>, %pos: index) -> tensor<8x4x16xf32> {
+  %o = afm.attention global %q, %k, %v into %kv at %pos : tensor<8x4x16xf32>, tensor<8x2x16xf32>, tensor<8x2x16xf32>, memref<2x2x32x16xf16> -> tensor<8x4x16xf32>
+  return %o : tensor<8x4x16xf32>
 }
 
 // -----

@@ -133,6 +133,22 @@ TEST(ModelConfig, CompressionKeysDefaultToFloatAndRoundTrip) {
   EXPECT_EQ(toJSON(*back), toJSON(*config));
 }
 
+TEST(ModelConfig, KVCacheDTypesParseAndRoundTrip) {
+  for (auto [name, dtype] :
+       {std::pair{"f32", KVCacheDType::F32}, std::pair{"int8", KVCacheDType::Int8},
+        std::pair{"f16", KVCacheDType::F16}}) {
+    llvm::Expected<ModelConfig> config =
+        parseModelConfig(withKey("kv_cache_dtype", name), "c.json");
+    ASSERT_TRUE(bool(config)) << errorText(config);
+    EXPECT_EQ(config->kvCacheDType, dtype) << name;
+    EXPECT_THAT(toJSON(*config),
+                HasSubstr(std::string("\"kv_cache_dtype\": \"") + name + "\""));
+  }
+  EXPECT_EQ(parseError(withKey("kv_cache_dtype", "bf16")),
+            "config.json: key 'kv_cache_dtype': unknown value 'bf16' "
+            "(supported: f32, int8, f16)");
+}
+
 TEST(ModelConfigErrors, CompressionValuesAreChecked) {
   EXPECT_EQ(parseError(withKey("q2_scale", "per_row")),
             "config.json: key 'q2_scale': unknown value 'per_row' "

@@ -272,4 +272,20 @@ TEST(ReferenceModel, Int8CacheStoresCodesOfAbsMaxOver127) {
               1e-4);
   }
 }
+TEST(ReferenceModel, F16CacheStoresEachValueRoundedToHalf) {
+  // With v11 = 1 + 2^-12, token 0 has v = c [1, 1 + 2^-12] (c = rmsnorm's
+  // 1/sqrt(1 + eps), within 1e-6 of 1): the nearest halves are 1 and 1
+  // (their spacing there is 2^-10), so the f16 model is the f32 model with
+  // v11 = 1 (to c's rounding), and not the one with 1 + 2^-12.
+  const float v11 = 1.0f + 1.0f / 4096.0f;
+  for (const std::vector<int32_t> &tokens :
+       std::vector<std::vector<int32_t>>{{0}, {0, 0}}) {
+    std::vector<float> f16 = valueMixLogits(KVCacheDType::F16, v11, tokens);
+    EXPECT_THAT(f16, Pointwise(FloatNear(1e-5f),
+                               valueMixLogits(KVCacheDType::F32, 1.0f,
+                                              tokens)));
+    EXPECT_GT(maxAbsDiff(f16, valueMixLogits(KVCacheDType::F32, v11, tokens)),
+              2e-5);
+  }
+}
 } // namespace

@@ -49,6 +49,10 @@ std::vector<KernelSpec> afm_bench::defaultKernels() {
   kernels.push_back({"int8-KV attention decode (int8 query)", F::I8Attention,
                      1, 4096, 128, /*heads=*/24, /*kvHeads=*/8,
                      /*int8Activations=*/true});
+  // An f16 cache (kv_cache_dtype "f16") with the 3B preset's heads: twice
+  // the bytes per position of int8, the same arithmetic in f32.
+  kernels.push_back({"f16-KV attention decode", F::F16Attention, 1, 4096, 128,
+                     /*heads=*/24, /*kvHeads=*/8});
   // A prefill chunk of 128 rows at the end of a 1024-token prompt, with
   // the 3B preset's heads (afm-on-device-3b: 24 query and 8 KV heads).
   kernels.push_back({"int8-KV attention prefill (int8 query)",
@@ -62,6 +66,7 @@ std::string afm_bench::shapeLabel(const KernelSpec &s) {
   case KernelFormat::Q4Embedding:
     return llvm::formatv("{0} of {1}x{2}", s.m, s.n, s.k);
   case KernelFormat::I8Attention:
+  case KernelFormat::F16Attention:
     if (s.m > 1)
       return llvm::formatv("{0} rows to {1}, {2}/{3}x{4}", s.m, s.n, s.heads,
                            s.kvHeads, s.k);
@@ -92,6 +97,17 @@ static Fill randomBytes() {
   return [](uint8_t *bytes, size_t size, std::mt19937 &random) {
     for (size_t i = 0; i < size; ++i)
       bytes[i] = static_cast<uint8_t>(random());
+  };
+}
+
+/// Random finite f16 values in (-2, 2): random bits with the exponent's
+/// top bit cleared (no infinities or NaNs).
+static Fill randomHalves() {
+  return [](uint8_t *bytes, size_t size, std::mt19937 &random) {
+    for (size_t i = 0; i + 1 < size; i += 2) {
+      uint16_t bits = static_cast<uint16_t>(random()) & 0xBFFF;
+      std::memcpy(bytes + i, &bits, 2);
+    }
   };
 }
 
@@ -251,37 +267,54 @@ static KernelSource embeddingSource(const KernelSpec &s) {
   return source;
 }
 
-/// One decode step of global attention over an i8 cache of N positions
-/// (N - 1 cached, the new one appended at slot N - 1, the same on every
-/// call): reads every code and scale of the cache.
+/// One decode step of global attention over an i8 or f16 cache of N
+/// positions (N - 1 cached, the new one appended at slot N - 1, the same on
+/// every call): reads every code and scale (or half) of the cache.
 static KernelSource attentionSource(const KernelSpec &s) {
   int64_t t = s.m, context = s.n, dim = s.k, heads = s.heads,
           kvHeads = s.kvHeads;
+  bool half = s.format == KernelFormat::F16Attention;
   std::string q = llvm::formatv("tensor<{0}x{1}x{2}xf32>", t, heads, dim);
   std::string kv = llvm::formatv("tensor<{0}x{1}x{2}xf32>", t, kvHeads, dim);
-  std::string cache =
-      llvm::formatv("memref<2x{0}x{1}x{2}xi8>", kvHeads, context, dim);
+  std::string cache = llvm::formatv("memref<2x{0}x{1}x{2}x{3}>", kvHeads,
+                                    context, dim, half ? "f16" : "i8");
   std::string scales = llvm::formatv("memref<2x{0}x{1}xf32>", kvHeads, context);
   KernelSource source;
-  source.mlir = llvm::formatv(
-      "func.func @main(%q: {0}, %k: {1}, %v: {1}, %pos: tensor<1xi64>, "
-      "%cache: {2}, %scales: {3}) -> {0} {{\n"
-      "  %c0 = arith.constant 0 : index\n"
-      "  %p64 = tensor.extract %pos[%c0] : tensor<1xi64>\n"
-      "  %p = arith.index_cast %p64 : i64 to index\n"
-      "  %o = afm.attention global %q, %k, %v into %cache scales %scales at "
-      "%p {4}: {0}, {1}, {1}, {2}, {3} -> {0}\n"
-      "  return %o : {0}\n}\n",
-      q, kv, cache, scales, s.int8Activations ? "{int8_query} " : "");
-  size_t cacheBytes = bytes(2 * kvHeads * context * dim, 1),
-         scaleBytes = bytes(2 * kvHeads * context, 4);
+  source.mlir =
+      half ? llvm::formatv(
+                 "func.func @main(%q: {0}, %k: {1}, %v: {1}, %pos: "
+                 "tensor<1xi64>, %cache: {2}) -> {0} {{\n"
+                 "  %c0 = arith.constant 0 : index\n"
+                 "  %p64 = tensor.extract %pos[%c0] : tensor<1xi64>\n"
+                 "  %p = arith.index_cast %p64 : i64 to index\n"
+                 "  %o = afm.attention global %q, %k, %v into %cache at %p : "
+                 "{0}, {1}, {1}, {2} -> {0}\n"
+                 "  return %o : {0}\n}\n",
+                 q, kv, cache)
+                 .str()
+           : llvm::formatv(
+                 "func.func @main(%q: {0}, %k: {1}, %v: {1}, %pos: "
+                 "tensor<1xi64>, %cache: {2}, %scales: {3}) -> {0} {{\n"
+                 "  %c0 = arith.constant 0 : index\n"
+                 "  %p64 = tensor.extract %pos[%c0] : tensor<1xi64>\n"
+                 "  %p = arith.index_cast %p64 : i64 to index\n"
+                 "  %o = afm.attention global %q, %k, %v into %cache scales "
+                 "%scales at %p {4}: {0}, {1}, {1}, {2}, {3} -> {0}\n"
+                 "  return %o : {0}\n}\n",
+                 q, kv, cache, scales,
+                 s.int8Activations ? "{int8_query} " : "")
+                 .str();
+  size_t cacheBytes = bytes(2 * kvHeads * context * dim, half ? 2 : 1),
+         scaleBytes = half ? 0 : bytes(2 * kvHeads * context, 4);
   source.arguments = {
       {bytes(t * heads * dim, 4), Rotation::None, floats(1.0f)},
       {bytes(t * kvHeads * dim, 4), Rotation::None, floats(1.0f)},
       {bytes(t * kvHeads * dim, 4), Rotation::None, floats(1.0f)},
       {8, Rotation::None, constant<int64_t>(context - t)},
-      {cacheBytes, Rotation::Weights, randomBytes()},
-      {scaleBytes, Rotation::Weights, constant(0.01f)}};
+      {cacheBytes, Rotation::Weights, half ? randomHalves() : randomBytes()}};
+  if (!half)
+    source.arguments.push_back(
+        {scaleBytes, Rotation::Weights, constant(0.01f)});
   source.outputBytes = bytes(t * heads * dim, 4);
   // Scores and weighted values: 2 multiply-adds per query head, visible
   // position and dimension. The cache holds context - t positions, which
@@ -302,6 +335,7 @@ KernelSource afm_bench::buildKernelSource(const KernelSpec &spec) {
   case KernelFormat::Q4Embedding:
     return embeddingSource(spec);
   case KernelFormat::I8Attention:
+  case KernelFormat::F16Attention:
     return attentionSource(spec);
   default:
     return linearSource(spec);

@@ -24,7 +24,8 @@ enum class KernelFormat {
   ASTC,        // afm.linear over !afm.astc (CPU transcode)
   Q4,          // afm.lm_head over !afm.q4, group 32 (a tied 4-bit head)
   Q4Embedding, // afm.embedding over !afm.q4, group 32
-  I8Attention, // afm.attention over an i8 KV cache, one decode step
+  I8Attention,  // afm.attention over an i8 KV cache (with its scales)
+  F16Attention, // afm.attention over an f16 KV cache
 };
 
 /// One kernel at one shape. Linear kernels: y[M, N] = x[M, K] @ W^T. The

@@ -56,6 +56,8 @@ enum class KVCacheDType {
   F32,
   /// `"int8"`: symmetric int8, one f32 scale per token per head.
   Int8,
+  /// `"f16"`: IEEE half precision, each value rounded to nearest even.
+  F16,
 };
 
 /// How RoPE's frequencies are rescaled for long contexts (`rope_scaling`,

@@ -103,11 +103,14 @@ private:
   /// per position (none for Block-2 layers). An f32 cache keeps the floats;
   /// an int8 cache (kv_cache_dtype "int8") keeps what the compiled model's
   /// does, the codes and one scale per head vector (`quantizeKV`), and
-  /// gives back their dequantized values.
+  /// gives back their dequantized values; an f16 cache keeps each float
+  /// rounded to the nearest binary16 (`f32ToF16`, ties to even).
   class CachedRows {
   public:
     CachedRows() = default;
-    CachedRows(int64_t headDim, bool int8) : headDim(headDim), int8(int8) {}
+    CachedRows(int64_t headDim, KVCacheDType dtype)
+        : headDim(headDim), int8(dtype == KVCacheDType::Int8),
+          half(dtype == KVCacheDType::F16) {}
     /// Appends one position's row.
     void append(llvm::ArrayRef<float> row);
     /// Every position's row, as attention reads it.
@@ -117,7 +120,7 @@ private:
 
   private:
     int64_t headDim = 0;
-    bool int8 = false;
+    bool int8 = false, half = false;
     std::vector<float> floats;
     std::vector<int8_t> codes;
     std::vector<float> scales;

@@ -298,6 +298,8 @@ void DecoderBuilder::buildEntry(EntryKind kind, int64_t numTokens) {
   SmallVector<int64_t> cacheIndices;
   Type cacheElement = config.kvCacheDType == KVCacheDType::Int8
                           ? Type(b.getIntegerType(8))
+                      : config.kvCacheDType == KVCacheDType::F16
+                          ? Type(b.getF16Type())
                           : f32;
   auto cacheType = KVCacheType::get(b.getContext(),
                                     config.numKeyValueHeads / tracks,
