@@ -21,14 +21,18 @@
 #                        prompt is one chunk; 1024 tokens are 8, as fast per
 #                        token as 4 of 256 on the 3B)
 #     --gguf-type T      llama.cpp linear weights (default tq2_0; q2_k also fits)
+#     --kv-cache T       the KV caches of both engines: preset (default: the
+#                        preset's own, the 3B's int8, against llama.cpp's
+#                        Q8_0) or f16 (kv_cache_dtype "f16" against F16)
 #     --no-profile       skip the last section (afm-run --profile at each
 #                        thread count and context: a few minutes on the 3B)
 #
 # Steps: writes the model (afm-gen-example), compiles it (afm-compile:
 # wall time and peak RSS), converts it for llama.cpp (gguf-from-afm.mjs:
 # the same weights as TQ2_0 linear layers, a Q4_0 tied embedding; llama.cpp
-# runs it with a Q8_0 KV cache), measures this machine's read bandwidth
-# (afm-bench --limits-only, the same run, again around each decode row:
+# runs it with a Q8_0 KV cache, or F16 with --kv-cache f16), measures this
+# machine's read bandwidth (afm-bench --limits-only, the same run, again
+# around each decode row:
 # over a fresh buffer, and over the pages of the .afmb and of the GGUF as
 # the engines map them), then for each thread count
 # alternates the two engines on the same prompts and prints one table with
@@ -56,6 +60,7 @@ retries=2
 chunk=128
 ggufType=tq2_0
 profile=1
+kvCache=preset
 while [ $# -gt 0 ]; do
   # Each option that takes a value names the variable it sets, so that the
   # check for a missing value below covers every one of them.
@@ -72,6 +77,7 @@ while [ $# -gt 0 ]; do
     --retries) var=retries ;;
     --prefill-chunk) var=chunk ;;
     --gguf-type) var=ggufType ;;
+    --kv-cache) var=kvCache ;;
     *) echo "bench-real-size: unknown option '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
   [ $# -ge 2 ] || { echo "bench-real-size: $1 needs a value" >&2; exit 2; }
@@ -89,6 +95,11 @@ wholeNumbers() { # option least values...
     fi
   done
 }
+case "$kvCache" in
+  preset) llamaKV=q8_0 ;;
+  f16) llamaKV=f16 ;;
+  *) echo "bench-real-size: --kv-cache takes preset or f16, not '$kvCache'" >&2; exit 2 ;;
+esac
 # shellcheck disable=SC2086 # the lists split on spaces on purpose
 {
   wholeNumbers --threads 1 $threads; wholeNumbers --prompts 1 $prompts
@@ -103,11 +114,22 @@ log() { echo "bench-real-size: $*" >&2; }
 . scripts/real-size-model.sh
 
 writePresetIfMissing
+# The preset's own config, or with --kv-cache f16 a copy with an f16 cache
+# (and its own binary and compile time).
+config=$model/config.json
 afmb=$work/$preset-chunk$chunk.afmb
+compileTime=$work/compile.time
+if [ "$kvCache" = f16 ]; then
+  config=$work/$preset-kv-f16.json
+  sed -e 's/"kv_cache_dtype": "[a-z0-9]*"/"kv_cache_dtype": "f16"/' \
+    "$model/config.json" > "$config"
+  afmb=$work/$preset-chunk$chunk-kv-f16.afmb
+  compileTime=$work/compile-kv-f16.time
+fi
 if [ ! -f "$afmb" ] || [ "$bin/afm-compile" -nt "$afmb" ]; then
   log "compiling $afmb"
-  /usr/bin/time -f "%e %M" -o "$work/compile.time" \
-    "$bin/afm-compile" --config "$model/config.json" \
+  /usr/bin/time -f "%e %M" -o "$compileTime" \
+    "$bin/afm-compile" --config "$config" \
     --weights "$model/model.safetensors" --prefill-chunk "$chunk" -o "$afmb"
 fi
 gguf=$work/$preset-$ggufType.gguf
@@ -129,7 +151,8 @@ afm() { # threads prompt-length decode-steps -> "ttft_ms decode_tok_s"
 }
 llama() { # threads prompt-length context decode-steps -> JSON lines
   node scripts/bench-llama-cpp.mjs "$gguf" --threads "$1" --prompt-tokens "$2" \
-    --context "$3" --decode-tokens "$4" --context-size 4096 2> /dev/null
+    --context "$3" --decode-tokens "$4" --context-size 4096 --kv-type "$llamaKV" \
+    2> /dev/null
 }
 jsonField() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"; }
 best() { sort -g | tail -1; }
@@ -175,22 +198,25 @@ measureLimits
 # whole, an upper bound for the tied LM head), plus, in every layer (the
 # KV-sharing layers read their owner's cache), the K and V rows of the
 # positions it attends to: min(context, window), each row head_dim codes
-# and one f32 scale per KV head for an int8 cache, head_dim f32 otherwise.
+# and one f32 scale per KV head for an int8 cache, head_dim halves for an
+# f16 one.
 sizes=$("$bin/afm-run" "$afmb" --prompt 1 --decode 0)
 weightBytes=$(echo "$sizes" | awk '/^weight_bytes:/ {print $2}')
 layers=$(configField num_hidden_layers)
 kvHeads=$(configField num_key_value_heads)
 headDim=$(configField head_dim)
 window=$(configField sliding_window)
-rowBytes=$(awk -v d="$headDim" -v t="$(configField kv_cache_dtype)" 'BEGIN {print (t == "int8") ? d + 4 : 4 * d}')
+kvType=$(configField kv_cache_dtype)
+[ "$kvCache" = f16 ] && kvType=f16
+rowBytes=$(awk -v d="$headDim" -v t="$kvType" 'BEGIN {print (t == "int8") ? d + 4 : (t == "f16") ? 2 * d : 4 * d}')
 kvBytesAt() { # context -> KV bytes a decode step reads
   awk -v c="$1" -v w="${window:-0}" -v l="$layers" -v g="$kvHeads" -v r="$rowBytes" \
     'BEGIN {p = (w > 0 && c > w) ? w : c; print l * 2 * g * r * p}'
 }
 
-echo "# $preset: afm vs llama.cpp ($(lscpu | sed -n 's/^Model name: *//p'), $(date -u +%F))"
-if [ -f "$work/compile.time" ]; then
-  read -r secs kb < "$work/compile.time"
+echo "# $preset: afm vs llama.cpp, KV cache $kvType against $llamaKV ($(lscpu | sed -n 's/^Model name: *//p'), $(date -u +%F))"
+if [ -f "$compileTime" ]; then
+  read -r secs kb < "$compileTime"
   echo "compile: ${secs} s wall, peak RSS $((kb / 1024)) MB"
 fi
 echo
