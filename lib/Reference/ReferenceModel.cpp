@@ -246,14 +246,16 @@ llvm::Error ReferenceModel::applyAdapter(const LoRAAdapter &adapter) {
 }
 
 void ReferenceModel::CachedRows::append(ArrayRef<float> row) {
-  if (half) {
+  switch (dtype) {
+  case KVCacheDType::F32:
+    floats.insert(floats.end(), row.begin(), row.end());
+    return;
+  case KVCacheDType::F16:
     for (float x : row)
       floats.push_back(f16ToF32(f32ToF16(x)));
     return;
-  }
-  if (!int8) {
-    floats.insert(floats.end(), row.begin(), row.end());
-    return;
+  case KVCacheDType::Int8:
+    break;
   }
   assert(row.size() % headDim == 0 && "a row is whole head vectors");
   size_t first = codes.size();
@@ -263,7 +265,7 @@ void ReferenceModel::CachedRows::append(ArrayRef<float> row) {
 }
 
 std::vector<float> ReferenceModel::CachedRows::read() const {
-  if (!int8)
+  if (dtype != KVCacheDType::Int8)
     return floats;
   std::vector<float> out(codes.size());
   for (size_t i = 0; i < scales.size(); ++i)

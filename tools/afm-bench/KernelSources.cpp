@@ -278,32 +278,25 @@ static KernelSource attentionSource(const KernelSpec &s) {
   std::string kv = llvm::formatv("tensor<{0}x{1}x{2}xf32>", t, kvHeads, dim);
   std::string cache = llvm::formatv("memref<2x{0}x{1}x{2}x{3}>", kvHeads,
                                     context, dim, half ? "f16" : "i8");
-  std::string scales = llvm::formatv("memref<2x{0}x{1}xf32>", kvHeads, context);
+  // An i8 cache takes its scales as one more argument and operand.
+  std::string scales =
+      half ? ""
+           : llvm::formatv("memref<2x{0}x{1}xf32>", kvHeads, context).str();
+  std::string scalesArgument = half ? "" : ", %scales: " + scales;
+  std::string scalesOperand = half ? "" : " scales %scales";
+  std::string scalesType = half ? "" : ", " + scales;
   KernelSource source;
-  source.mlir =
-      half ? llvm::formatv(
-                 "func.func @main(%q: {0}, %k: {1}, %v: {1}, %pos: "
-                 "tensor<1xi64>, %cache: {2}) -> {0} {{\n"
-                 "  %c0 = arith.constant 0 : index\n"
-                 "  %p64 = tensor.extract %pos[%c0] : tensor<1xi64>\n"
-                 "  %p = arith.index_cast %p64 : i64 to index\n"
-                 "  %o = afm.attention global %q, %k, %v into %cache at %p : "
-                 "{0}, {1}, {1}, {2} -> {0}\n"
-                 "  return %o : {0}\n}\n",
-                 q, kv, cache)
-                 .str()
-           : llvm::formatv(
-                 "func.func @main(%q: {0}, %k: {1}, %v: {1}, %pos: "
-                 "tensor<1xi64>, %cache: {2}, %scales: {3}) -> {0} {{\n"
-                 "  %c0 = arith.constant 0 : index\n"
-                 "  %p64 = tensor.extract %pos[%c0] : tensor<1xi64>\n"
-                 "  %p = arith.index_cast %p64 : i64 to index\n"
-                 "  %o = afm.attention global %q, %k, %v into %cache scales "
-                 "%scales at %p {4}: {0}, {1}, {1}, {2}, {3} -> {0}\n"
-                 "  return %o : {0}\n}\n",
-                 q, kv, cache, scales,
-                 s.int8Activations ? "{int8_query} " : "")
-                 .str();
+  source.mlir = llvm::formatv(
+      "func.func @main(%q: {0}, %k: {1}, %v: {1}, %pos: tensor<1xi64>, "
+      "%cache: {2}{3}) -> {0} {{\n"
+      "  %c0 = arith.constant 0 : index\n"
+      "  %p64 = tensor.extract %pos[%c0] : tensor<1xi64>\n"
+      "  %p = arith.index_cast %p64 : i64 to index\n"
+      "  %o = afm.attention global %q, %k, %v into %cache{4} at %p {6}: "
+      "{0}, {1}, {1}, {2}{5} -> {0}\n"
+      "  return %o : {0}\n}\n",
+      q, kv, cache, scalesArgument, scalesOperand, scalesType,
+      s.int8Activations ? "{int8_query} " : "");
   size_t cacheBytes = bytes(2 * kvHeads * context * dim, half ? 2 : 1),
          scaleBytes = half ? 0 : bytes(2 * kvHeads * context, 4);
   source.arguments = {

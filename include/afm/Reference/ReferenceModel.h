@@ -109,18 +109,19 @@ private:
   public:
     CachedRows() = default;
     CachedRows(int64_t headDim, KVCacheDType dtype)
-        : headDim(headDim), int8(dtype == KVCacheDType::Int8),
-          half(dtype == KVCacheDType::F16) {}
+        : headDim(headDim), dtype(dtype) {}
     /// Appends one position's row.
     void append(llvm::ArrayRef<float> row);
     /// Every position's row, as attention reads it.
     std::vector<float> read() const;
     /// The number of values held (positions * row length).
-    size_t size() const { return int8 ? codes.size() : floats.size(); }
+    size_t size() const {
+      return dtype == KVCacheDType::Int8 ? codes.size() : floats.size();
+    }
 
   private:
     int64_t headDim = 0;
-    bool int8 = false, half = false;
+    KVCacheDType dtype = KVCacheDType::F32;
     std::vector<float> floats;
     std::vector<int8_t> codes;
     std::vector<float> scales;
