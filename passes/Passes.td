@@ -131,8 +131,8 @@ def AFMFuseMinShiftPass : Pass<"afm-fuse-min-shift", "mlir::ModuleOp"> {
   let summary = "Fold ASTC block offsets into the matmul's accumulator init";
   let description = [{
     An ASTC weight is `D + broadcast(m)`: block values plus one offset per
-    6x6 block. `afm.linear %x, %w` over such a weight (or over
-    `afm.dequantize %w`) becomes
+    6x6 block. `afm.linear %x, %w` or `afm.lm_head %x, %w` over such a
+    weight (or over `afm.dequantize %w`) becomes
 
     ```mlir
     %d = afm.astc_decode %w
@@ -144,10 +144,11 @@ def AFMFuseMinShiftPass : Pass<"afm-fuse-min-shift", "mlir::ModuleOp"> {
     so the offset term is the per-block sums of `x` times the offsets, added
     as the accumulator init, and the linear layer decodes blocks as it
     multiplies: no reconstructed weight is materialized. An existing
-    accumulator is added to the offset term.
+    accumulator is added to the offset term; an `afm.lm_head` becomes the
+    `afm.linear` of the last line, at the head's location.
 
     With `dequantize=true` the pass does the opposite, for testing: every
-    ASTC weight of a linear or SwiGLU layer is replaced by its materialized
+    ASTC weight of a linear, LM head, SwiGLU or MoE layer is replaced by its materialized
     `afm.dequantize` (the unfused reference math).
   }];
   let options = [

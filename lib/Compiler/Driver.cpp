@@ -59,6 +59,16 @@ enum class Emit { AFMB, AFM, LLVMDialect, LLVMIR, Object, Library };
 /// The input rows of compressed projections (`linear_activations`).
 enum class Activations { F32, Int8 };
 
+/// The values of --linear-weights and --lm-head.
+cl::ValuesClass linearWeightFormats() {
+  return cl::values(
+      clEnumValN(LinearWeightFormat::F32, "f32", "float weights"),
+      clEnumValN(LinearWeightFormat::Q2, "q2",
+                 "2-bit balanced levels, one scale per tensor"),
+      clEnumValN(LinearWeightFormat::ASTC, "astc",
+                 "6x6 ASTC HDR blocks with an f16 offset"));
+}
+
 struct Options {
   cl::OptionCategory category{"afm-compile options"};
   cl::opt<std::string> input{cl::Positional,
@@ -90,11 +100,7 @@ struct Options {
       cl::desc("With --model: how the attention and MLP projections are "
                "stored (config key linear_weight_format; default f32)"),
       cl::init(LinearWeightFormat::F32),
-      cl::values(clEnumValN(LinearWeightFormat::F32, "f32", "float weights"),
-                 clEnumValN(LinearWeightFormat::Q2, "q2",
-                            "2-bit balanced levels, one scale per tensor"),
-                 clEnumValN(LinearWeightFormat::ASTC, "astc",
-                            "6x6 ASTC HDR blocks with an f16 offset")),
+      linearWeightFormats(),
       cl::cat(category)};
   cl::opt<EmbeddingFormat> embedding{
       "embedding",
@@ -105,6 +111,14 @@ struct Options {
                  clEnumValN(EmbeddingFormat::Q4, "q4",
                             "symmetric 4-bit codes, one scale per 32 "
                             "entries of a row")),
+      cl::cat(category)};
+  cl::opt<LinearWeightFormat> lmHead{
+      "lm-head",
+      cl::desc("With --model: how an untied LM head is stored (config key "
+               "lm_head_format; default f32; a tied head is the embedding "
+               "table, see --embedding)"),
+      cl::init(LinearWeightFormat::F32),
+      linearWeightFormats(),
       cl::cat(category)};
   cl::opt<KVCacheDType> kvCache{
       "kv-cache",
@@ -399,6 +413,7 @@ static bool usesFolderOnlyOptions(const Options &opts) {
   return opts.contextLength.getNumOccurrences() ||
          opts.linearWeights.getNumOccurrences() ||
          opts.embedding.getNumOccurrences() ||
+         opts.lmHead.getNumOccurrences() ||
          opts.kvCache.getNumOccurrences() ||
          opts.linearActivations.getNumOccurrences();
 }
@@ -429,6 +444,7 @@ importFolder(MLIRContext &context, const Options &opts,
   ModelConfig config = folder->config;
   config.linearWeightFormat = opts.linearWeights;
   config.embeddingFormat = opts.embedding;
+  config.lmHeadFormat = opts.lmHead;
   config.kvCacheDType = opts.kvCache;
   config.int8Activations = opts.linearActivations == Activations::Int8;
   if (llvm::Error err = validateModelConfig(
@@ -703,8 +719,9 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
                  "dimensions)");
   if (opts.model.empty() && usesFolderOnlyOptions(opts) &&
       !(onlyContextGiven(opts) && !opts.onnx.empty()))
-    return error("--context, --linear-weights, --embedding, --kv-cache and "
-                 "--linear-activations go with --model (a --config file sets "
+    return error("--context, --linear-weights, --embedding, --lm-head, "
+                 "--kv-cache and --linear-activations go with --model (a "
+                 "--config file sets "
                  "max_position_embeddings and the compression keys itself)");
   if (!opts.model.empty() && !opts.weights.empty())
     return error("--model reads the weights from its folder: drop --weights");

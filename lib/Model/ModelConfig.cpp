@@ -83,6 +83,7 @@ constexpr const char *kKnownKeys[] = {
     "astc_offset",
     "embedding_format",
     "embedding_group_size",
+    "lm_head_format",
     "kv_cache_dtype",
     "linear_activations",
     "lora_rank",
@@ -303,6 +304,11 @@ Error readCompressionChoices(const ConfigReader &reader, ModelConfig &config) {
   if (Error err = choose("embedding_format", {"f32", "q4"}, [&](size_t i) {
         config.embeddingFormat = EmbeddingFormat(i);
       }))
+    return err;
+  if (Error err = choose("lm_head_format", {"f32", "q2", "astc"},
+                         [&](size_t i) {
+                           config.lmHeadFormat = LinearWeightFormat(i);
+                         }))
     return err;
   if (Error err = choose("mlp_activation", {"silu", "gelu_tanh"},
                          [&](size_t i) {
@@ -528,6 +534,11 @@ Error mlir::afm::validateModelConfig(const ModelConfig &config,
                                   "({0}), got {1}",
                                   config.hiddenSize,
                                   config.embeddingGroupSize));
+  if (config.lmHeadFormat != LinearWeightFormat::F32 &&
+      config.tieWordEmbeddings)
+    return keyError(origin, "lm_head_format",
+                    "applies to an untied LM head; a tied head is the "
+                    "embedding table (embedding_format)");
   if (config.loraRank < 0 || config.loraRank > kMaxSize)
     return keyError(origin, "lora_rank",
                     llvm::formatv("must be non-negative, got {0}",
@@ -834,6 +845,7 @@ std::string mlir::afm::toJSON(const ModelConfig &config) {
     out.attribute("embedding_format",
                   config.embeddingFormat == EmbeddingFormat::Q4 ? "q4" : "f32");
     out.attribute("embedding_group_size", config.embeddingGroupSize);
+    out.attribute("lm_head_format", linearFormats[int(config.lmHeadFormat)]);
     constexpr const char *kvCacheDTypes[] = {"f32", "int8", "f16"};
     out.attribute("kv_cache_dtype", kvCacheDTypes[int(config.kvCacheDType)]);
     out.attribute("linear_activations",

@@ -462,7 +462,9 @@ std::vector<float> ReferenceModel::ffnBlock(int64_t track, int64_t layer,
 std::vector<float> ReferenceModel::logits(ArrayRef<float> hidden) const {
   std::vector<float> normed = rmsNorm(hidden, finalNorm, cfg.rmsNormEps);
   if (!cfg.tieWordEmbeddings)
-    return linear(normed, lmHead);
+    return cfg.lmHeadFormat == LinearWeightFormat::F32
+               ? linear(normed, lmHead)
+               : project(normed, lmHead);
   // A tied 4-bit table multiplies int8 activations when the linear layers
   // do (the compiled head's integer dot products).
   if (cfg.int8Activations && cfg.embeddingFormat == EmbeddingFormat::Q4)

@@ -33,20 +33,23 @@ static TypedValue<ASTCWeightType> astcSource(Value weight) {
   return {};
 }
 
-static void fuse(LinearOp op) {
-  TypedValue<ASTCWeightType> w = astcSource(op.getWeight());
+/// Fuses `op`, an `afm.linear` or an `afm.lm_head` (the same product
+/// without an accumulator: it becomes an `afm.linear` at the head's
+/// location, whose name the profile reads).
+static void fuse(Operation *op, Value input, Value weight, Value acc) {
+  TypedValue<ASTCWeightType> w = astcSource(weight);
   if (!w) {
-    LLVM_DEBUG(llvm::dbgs() << "not fused (weight is not ASTC): " << op
+    LLVM_DEBUG(llvm::dbgs() << "not fused (weight is not ASTC): " << *op
                             << "\n");
     return;
   }
   OpBuilder b(op);
-  Location loc = op.getLoc();
+  Location loc = op->getLoc();
   ASTCWeightType type = w.getType();
-  auto resultType = cast<RankedTensorType>(op.getType());
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t r = type.getBlockRows(), c = type.getBlockCols();
   LLVM_DEBUG(llvm::dbgs() << "fusing the " << r << "x" << c
-                          << " block offsets of " << op << "\n");
+                          << " block offsets of " << *op << "\n");
   auto f32 = b.getF32Type();
   Value d = ASTCDecodeOp::create(
       b, loc, RankedTensorType::get({type.getRows(), type.getCols()}, f32), w);
@@ -56,20 +59,20 @@ static void fuse(LinearOp op) {
                              (type.getCols() + c - 1) / c},
                             f32),
       w);
-  auto minShift = MinShiftOp::create(b, loc, resultType, op.getInput(), m,
+  auto minShift = MinShiftOp::create(b, loc, resultType, input, m,
                                      b.getDenseI64ArrayAttr({r, c}));
   Value shift = minShift;
-  if (Value acc = op.getAcc())
+  if (acc)
     shift = arith::AddFOp::create(b, loc, acc, shift);
-  auto fused = LinearOp::create(b, loc, resultType, op.getInput(), d, shift);
+  auto fused = LinearOp::create(b, loc, resultType, input, d, shift);
   // A layer asking for int8 activations asks it of both parts.
   auto int8 = contracts(op).getInt8ActivationsAttrHelper();
   if (UnitAttr unit = int8.getAttr(op)) {
     int8.setAttr(fused, unit);
     int8.setAttr(minShift, unit);
   }
-  op.replaceAllUsesWith(fused.getResult());
-  op.erase();
+  op->replaceAllUsesWith(ValueRange{fused.getResult()});
+  op->erase();
 }
 
 /// The materialized `D + m` of an ASTC weight.
@@ -97,15 +100,22 @@ struct AFMFuseMinShiftPass
   void runOnOperation() override {
     if (dequantize) {
       getOperation().walk([](Operation *op) {
-        if (isa<LinearOp, SwiGLUOp, MoEOp>(op))
+        if (isa<LinearOp, SwiGLUOp, MoEOp, LMHeadOp>(op))
           unfuse(op);
       });
       return;
     }
-    SmallVector<LinearOp> linears;
-    getOperation().walk([&](LinearOp op) { linears.push_back(op); });
-    for (LinearOp op : linears)
-      fuse(op);
+    SmallVector<Operation *> products;
+    getOperation().walk([&](Operation *op) {
+      if (isa<LinearOp, LMHeadOp>(op))
+        products.push_back(op);
+    });
+    for (Operation *op : products) {
+      if (auto linear = dyn_cast<LinearOp>(op))
+        fuse(op, linear.getInput(), linear.getWeight(), linear.getAcc());
+      else if (auto head = dyn_cast<LMHeadOp>(op))
+        fuse(op, head.getHidden(), head.getWeight(), Value());
+    }
   }
 };
 } // namespace

@@ -1,5 +1,6 @@
 // RUN: afm-opt %s -split-input-file -afm-fuse-min-shift | FileCheck %s
 // RUN: afm-opt %s -split-input-file -afm-fuse-min-shift=dequantize=true | FileCheck %s --check-prefix=UNFUSED
+// RUN: afm-opt %s -split-input-file -afm-fuse-min-shift --mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
 
 // Before: x (D + broadcast(m))^T on an ASTC weight. After: the offsets m
 // meet the per-block sums of x in afm.min_shift, which becomes the
@@ -44,6 +45,29 @@ func.func @explicit_dequantize(%x: tensor<1x64xf32>, %w: !afm.astc<32x64, block 
 func.func @with_acc(%x: tensor<1x64xf32>, %w: !afm.astc<32x64, block = 6x6, offset = min>, %a: tensor<1x32xf32>) -> tensor<1x32xf32> {
   %y = afm.linear %x, %w acc(%a : tensor<1x32xf32>) : tensor<1x64xf32>, !afm.astc<32x64, block = 6x6, offset = min> -> tensor<1x32xf32>
   return %y : tensor<1x32xf32>
+}
+
+// -----
+
+// An LM head over ASTC blocks (lm_head_format "astc") is the same product
+// without an accumulator: it becomes the fused linear layer, and keeps the
+// head's location.
+// CHECK-LABEL: func.func @astc_lm_head
+// CHECK-SAME: (%[[H:.*]]: tensor<1x64xf32>, %[[W:.*]]: !afm.astc<256x64, block = 6x6, offset = linear_segment>)
+// CHECK: %[[D:.*]] = afm.astc_decode %[[W]]
+// CHECK: %[[M:.*]] = afm.astc_offsets %[[W]]
+// CHECK: %[[S:.*]] = afm.min_shift %[[H]], %[[M]] {block = array<i64: 6, 6>} : tensor<1x64xf32>, tensor<43x11xf32> -> tensor<1x256xf32>
+// CHECK: %[[Y:.*]] = afm.linear %[[H]], %[[D]] acc(%[[S]] : tensor<1x256xf32>) : tensor<1x64xf32>, tensor<256x64xf32> -> tensor<1x256xf32>
+// CHECK-NOT: afm.lm_head
+// LOC-LABEL: func.func @astc_lm_head
+// LOC: afm.linear {{.*}} loc(#[[HEAD:loc[0-9]*]])
+// LOC: #[[HEAD]] = loc("lm_head")
+// UNFUSED-LABEL: func.func @astc_lm_head
+// UNFUSED: %[[W:.*]] = afm.dequantize %{{.*}} : !afm.astc<256x64, block = 6x6, offset = linear_segment> -> tensor<256x64xf32>
+// UNFUSED: afm.lm_head %{{.*}}, %[[W]] : tensor<1x64xf32>, tensor<256x64xf32> -> tensor<1x256xf32>
+func.func @astc_lm_head(%h: tensor<1x64xf32>, %w: !afm.astc<256x64, block = 6x6, offset = linear_segment>) -> tensor<1x256xf32> {
+  %l = afm.lm_head %h, %w : tensor<1x64xf32>, !afm.astc<256x64, block = 6x6, offset = linear_segment> -> tensor<1x256xf32> loc("lm_head")
+  return %l : tensor<1x256xf32>
 }
 
 // -----

@@ -149,6 +149,32 @@ TEST(ModelConfig, KVCacheDTypesParseAndRoundTrip) {
             "(supported: f32, int8, f16)");
 }
 
+TEST(ModelConfig, AnUntiedLMHeadTakesALinearFormat) {
+  llvm::Expected<ModelConfig> plain = parseModelConfig(kMinimal, "c.json");
+  ASSERT_TRUE(bool(plain)) << errorText(plain);
+  EXPECT_EQ(plain->lmHeadFormat, LinearWeightFormat::F32);
+  for (auto [name, format] : {std::pair{"q2", LinearWeightFormat::Q2},
+                              std::pair{"astc", LinearWeightFormat::ASTC}}) {
+    llvm::Expected<ModelConfig> config = parseModelConfig(
+        test::withKey(withKey("lm_head_format", name), "tie_word_embeddings",
+                      false),
+        "c.json");
+    ASSERT_TRUE(bool(config)) << errorText(config);
+    EXPECT_EQ(config->lmHeadFormat, format) << name;
+    EXPECT_THAT(toJSON(*config),
+                HasSubstr(std::string("\"lm_head_format\": \"") + name + "\""));
+  }
+  // A tied head is the embedding table: its format is embedding_format's.
+  EXPECT_THAT(parseError(test::withKey(withKey("lm_head_format", "q2"),
+                                       "tie_word_embeddings", true)),
+              HasSubstr("key 'lm_head_format': applies to an untied LM "
+                        "head; a tied head is the embedding table "
+                        "(embedding_format)"));
+  EXPECT_EQ(parseError(withKey("lm_head_format", "q4")),
+            "config.json: key 'lm_head_format': unknown value 'q4' "
+            "(supported: f32, q2, astc)");
+}
+
 TEST(ModelConfigErrors, CompressionValuesAreChecked) {
   EXPECT_EQ(parseError(withKey("q2_scale", "per_row")),
             "config.json: key 'q2_scale': unknown value 'per_row' "

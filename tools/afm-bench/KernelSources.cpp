@@ -32,6 +32,16 @@ std::vector<KernelSpec> afm_bench::defaultKernels() {
   kernels.push_back({"4-bit LM head", F::Q4, 1, 150000, 3072});
   kernels.push_back({"4-bit LM head (int8 activations)", F::Q4, 1, 150000,
                      3072, 0, 0, /*int8Activations=*/true});
+  // An untied head of the same shape in the linear layers' formats
+  // (lm_head_format "q2" and "astc").
+  for (bool int8 : {false, true}) {
+    kernels.push_back({int8 ? "2-bit LM head (int8 activations)"
+                            : "2-bit LM head",
+                       F::Q2, 1, 150000, 3072, 0, 0, int8, /*lmHead=*/true});
+    kernels.push_back({int8 ? "ASTC LM head (int8 activations)"
+                            : "ASTC LM head",
+                       F::ASTC, 1, 150000, 3072, 0, 0, int8, /*lmHead=*/true});
+  }
   // A decode step's row, and a prefill chunk's rows, of a 32K x 4096 table.
   for (int64_t tokens : {1, 512})
     kernels.push_back(
@@ -171,6 +181,7 @@ static KernelSource matmulSource(const KernelSpec &s, const std::string &x,
 /// y = x @ W^T through afm.linear on a plain or compressed W.
 static KernelSource linearSource(const KernelSpec &s) {
   int64_t m = s.m, n = s.n, k = s.k;
+  const char *op = s.lmHead ? "afm.lm_head" : "afm.linear";
   std::string x = llvm::formatv("tensor<{0}x{1}xf32>", m, k);
   std::string y = llvm::formatv("tensor<{0}x{1}xf32>", m, n);
   KernelSource source;
@@ -190,9 +201,9 @@ static KernelSource linearSource(const KernelSpec &s) {
         "%scales: tensor<1xf32>) -> {1} {{\n"
         "  %w = afm.bound_weight %codes, %scales : tensor<{2}x{4}xi8>, "
         "tensor<1xf32> -> !afm.q2<{2}x{3}, per_tensor>\n"
-        "  %y = afm.linear %x, %w : {0}, !afm.q2<{2}x{3}, per_tensor> "
+        "  %y = {5} %x, %w : {0}, !afm.q2<{2}x{3}, per_tensor> "
         "-> {1}\n  return %y : {1}\n}\n",
-        x, y, n, k, row);
+        x, y, n, k, row, op);
     source.arguments = {{bytes(n * row, 1), Rotation::Weights, randomBytes()},
                         {4, Rotation::Weights, constant(0.01f)}};
   } else if (s.format == KernelFormat::Q4) {
@@ -219,10 +230,10 @@ static KernelSource linearSource(const KernelSpec &s) {
         "tensor<{4}x3x{5}xi32>, tensor<{4}x3x{5}xi16>, tensor<{4}x{5}xf16>, "
         "tensor<{4}x{5}xf16> -> !afm.astc<{2}x{3}, block = 6x6, offset "
         "= linear_segment>\n"
-        "  %y = afm.linear %x, %w : {0}, !afm.astc<{2}x{3}, block = "
+        "  %y = {6} %x, %w : {0}, !afm.astc<{2}x{3}, block = "
         "6x6, offset = linear_segment> -> {1}\n"
         "  return %y : {1}\n}\n",
-        x, y, n, k, nb, kb);
+        x, y, n, k, nb, kb, op);
     uint16_t half = 0x2000; // f16 2^-7
     source.arguments = {
         {bytes(nb * 3 * kb, 4), Rotation::Weights, randomBytes()},

@@ -39,6 +39,9 @@ struct KernelSpec {
   int64_t heads = 0, kvHeads = 0;
   /// Compiled with int8-quantized activations (integer dot products).
   bool int8Activations = false;
+  /// A 2-bit or ASTC weight multiplied as an untied LM head (`afm.lm_head`,
+  /// lm_head_format) instead of a linear layer.
+  bool lmHead = false;
 };
 
 /// The kernels issue 7 names, at the shapes it names.

@@ -188,6 +188,11 @@ struct ModelConfig {
   /// HDR curve (the default).
   bool astcOffsetMin = false;
   EmbeddingFormat embeddingFormat = EmbeddingFormat::F32;
+  /// How an untied LM head (`lm_head.weight`) is stored; a tied head is the
+  /// embedding table, stored as `embeddingFormat` says. A compressed head
+  /// takes `q2PerChannel`, `astcOffsetMin` and `int8Activations` as the
+  /// linear layers do.
+  LinearWeightFormat lmHeadFormat = LinearWeightFormat::F32;
   /// Entries of a row sharing one 4-bit scale; divides hidden_size.
   int64_t embeddingGroupSize = 32;
   KVCacheDType kvCacheDType = KVCacheDType::F32;

@@ -61,9 +61,15 @@ private:
   }
   /// A projection weight `[rows, cols]` in the config's linear format.
   Value linearWeight(StringRef name, int64_t rows, int64_t cols) {
+    return weightIn(config.linearWeightFormat, name, rows, cols);
+  }
+  /// A weight `[rows, cols]` stored in `format`, with the config's 2-bit
+  /// scale granularity and ASTC offset.
+  Value weightIn(LinearWeightFormat format, StringRef name, int64_t rows,
+                 int64_t cols) {
     MLIRContext *ctx = b.getContext();
     Type type;
-    switch (config.linearWeightFormat) {
+    switch (format) {
     case LinearWeightFormat::F32:
       return weight(name, {rows, cols});
     case LinearWeightFormat::Q2:
@@ -370,8 +376,9 @@ void DecoderBuilder::buildEntry(EntryKind kind, int64_t numTokens) {
     }
   }
 
-  Value head = config.tieWordEmbeddings ? table
-                                        : weight(kLmHeadName, {vocab, d});
+  Value head = config.tieWordEmbeddings
+                   ? table
+                   : weightIn(config.lmHeadFormat, kLmHeadName, vocab, d);
   if (everyRow) {
     // Every row's logits; padding rows' are unspecified.
     Value normed = rmsNorm(h, kFinalNormName);
