@@ -43,6 +43,12 @@ struct AttentionSpec {
   /// (TargetDescription::readOncePrefetch): how decode attention
   /// prefetches its next task's rows.
   ReadOncePrefetch readOncePrefetch;
+  /// Lowering only, from the module's target: its int8 dot product takes
+  /// unsigned bytes below 128 only (vpmaddubsw, whose i16 pair sums
+  /// saturate above). Integer scores then multiply the query codes'
+  /// magnitudes by the key codes with the query's signs, instead of the
+  /// key codes + 128 by the query codes.
+  bool smallUnsignedDots = false;
 
   /// How many positions the cache holds when attention reads it: before
   /// the append for attention that owns its cache, after the owner's

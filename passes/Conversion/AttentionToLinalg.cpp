@@ -30,6 +30,7 @@
 #include "afm/Target/TargetDescription.h"
 #include "dialects/afm/IR/AFMOps.h"
 #include "passes/CodeGen/GEMMTiles.h"
+#include "passes/CodeGen/Int8DotProducts.h"
 #include "passes/Conversion/AttentionSpec.h"
 #include "passes/Conversion/CompressedKernels.h"
 #include "passes/Conversion/LinalgBuilders.h"
@@ -879,12 +880,17 @@ struct AFMLowerAttentionPass
     // The target's prefetch hint when afm-set-target stamped one (the
     // afm-codegen pipelines); the default hint without (afm-opt alone).
     ReadOncePrefetch readOncePrefetch;
+    bool smallUnsignedDots = false;
     ModuleOp module = getOperation();
     if (contracts(module).getTargetAttrHelper().getAttr(module)) {
       FailureOr<TargetDescription> target = getTargetDescription(module);
       if (failed(target))
         return signalPassFailure();
       readOncePrefetch = target->readOncePrefetch;
+      // 8 lanes: a 256-bit register of i32 sums (vpmaddubsw on AVX2).
+      smallUnsignedDots =
+          !hasTargetInt8Dot(*target, 8, /*unsignedBelow128=*/false) &&
+          hasTargetInt8Dot(*target, 8, /*unsignedBelow128=*/true);
     }
     IRRewriter rewriter(&getContext());
     for (Operation *op : ops) {
@@ -899,6 +905,7 @@ struct AFMLowerAttentionPass
       if (failed(spec))
         return signalPassFailure();
       spec->readOncePrefetch = readOncePrefetch;
+      spec->smallUnsignedDots = smallUnsignedDots;
       Value result = AttentionBuilder(rewriter, op->getLoc(), *spec).build();
       rewriter.replaceOp(op, result);
     }

@@ -51,3 +51,29 @@ func.func @decode_next_rows_spacing(%q: tensor<1x24x128xf32>, %kv: memref<2x8x40
   %o = afm.shared_kv_attention global %q from %kv scales %s at %pos {int8_query} : tensor<1x24x128xf32>, memref<2x8x4096x128xi8>, memref<2x8x4096xf32> -> tensor<1x24x128xf32>
   return %o : tensor<1x24x128xf32>
 }
+
+// Integer scores (int8_query over tiled keys) on a target whose int8 dot
+// product takes unsigned bytes below 128 only (x86-64-v3: vpmaddubsw)
+// multiply the query codes' magnitudes, masked below 128, by the key
+// codes with each query code's sign ((k ^ m) - m); with vpdpbusd
+// (x86-64-v4-vnni) the key codes + 128 multiply the query codes.
+// RUN: afm-opt %s --afm-set-target=target=x86-64-v3 -afm-lower-attention | FileCheck %s --check-prefix=SMALL
+// RUN: afm-opt %s --afm-set-target=target=x86-64-v4-vnni -afm-lower-attention | FileCheck %s --check-prefix=FLIP
+// SMALL-LABEL: func.func @decode_integer_scores_signs
+// SMALL: %[[MAG:.*]] = math.absi %{{.*}} : vector<16xi8>
+// SMALL: arith.shrsi %{{.*}}, %{{.*}} : vector<16xi8>
+// SMALL: scf.forall
+// SMALL: %[[SIGN:.*]] = vector.bitcast %{{.*}} : vector<16xi32> to vector<64xi8>
+// SMALL: %[[X:.*]] = arith.xori %[[TILE:.*]], %[[SIGN]] : vector<64xi8>
+// SMALL: %[[K:.*]] = arith.subi %[[X]], %[[SIGN]] : vector<64xi8>
+// SMALL: %[[U:.*]] = arith.andi %{{.*}}, %{{.*}} : vector<16xi32>
+// SMALL: %[[S:.*]] = vector.bitcast %[[K]] : vector<64xi8> to vector<16xi32>
+// SMALL: afm_cpu.dot_bytes %{{.*}}, %[[U]], %[[S]] : vector<16xi32>
+// FLIP-LABEL: func.func @decode_integer_scores_signs
+// FLIP-NOT: math.absi
+// FLIP: arith.xori %{{.*}}, %{{.*}} : vector<64xi8>
+// FLIP: afm_cpu.dot_bytes
+func.func @decode_integer_scores_signs(%q: tensor<1x4x64xf32>, %kv: memref<2x2x512x64xi8>, %s: memref<2x2x512xf32>, %pos: index) -> tensor<1x4x64xf32> {
+  %o = afm.shared_kv_attention global %q from %kv scales %s at %pos {int8_query} : tensor<1x4x64xf32>, memref<2x2x512x64xi8>, memref<2x2x512xf32> -> tensor<1x4x64xf32>
+  return %o : tensor<1x4x64xf32>
+}
