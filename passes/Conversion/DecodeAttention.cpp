@@ -477,6 +477,12 @@ DecodeAttention::QueryHead DecodeAttention::queryHead(Value headRow) {
   if (!integerScores)
     return head;
   head.codes = codes;
+  if (spec.smallUnsignedDots) {
+    // Signed keys against the codes' magnitudes: no flip, no excess.
+    head.keyFlipExcess =
+        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+    return head;
+  }
   auto vi32 = VectorType::get({kLanes}, b.getI32Type());
   Value sum = arith::ExtSIOp::create(b, loc, vi32, codes.front());
   for (Value code : ArrayRef(codes).drop_front())
@@ -532,10 +538,10 @@ DecodeAttention::tiledIntegerScores(Value g, Value slot0,
   // afm-lower-dot-bytes can prove it, by the key codes with each query
   // code's sign, (k ^ m) - m for m = 0 or all ones: exact, since both
   // codes are in [-127, 127] (the cache's codes are clamped there, and
-  // -128 has no negation in a byte), and no excess to subtract. Without
-  // this form the instruction does not apply and the products are
-  // expanded to integer arithmetic, about ten instructions where this
-  // takes four.
+  // -128 has no negation in a byte), and no excess (queryHead's is 0).
+  // Per 32 bytes and head that is vpxor, vpsubb, vpmaddubsw, vpmaddwd and
+  // vpaddd (and a vpand per word), where the flipped keys took the
+  // integer expansion, about ten instructions.
   auto vi32 = VectorType::get({kLanes}, b.getI32Type());
   auto vi8 = VectorType::get({kWordBytes}, b.getI8Type());
   Value flip = arith::ConstantOp::create(
@@ -840,14 +846,8 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
     }
     memref::StoreOp::create(b, loc, head.scoreScale, hoistedScales,
                             ValueRange{h});
-    // The signed form adds no excess.
-    memref::StoreOp::create(
-        b, loc,
-        spec.smallUnsignedDots
-            ? arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0))
-                  .getResult()
-            : head.keyFlipExcess,
-        hoistedExcess, ValueRange{h});
+    memref::StoreOp::create(b, loc, head.keyFlipExcess, hoistedExcess,
+                            ValueRange{h});
   }
   auto forall =
       scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{tasks},
