@@ -70,6 +70,7 @@ private:
     int64_t n;
     void (*fn)(void *, int64_t);
     void *ctx;
+    std::atomic<bool> started{false};
   };
   static void parallelFor(void *self, int64_t n, void (*fn)(void *, int64_t),
                           void *ctx) {
@@ -86,13 +87,20 @@ private:
             host->threads.insert(std::this_thread::get_id());
           }
           // The pool hands indices to whichever thread claims them first,
-          // so a worker that wakes late may get none: the first index of a
-          // job with an index for every thread waits (up to 10 s) until
-          // every thread has joined, which shows that the compiled tasks
-          // can run on all of them.
+          // so a thread that wakes late may get none. The first index run
+          // in a job with an index for every thread therefore waits (up to
+          // 10 s) until every thread has joined, which shows that the
+          // compiled tasks can run on all of them. It must be the first
+          // index run, not index 0: a dispatcher preempted right after it
+          // publishes the job lets the worker run its share and steal the
+          // dispatcher's down to index 0, and then no index is left for
+          // the dispatcher to join with (a CI run under load saw it).
+          // Blocking the first index run leaves the other thread its own
+          // share, which no one else can have claimed.
+          bool first = !task->started.exchange(true);
           auto deadline =
               std::chrono::steady_clock::now() + std::chrono::seconds(10);
-          while (i == 0 && task->n >= host->api.num_threads &&
+          while (first && task->n >= host->api.num_threads &&
                  host->joined() < host->api.num_threads &&
                  std::chrono::steady_clock::now() < deadline)
             std::this_thread::yield();
