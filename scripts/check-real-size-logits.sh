@@ -3,6 +3,10 @@
 #
 #   scripts/check-real-size-logits.sh [options]
 #     --preset NAME      afm-gen-example preset (default afm-on-device-3b)
+#     --config FILE      a config.json instead of a preset, e.g. the 3B's
+#                        with an untied 2-bit or ASTC LM head
+#                        ("tie_word_embeddings": false, "lm_head_format":
+#                        "q2"); its model goes to WORK/<FILE's base name>
 #     --work DIR         model and outputs (default /tmp/afm-real-size, shared
 #                        with bench-real-size.sh: the 3B's F32 weights take
 #                        12 GB, each variant's dequantized copy another 12 GB
@@ -40,6 +44,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 preset=afm-on-device-3b
+configFile=
 work=/tmp/afm-real-size
 build=build
 prompt=1,500,2000,7
@@ -50,6 +55,7 @@ variants="continuous preset f16-kv"
 while [ $# -gt 0 ]; do
   case "$1" in
     --preset) preset=$2; shift 2 ;;
+    --config) configFile=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --prompt) prompt=$2; shift 2 ;;
@@ -61,6 +67,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 bin=$build/bin
+if [ -n "${configFile:-}" ]; then
+  [ -f "$configFile" ] || { echo "check-real-size-logits: --config $configFile: no such file" >&2; exit 2; }
+  preset=$(basename "$configFile" .json)
+fi
 model=$work/$preset
 mkdir -p "$work"
 log() { echo "check-real-size-logits: $*" >&2; }

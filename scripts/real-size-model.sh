@@ -3,11 +3,19 @@
 # model: it is written here, the same way for both.
 #
 # Expects: bin (afm build's bin directory), preset, model (its directory),
-# and a log function.
+# and a log function; configFile, when set, is a config.json to generate
+# instead of the preset (afm-gen-example --config).
 
-# Writes the preset's config.json and model.safetensors unless present.
+# Writes the preset's (or configFile's) config.json and model.safetensors
+# unless present.
 writePresetIfMissing() {
-  if [ ! -f "$model/model.safetensors" ]; then
+  if [ -f "$model/model.safetensors" ]; then
+    return
+  fi
+  if [ -n "${configFile:-}" ]; then
+    log "writing the model of $configFile to $model"
+    "$bin/afm-gen-example" --config "$configFile" --out-dir "$model"
+  else
     log "writing $preset to $model"
     "$bin/afm-gen-example" --preset "$preset" --out-dir "$model"
   fi

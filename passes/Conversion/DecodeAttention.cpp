@@ -136,7 +136,8 @@ private:
     Value scoreScale;
     /// Integer scores only: D / 16 vectors of 16 bytes, the codes (the
     /// signed operand of vpdpbusd, against the key codes + 128), and 128
-    /// times their sum (i32), which that + 128 adds to every score.
+    /// times their sum (i32), which that + 128 adds to every score; null
+    /// with spec.smallUnsignedDots, whose scores have no excess.
     SmallVector<Value> codes;
     Value keyFlipExcess;
     /// The head's row of the query.
@@ -477,12 +478,9 @@ DecodeAttention::QueryHead DecodeAttention::queryHead(Value headRow) {
   if (!integerScores)
     return head;
   head.codes = codes;
-  if (spec.smallUnsignedDots) {
-    // Signed keys against the codes' magnitudes: no flip, no excess.
-    head.keyFlipExcess =
-        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+  // Signed keys against the codes' magnitudes: no flip, no excess.
+  if (spec.smallUnsignedDots)
     return head;
-  }
   auto vi32 = VectorType::get({kLanes}, b.getI32Type());
   Value sum = arith::ExtSIOp::create(b, loc, vi32, codes.front());
   for (Value code : ArrayRef(codes).drop_front())
@@ -538,7 +536,7 @@ DecodeAttention::tiledIntegerScores(Value g, Value slot0,
   // afm-lower-dot-bytes can prove it, by the key codes with each query
   // code's sign, (k ^ m) - m for m = 0 or all ones: exact, since both
   // codes are in [-127, 127] (the cache's codes are clamped there, and
-  // -128 has no negation in a byte), and no excess (queryHead's is 0).
+  // -128 has no negation in a byte), and no excess to subtract.
   // Per 32 bytes and head that is vpxor, vpsubb, vpmaddubsw, vpmaddwd and
   // vpaddd (and a vpand per word), where the flipped keys took the
   // integer expansion, about ten instructions.
@@ -581,9 +579,9 @@ DecodeAttention::tiledIntegerScores(Value g, Value slot0,
   SmallVector<Value> scores;
   for (auto [r, query] : llvm::enumerate(queries)) {
     Value raw = arith::AddIOp::create(b, loc, sums[r][0], sums[r][1]);
-    scores.push_back(arith::SIToFPOp::create(
-        b, loc, vf,
-        arith::SubIOp::create(b, loc, raw, splat(query.keyFlipExcess))));
+    if (query.keyFlipExcess)
+      raw = arith::SubIOp::create(b, loc, raw, splat(query.keyFlipExcess));
+    scores.push_back(arith::SIToFPOp::create(b, loc, vf, raw));
   }
   return scores;
 }
@@ -814,8 +812,9 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
       querySigns = memref::AllocaOp::create(b, loc, wordsType);
     hoistedScales = memref::AllocaOp::create(
         b, loc, MemRefType::get({heads}, f32Type));
-    hoistedExcess = memref::AllocaOp::create(
-        b, loc, MemRefType::get({heads}, b.getI32Type()));
+    if (!spec.smallUnsignedDots)
+      hoistedExcess = memref::AllocaOp::create(
+          b, loc, MemRefType::get({heads}, b.getI32Type()));
     auto each = scf::ForOp::create(b, loc, index(0), index(heads), index(1));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(each.getBody());
@@ -846,8 +845,9 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
     }
     memref::StoreOp::create(b, loc, head.scoreScale, hoistedScales,
                             ValueRange{h});
-    memref::StoreOp::create(b, loc, head.keyFlipExcess, hoistedExcess,
-                            ValueRange{h});
+    if (hoistedExcess)
+      memref::StoreOp::create(b, loc, head.keyFlipExcess, hoistedExcess,
+                              ValueRange{h});
   }
   auto forall =
       scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{tasks},
@@ -881,8 +881,9 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
       head.row = h;
       head.scoreScale =
           memref::LoadOp::create(b, loc, hoistedScales, ValueRange{h});
-      head.keyFlipExcess =
-          memref::LoadOp::create(b, loc, hoistedExcess, ValueRange{h});
+      if (hoistedExcess)
+        head.keyFlipExcess =
+            memref::LoadOp::create(b, loc, hoistedExcess, ValueRange{h});
       queries.push_back(head);
     }
     // This task's slices of the partials, written in place.

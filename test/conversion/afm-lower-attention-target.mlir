@@ -69,10 +69,17 @@ func.func @decode_next_rows_spacing(%q: tensor<1x24x128xf32>, %kv: memref<2x8x40
 // SMALL: %[[U:.*]] = arith.andi %{{.*}}, %{{.*}} : vector<16xi32>
 // SMALL: %[[S:.*]] = vector.bitcast %[[K]] : vector<64xi8> to vector<16xi32>
 // SMALL: afm_cpu.dot_bytes %{{.*}}, %[[U]], %[[S]] : vector<16xi32>
+// Nothing is subtracted from its sums: the signed keys add no excess.
+// SMALL: %[[RAW:.*]] = arith.addi %{{.*}}, %{{.*}} : vector<16xi32>
+// SMALL-NEXT: arith.sitofp %[[RAW]] : vector<16xi32> to vector<16xf32>
 // FLIP-LABEL: func.func @decode_integer_scores_signs
 // FLIP-NOT: math.absi
 // FLIP: arith.xori %{{.*}}, %{{.*}} : vector<64xi8>
 // FLIP: afm_cpu.dot_bytes
+// FLIP: %[[RAW:.*]] = arith.addi %{{.*}}, %{{.*}} : vector<16xi32>
+// FLIP-NEXT: %[[EXCESS:.*]] = vector.broadcast %{{.*}} : i32 to vector<16xi32>
+// FLIP-NEXT: %[[LESS:.*]] = arith.subi %[[RAW]], %[[EXCESS]] : vector<16xi32>
+// FLIP-NEXT: arith.sitofp %[[LESS]] : vector<16xi32> to vector<16xf32>
 func.func @decode_integer_scores_signs(%q: tensor<1x4x64xf32>, %kv: memref<2x2x512x64xi8>, %s: memref<2x2x512xf32>, %pos: index) -> tensor<1x4x64xf32> {
   %o = afm.shared_kv_attention global %q from %kv scales %s at %pos {int8_query} : tensor<1x4x64xf32>, memref<2x2x512x64xi8>, memref<2x2x512xf32> -> tensor<1x4x64xf32>
   return %o : tensor<1x4x64xf32>
