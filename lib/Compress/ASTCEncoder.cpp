@@ -2,6 +2,7 @@
 
 #include "afm/Compress/ASTC.h"
 #include "afm/Compress/ASTCDecoder.h"
+#include "afm/Compress/Bands.h"
 #include "afm/Model/HalfFloat.h"
 
 #include <astcenc.h>
@@ -50,25 +51,21 @@ static llvm::Error astcError(const char *what, astcenc_error status) {
                                  astcenc_get_error_string(status));
 }
 
-llvm::Expected<ASTCMatrix>
-mlir::afm::encodeASTC(const float *w, size_t rows, size_t cols,
-                      const ASTCEncodeOptions &options) {
-  const unsigned dim = kASTCBlockDim;
-  ASTCMatrix out;
-  out.rows = rows;
-  out.cols = cols;
-  out.blockRows = (rows + dim - 1) / dim;
-  out.blockCols = (cols + dim - 1) / dim;
-  size_t blockCount = out.blockRows * out.blockCols;
-  if (rows == 0 || cols == 0)
-    return out;
-
-  // The image is the padded matrix minus each block's offset, in RGBA f32.
-  size_t width = out.blockCols * dim, height = out.blockRows * dim;
-  std::vector<float> image(width * height * 4);
-  out.offsets.resize(blockCount);
+/// Encodes block rows [firstBlockRow, endBlockRow) of `w` into
+/// `out.blocks` and `out.offsets` with `context`, staging the band's image
+/// in `image`.
+static llvm::Error encodeBand(astcenc_context *context, const float *w,
+                              const ASTCEncodeOptions &options,
+                              size_t firstBlockRow, size_t endBlockRow,
+                              std::vector<float> &image, ASTCMatrix &out) {
+  const size_t dim = kASTCBlockDim, rows = out.rows, cols = out.cols;
+  // The band's image is the padded matrix minus each block's offset, in
+  // RGBA f32.
+  size_t width = out.blockCols * dim,
+         height = (endBlockRow - firstBlockRow) * dim;
+  image.assign(width * height * 4, 0.0f);
   std::vector<float> blockValues;
-  for (size_t nb = 0; nb < out.blockRows; ++nb)
+  for (size_t nb = firstBlockRow; nb < endBlockRow; ++nb)
     for (size_t kb = 0; kb < out.blockCols; ++kb) {
       size_t rowEnd = std::min(rows, (nb + 1) * dim);
       size_t colEnd = std::min(cols, (kb + 1) * dim);
@@ -90,27 +87,13 @@ mlir::afm::encodeASTC(const float *w, size_t rows, size_t cols,
           float v = (real ? w[y * cols + x]
                           : blockValues[index % blockValues.size()]) -
                     offset;
-          float *texel = &image[(y * width + x) * 4];
+          float *texel = &image[((y - firstBlockRow * dim) * width + x) * 4];
           texel[0] = v;
           texel[1] = options.lumaInAllChannels ? v : 0.0f;
           texel[2] = options.lumaInAllChannels ? v : 0.0f;
           texel[3] = 1.0f;
         }
     }
-
-  astcenc_config config;
-  if (astcenc_error status = astcenc_config_init(
-          ASTCENC_PRF_HDR, dim, dim, 1, options.quality, 0, &config))
-    return astcError("config", status);
-  config.cw_r_weight = 1.0f;
-  config.cw_g_weight = options.greenBlueWeight;
-  config.cw_b_weight = options.greenBlueWeight;
-  config.cw_a_weight = 0.0f;
-  config.tune_partition_count_limit = options.partitionLimit;
-  astcenc_context *rawContext = nullptr;
-  if (astcenc_error status = astcenc_context_alloc(&config, 1, &rawContext))
-    return astcError("context", status);
-  std::unique_ptr<astcenc_context, ContextDeleter> context(rawContext);
 
   astcenc_image astcImage;
   astcImage.dim_x = static_cast<unsigned>(width);
@@ -121,11 +104,64 @@ mlir::afm::encodeASTC(const float *w, size_t rows, size_t cols,
   astcImage.data = slices;
   const astcenc_swizzle swizzle = {ASTCENC_SWZ_R, ASTCENC_SWZ_G,
                                    ASTCENC_SWZ_B, ASTCENC_SWZ_A};
-  out.blocks.resize(blockCount * kASTCBlockBytes);
-  if (astcenc_error status =
-          astcenc_compress_image(context.get(), &astcImage, &swizzle,
-                                 out.blocks.data(), out.blocks.size(), 0))
+  size_t firstBlock = firstBlockRow * out.blockCols,
+         blocks = (endBlockRow - firstBlockRow) * out.blockCols;
+  if (astcenc_error status = astcenc_compress_image(
+          context, &astcImage, &swizzle,
+          out.blocks.data() + firstBlock * kASTCBlockBytes,
+          blocks * kASTCBlockBytes, 0))
     return astcError("compress", status);
+  // The context encodes the next band as a new image.
+  if (astcenc_error status = astcenc_compress_reset(context))
+    return astcError("reset", status);
+  return llvm::Error::success();
+}
+
+llvm::Expected<ASTCMatrix>
+mlir::afm::encodeASTC(const float *w, size_t rows, size_t cols,
+                      const ASTCEncodeOptions &options) {
+  const unsigned dim = kASTCBlockDim;
+  ASTCMatrix out;
+  out.rows = rows;
+  out.cols = cols;
+  out.blockRows = (rows + dim - 1) / dim;
+  out.blockCols = (cols + dim - 1) / dim;
+  size_t blockCount = out.blockRows * out.blockCols;
+  if (rows == 0 || cols == 0)
+    return out;
+  out.offsets.resize(blockCount);
+  out.blocks.resize(blockCount * kASTCBlockBytes);
+
+  astcenc_config config;
+  if (astcenc_error status = astcenc_config_init(
+          ASTCENC_PRF_HDR, dim, dim, 1, options.quality, 0, &config))
+    return astcError("config", status);
+  config.cw_r_weight = 1.0f;
+  config.cw_g_weight = options.greenBlueWeight;
+  config.cw_b_weight = options.greenBlueWeight;
+  config.cw_a_weight = 0.0f;
+  config.tune_partition_count_limit = options.partitionLimit;
+
+  // Bands of block rows on several threads, each with its own context and
+  // image (a context encodes one image at a time).
+  unsigned workers =
+      bandWorkers(out.blockRows, options.bandBlockRows, options.threads);
+  std::vector<std::unique_ptr<astcenc_context, ContextDeleter>> contexts(
+      workers);
+  for (auto &context : contexts) {
+    astcenc_context *raw = nullptr;
+    if (astcenc_error status = astcenc_context_alloc(&config, 1, &raw))
+      return astcError("context", status);
+    context.reset(raw);
+  }
+  std::vector<std::vector<float>> images(workers);
+  if (llvm::Error error = forEachBand(
+          out.blockRows, options.bandBlockRows, options.threads,
+          [&](size_t begin, size_t end, unsigned worker) {
+            return encodeBand(contexts[worker].get(), w, options, begin, end,
+                              images[worker], out);
+          }))
+    return std::move(error);
 
   // Dequantize with our own decoder: what the compiler will embed.
   if (llvm::Error err = decodeASTCWeights(out))

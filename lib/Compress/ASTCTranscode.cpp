@@ -1,6 +1,7 @@
 //===- ASTCTranscode.cpp - ASTC to 4-bit block-affine for CPUs ------------===//
 
 #include "afm/Compress/ASTCTranscode.h"
+#include "afm/Compress/Bands.h"
 #include "afm/Model/HalfFloat.h"
 
 #include <algorithm>
@@ -89,22 +90,32 @@ ASTCTranscoded mlir::afm::transcodeAffine4(const float *w, size_t rows,
   t.codes.assign(t.blockRows * dim * (dim / 2) * t.storedBlockCols, 0);
   t.scales.assign(t.blockRows * t.storedBlockCols, 0);
   t.biases.assign(t.blockRows * t.storedBlockCols, 0);
-  float values[dim * dim];
-  for (size_t nb = 0; nb < t.blockRows; ++nb)
-    for (size_t kb = 0; kb < t.blockCols; ++kb) {
-      size_t height = std::min(dim, rows - nb * dim);
-      size_t width = std::min(dim, cols - kb * dim);
-      for (size_t r = 0; r < height; ++r)
-        for (size_t j = 0; j < width; ++j)
-          values[r * width + j] = w[(nb * dim + r) * cols + kb * dim + j];
-      BlockFit fit = fitBlock(values, static_cast<unsigned>(height * width));
-      t.scales[nb * t.storedBlockCols + kb] = fit.scale;
-      t.biases[nb * t.storedBlockCols + kb] = fit.bias;
-      for (size_t r = 0; r < height; ++r)
-        for (size_t j = 0; j < width; ++j)
-          t.codes[astcPlaneByteIndex(t.storedBlockCols, nb, r, kb, j)] |=
-              static_cast<uint8_t>(fit.codes[r * width + j] << (4 * (j % 2)));
-    }
+  // Block rows in bands on several threads: a block row's codes, scales
+  // and biases are its own bytes.
+  auto fitRows = [&](size_t firstBlockRow, size_t endBlockRow,
+                     unsigned) -> llvm::Error {
+    float values[dim * dim];
+    for (size_t nb = firstBlockRow; nb < endBlockRow; ++nb)
+      for (size_t kb = 0; kb < t.blockCols; ++kb) {
+        size_t height = std::min(dim, rows - nb * dim);
+        size_t width = std::min(dim, cols - kb * dim);
+        for (size_t r = 0; r < height; ++r)
+          for (size_t j = 0; j < width; ++j)
+            values[r * width + j] = w[(nb * dim + r) * cols + kb * dim + j];
+        BlockFit fit =
+            fitBlock(values, static_cast<unsigned>(height * width));
+        t.scales[nb * t.storedBlockCols + kb] = fit.scale;
+        t.biases[nb * t.storedBlockCols + kb] = fit.bias;
+        for (size_t r = 0; r < height; ++r)
+          for (size_t j = 0; j < width; ++j)
+            t.codes[astcPlaneByteIndex(t.storedBlockCols, nb, r, kb, j)] |=
+                static_cast<uint8_t>(fit.codes[r * width + j]
+                                     << (4 * (j % 2)));
+      }
+    return llvm::Error::success();
+  };
+  llvm::cantFail(forEachBand(t.blockRows, kBandBlockRows, /*threads=*/0,
+                             fitRows));
   return t;
 }
 

@@ -82,6 +82,27 @@ TEST(ASTCEncoder, EdgeBlocksArePaddedNotDamaged) {
   EXPECT_GT(encodeAndCheck(w, 10, 16, ASTCOffsetMode::Min), 2.0);
 }
 
+TEST(ASTCEncoder, BandsOnSeveralThreadsGiveTheBytesOfOneImage) {
+  // 50 x 40: 9 block rows (the last holds 2 real rows) and 7 block columns
+  // (the last holds 4). One image of all 9 block rows on one thread, then
+  // bands of 2 block rows (the last band 1) on 3 threads.
+  std::vector<float> w = test::gaussian(50 * 40, 0.02f, 24);
+  ASTCEncodeOptions whole;
+  whole.bandBlockRows = 1000;
+  whole.threads = 1;
+  ASTCEncodeOptions banded;
+  banded.bandBlockRows = 2;
+  banded.threads = 3;
+  llvm::Expected<ASTCMatrix> one = encodeASTC(w.data(), 50, 40, whole);
+  llvm::Expected<ASTCMatrix> bands = encodeASTC(w.data(), 50, 40, banded);
+  ASSERT_TRUE(static_cast<bool>(one)) << llvm::toString(one.takeError());
+  ASSERT_TRUE(static_cast<bool>(bands)) << llvm::toString(bands.takeError());
+  EXPECT_EQ(one->blocks, bands->blocks);
+  EXPECT_EQ(one->offsets, bands->offsets);
+  EXPECT_EQ(one->weights, bands->weights);
+  EXPECT_GT(snrDb(w.data(), bands->weights.data(), w.size()), 10.0);
+}
+
 TEST(ASTCEncoder, ConstantMatrixIsNearlyExact) {
   std::vector<float> w(12 * 12, 0.015625f);
   llvm::Expected<ASTCMatrix> m =

@@ -21,6 +21,7 @@
 #ifndef AFM_COMPRESS_ASTC_H
 #define AFM_COMPRESS_ASTC_H
 
+#include "afm/Compress/Bands.h"
 #include "afm/Layout/PackedWeights.h"
 #include "llvm/Support/Error.h"
 
@@ -41,7 +42,7 @@ enum class ASTCOffsetMode {
 
 struct ASTCEncodeOptions {
   ASTCOffsetMode offsetMode = ASTCOffsetMode::LinearSegment;
-  /// libastcenc quality (0..100; ASTCENC_PRE_THOROUGH is 60).
+  /// libastcenc quality (0..100; 60 is ASTCENC_PRE_MEDIUM).
   float quality = 60.0f;
   /// Put the value in R, G and B (true) or in R only with G = B = 0. R only
   /// makes libastcenc choose HDR RGB modes 11 and 15, which the decoder
@@ -52,6 +53,15 @@ struct ASTCEncodeOptions {
   float greenBlueWeight = 0.0f;
   /// libastcenc's partition count limit (1 keeps the decoder's subset).
   unsigned partitionLimit = 1;
+  /// Rows of blocks per band: the matrix is encoded a band at a time, each
+  /// band's RGBA f32 image (16 bytes a weight) built, encoded and reused,
+  /// so the staging memory is a few bands' and not the matrix's (a 150000
+  /// x 3072 LM head's whole image took 7.4 GB). libastcenc encodes each
+  /// block alone, so bands give the same bytes as one image.
+  size_t bandBlockRows = kBandBlockRows;
+  /// Threads that encode bands at once (0: one per hardware thread; never
+  /// more than there are bands).
+  unsigned threads = 0;
 };
 
 struct ASTCMatrix {
