@@ -60,10 +60,10 @@ static llvm::Error encodeBand(astcenc_context *context, const float *w,
                               std::vector<float> &image, ASTCMatrix &out) {
   const size_t dim = kASTCBlockDim, rows = out.rows, cols = out.cols;
   // The band's image is the padded matrix minus each block's offset, in
-  // RGBA f32.
+  // RGBA f32; the loops below write every texel of it, padding included.
   size_t width = out.blockCols * dim,
          height = (endBlockRow - firstBlockRow) * dim;
-  image.assign(width * height * 4, 0.0f);
+  image.resize(width * height * 4);
   std::vector<float> blockValues;
   for (size_t nb = firstBlockRow; nb < endBlockRow; ++nb)
     for (size_t kb = 0; kb < out.blockCols; ++kb) {

@@ -542,10 +542,16 @@ DecodeAttention::tiledIntegerScores(Value g, Value slot0,
   // integer expansion, about ten instructions.
   auto vi32 = VectorType::get({kLanes}, b.getI32Type());
   auto vi8 = VectorType::get({kWordBytes}, b.getI8Type());
-  Value flip = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(vi8, b.getI8IntegerAttr(-128)));
-  Value below128 = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(vi32, b.getI32IntegerAttr(0x7f7f7f7f)));
+  // Each form's constant: the sign-bit flip of the keys, or the mask of
+  // the query magnitudes.
+  Value flip, below128;
+  if (spec.smallUnsignedDots)
+    below128 = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(vi32, b.getI32IntegerAttr(0x7f7f7f7f)));
+  else
+    flip = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vi8, b.getI8IntegerAttr(-128)));
   Value zero = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(vi32, b.getI32IntegerAttr(0)));
   SmallVector<std::array<Value, 2>> sums(queries.size(), {zero, zero});
