@@ -581,6 +581,19 @@ def AFMLowerDotBytesPass : Pass<"afm-lower-dot-bytes"> {
     (every product is 2^c times the old one; the trip count bounds the sum
     within i32), without a byte shift per vector, which x86 lacks (2-bit
     GEMV planes).
+
+    Where the dot product goes through i16 pair sums (`vpmaddubsw`, then
+    `vpmaddwd` with ones), dot products that add into one sum share one
+    widening: their pair sums are added in i16 (`vpaddw`) and widened once.
+    That is exact while n * 2 * max(u) * 128 <= 32767, with max(u) the
+    largest byte the unsigned operand's mask lets through (42 products of
+    2-bit codes, 8 of nibbles per widening; bytes up to 127 keep one each).
+    It applies to a chain of dot products in a block (the 4-bit LM head's
+    groups), and to the chains of a loop's accumulators that start at zero
+    and are added together after it (the code planes and lanes of one GEMV
+    output): the first accumulator takes every product of an iteration, the
+    others carry their zero through. The 2-bit GEMV's eight dot products
+    per 64 code bytes then widen once, not eight times.
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect",

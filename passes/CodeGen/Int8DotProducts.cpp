@@ -34,18 +34,29 @@ static Value extendedByte(Value value) {
   return ext.getIn();
 }
 
-bool afm::bytesMaskedBelow128(Value value) {
+std::optional<uint64_t> afm::maskedByteMax(Value value) {
   if (auto cast = value.getDefiningOp<vector::BitCastOp>())
     value = cast.getSource();
   auto mask = value.getDefiningOp<arith::AndIOp>();
   if (!mask)
-    return false;
+    return std::nullopt;
+  std::optional<uint64_t> best;
   APInt bits;
-  for (Value operand : mask->getOperands())
-    if (matchPattern(operand, m_ConstantInt(&bits)) &&
-        (bits.getZExtValue() & 0x80808080u) == 0)
-      return true;
-  return false;
+  for (Value operand : mask->getOperands()) {
+    if (!matchPattern(operand, m_ConstantInt(&bits)) || bits.getBitWidth() > 64)
+      continue;
+    // x & m is at most m in every byte.
+    uint64_t word = bits.getZExtValue(), largest = 0;
+    for (unsigned byte = 0; byte < (bits.getBitWidth() + 7) / 8; ++byte)
+      largest = std::max(largest, (word >> (8 * byte)) & 0xff);
+    best = best ? std::min(*best, largest) : largest;
+  }
+  return best;
+}
+
+bool afm::bytesMaskedBelow128(Value value) {
+  std::optional<uint64_t> largest = maskedByteMax(value);
+  return largest && *largest < 128;
 }
 
 std::optional<Int8DotBody> afm::matchInt8DotProduct(linalg::LinalgOp op) {
@@ -104,6 +115,56 @@ std::optional<Int8DotBody> afm::matchInt8DotProduct(linalg::LinalgOp op) {
   return dot;
 }
 
+static Value callIntrinsic(OpBuilder &b, Location loc, Type result,
+                           StringRef name, ValueRange args) {
+  return LLVM::CallIntrinsicOp::create(b, loc, result, b.getStringAttr(name),
+                                       args)
+      .getResult(0);
+}
+
+namespace {
+/// The two instructions of a dot product through i16 pair sums
+/// (vpmaddubsw, then vpmaddwd with ones).
+struct PairSumInstructions {
+  std::string pairs, quads;
+};
+} // namespace
+
+static std::optional<PairSumInstructions>
+selectPairSumInstructions(const TargetDescription &target, int64_t lanes) {
+  if (target.int8Dot != Int8DotProduct::X86MaddUBSW)
+    return std::nullopt;
+  if (lanes == 16 && target.vectorBits >= 512)
+    return PairSumInstructions{"llvm.x86.avx512.pmaddubs.w.512",
+                               "llvm.x86.avx512.pmaddw.d.512"};
+  if (lanes == 8)
+    return PairSumInstructions{"llvm.x86.avx2.pmadd.ub.sw",
+                               "llvm.x86.avx2.pmadd.wd"};
+  if (lanes == 4)
+    return PairSumInstructions{"llvm.x86.ssse3.pmadd.ub.sw.128",
+                               "llvm.x86.sse2.pmadd.wd"};
+  return std::nullopt;
+}
+
+/// The i16 sums of adjacent u8 x s8 byte products of `u` and `s`.
+static Value buildPairSums(OpBuilder &b, Location loc,
+                           const PairSumInstructions &names, int64_t lanes,
+                           Value u, Value s) {
+  auto i16s = VectorType::get({2 * lanes}, b.getI16Type());
+  return callIntrinsic(b, loc, i16s, names.pairs, {u, s});
+}
+
+/// The i32 sums of adjacent i16s of `pairs`.
+static Value buildQuadSums(OpBuilder &b, Location loc,
+                           const PairSumInstructions &names, int64_t lanes,
+                           Value pairs) {
+  auto i16s = cast<VectorType>(pairs.getType());
+  Value ones = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(i16s, b.getI16IntegerAttr(1)));
+  return callIntrinsic(b, loc, VectorType::get({lanes}, b.getI32Type()),
+                       names.quads, {pairs, ones});
+}
+
 namespace {
 /// One dot-product instruction over i32 lanes of four bytes each.
 struct DotInstruction {
@@ -116,13 +177,6 @@ struct DotInstruction {
       accumulate;
 };
 } // namespace
-
-static Value callIntrinsic(OpBuilder &b, Location loc, Type result,
-                           StringRef name, ValueRange args) {
-  return LLVM::CallIntrinsicOp::create(b, loc, result, b.getStringAttr(name),
-                                       args)
-      .getResult(0);
-}
 
 /// The target's instruction for `lanes` i32 lanes, if it has one.
 static std::optional<DotInstruction>
@@ -163,28 +217,15 @@ selectDotInstruction(const TargetDescription &target, int64_t lanes,
   case Int8DotProduct::X86MaddUBSW: {
     // Pairs of u8 x s8 products summed to i16 (saturating: exact while
     // u < 128), then pairs of i16 to i32 by a multiply with ones.
-    if (!unsignedBelow128)
+    std::optional<PairSumInstructions> names =
+        selectPairSumInstructions(target, lanes);
+    if (!unsignedBelow128 || !names)
       return std::nullopt;
-    std::string pairs, quads;
-    if (lanes == 16 && target.vectorBits >= 512) {
-      pairs = "llvm.x86.avx512.pmaddubs.w.512";
-      quads = "llvm.x86.avx512.pmaddw.d.512";
-    } else if (lanes == 8) {
-      pairs = "llvm.x86.avx2.pmadd.ub.sw";
-      quads = "llvm.x86.avx2.pmadd.wd";
-    } else if (lanes == 4) {
-      pairs = "llvm.x86.ssse3.pmadd.ub.sw.128";
-      quads = "llvm.x86.sse2.pmadd.wd";
-    } else {
-      return std::nullopt;
-    }
     dot.build = [=](OpBuilder &b, Location loc, Value acc, Value u, Value s) {
-      auto i16s = VectorType::get({2 * lanes}, b.getI16Type());
-      Value pair = callIntrinsic(b, loc, i16s, pairs, {u, s});
-      Value ones = arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(i16s, b.getI16IntegerAttr(1)));
-      Value quad = callIntrinsic(b, loc, i32s(b, lanes), quads, {pair, ones});
-      return arith::AddIOp::create(b, loc, acc, quad).getResult();
+      Value pair = buildPairSums(b, loc, *names, lanes, u, s);
+      return arith::AddIOp::create(
+                 b, loc, acc, buildQuadSums(b, loc, *names, lanes, pair))
+          .getResult();
     };
     return dot;
   }
@@ -224,6 +265,48 @@ Value afm::buildTargetInt8Dot(OpBuilder &b, Location loc,
                                        : instruction->build;
   return build(b, loc, acc, vector::BitCastOp::create(b, loc, bytes, u),
                vector::BitCastOp::create(b, loc, bytes, s));
+}
+
+int64_t afm::maxInt8DotsSummedInI16(const TargetDescription &target,
+                                    int64_t lanes, uint64_t unsignedMax) {
+  if (!selectPairSumInstructions(target, lanes) || unsignedMax >= 128)
+    return 0;
+  // Each pair sum is at most 2 * unsignedMax * 128 in magnitude (s8 goes
+  // down to -128); n of them stay exact in i16 while n times that does.
+  return unsignedMax == 0 ? INT64_MAX
+                          : INT16_MAX / (2 * int64_t(unsignedMax) * 128);
+}
+
+Value afm::buildTargetInt8DotSum(
+    OpBuilder &b, Location loc, const TargetDescription &target, Value acc,
+    ArrayRef<std::pair<Value, Value>> products, uint64_t unsignedMax) {
+  auto type = dyn_cast<VectorType>(acc.getType());
+  if (!type || type.getRank() != 1 || type.isScalable() || products.empty())
+    return {};
+  int64_t lanes = type.getNumElements();
+  std::optional<PairSumInstructions> names =
+      selectPairSumInstructions(target, lanes);
+  if (!names ||
+      int64_t(products.size()) > maxInt8DotsSummedInI16(target, lanes, unsignedMax))
+    return {};
+  auto bytes = VectorType::get({kBytesPerLane * lanes}, b.getI8Type());
+  SmallVector<Value> sums;
+  for (auto [u, s] : products)
+    sums.push_back(buildPairSums(
+        b, loc, *names, lanes, vector::BitCastOp::create(b, loc, bytes, u),
+        vector::BitCastOp::create(b, loc, bytes, s)));
+  // A balanced tree: the adds of one level do not wait for each other.
+  while (sums.size() > 1) {
+    SmallVector<Value> next;
+    for (size_t i = 0; i + 1 < sums.size(); i += 2)
+      next.push_back(arith::AddIOp::create(b, loc, sums[i], sums[i + 1]));
+    if (sums.size() % 2)
+      next.push_back(sums.back());
+    sums = std::move(next);
+  }
+  return arith::AddIOp::create(
+             b, loc, acc, buildQuadSums(b, loc, *names, lanes, sums.front()))
+      .getResult();
 }
 
 namespace {

@@ -67,6 +67,27 @@ void finishInt8DotLoops(RewriterBase &rewriter,
 /// only then.
 bool bytesMaskedBelow128(Value value);
 
+/// The largest value any byte of the integer (i8 or packed i32) `value`
+/// can hold, when it is masked by a constant (the mask's largest byte).
+std::optional<uint64_t> maskedByteMax(Value value);
+
+/// How many dot products of `lanes` i32 lanes, with unsigned bytes of at
+/// most `unsignedMax`, buildTargetInt8DotSum sums in one: 0 when the
+/// target's instruction does not go through i16 pair sums (only
+/// vpmaddubsw does) or the bytes reach 128.
+int64_t maxInt8DotsSummedInI16(const TargetDescription &target,
+                               int64_t lanes, uint64_t unsignedMax);
+
+/// `acc + dot(u1, s1) + ... + dot(un, sn)` with one widening for all n
+/// (vpmaddubsw per product, their i16 pair sums added, one vpmaddwd),
+/// where each dot product widens its own; exact while n is at most
+/// maxInt8DotsSummedInI16. Null when the target has no such form or n is
+/// larger.
+Value buildTargetInt8DotSum(OpBuilder &b, Location loc,
+                            const TargetDescription &target, Value acc,
+                            ArrayRef<std::pair<Value, Value>> products,
+                            uint64_t unsignedMax);
+
 /// Whether the target has a dot-product instruction for `lanes` i32 lanes
 /// (with unsigned bytes below 128 when `unsignedBelow128`).
 bool hasTargetInt8Dot(const TargetDescription &target, int64_t lanes,

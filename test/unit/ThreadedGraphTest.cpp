@@ -12,19 +12,10 @@ extern "C" {
 #include "runtime/thread_pool.h"
 }
 
+#include "HostGraphTestSupport.h"
+
 #include "afm/Layout/PackedWeights.h"
-#include "afm/CodeGen/ObjectEmitter.h"
-#include "afm/Compiler/HostLibrary.h"
-#include "afm/Compiler/InitAll.h"
-#include "afm/Target/TargetDescription.h"
 #include "afm/kernel_abi.h"
-
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
@@ -113,33 +104,14 @@ private:
   std::mutex mutex;
 };
 
-class ThreadedGraphTest : public ::testing::Test {
+class ThreadedGraphTest : public afm::test::HostGraphTest {
 protected:
-  ThreadedGraphTest() : context(makeRegistry()) {
-    context.loadAllAvailableDialects();
-  }
-
-  static DialectRegistry makeRegistry() {
-    DialectRegistry registry;
-    afm::registerDialects(registry);
-    afm::registerLLVMIRTranslations(registry);
-    return registry;
-  }
-
   /// Compiles `source` for the host's threads; returns its main.
   void *compile(const char *source) {
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
-    EXPECT_TRUE(module);
-    if (!module)
-      return nullptr;
-    llvm::Error error = library.compileAndLoad(*module, afm::getHostTarget(),
-                                               afm::GraphThreads::Host);
-    EXPECT_FALSE(error) << llvm::toString(std::move(error));
-    return library.lookup("main");
+    return HostGraphTest::compile(source, afm::getHostTarget(),
+                                  afm::GraphThreads::Host);
   }
 
-  MLIRContext context;
-  afm::HostLibrary library;
   std::mt19937 random{11};
 };
 

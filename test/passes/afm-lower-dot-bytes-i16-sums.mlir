@@ -1,0 +1,142 @@
+// On AVX2 a dot product is vpmaddubsw (u8 x s8 pairs summed to i16) and
+// vpmaddwd with ones (i16 pairs to i32). Dot products that add into one
+// sum share the widening: their i16 pair sums are added (vpaddw) and
+// widened once, as long as those sums cannot leave i16, n * 2 * max(u) *
+// 128 <= 32767 (42 products of 2-bit codes, 8 of nibbles). That covers a
+// chain of dot products in a block, and the chains of a loop's iter_args
+// that start at zero and are added together after it (the planes and
+// lanes of one GEMV output); those iter_args then carry their zero
+// through. Unmasked bytes, and VNNI's vpdpbusd, keep their form.
+// RUN: afm-opt %s --afm-set-target=target=x86-64-v3 --afm-lower-dot-bytes | FileCheck %s --check-prefix=AVX2
+// RUN: afm-opt %s --afm-set-target=target=x86-64-v4-vnni --afm-lower-dot-bytes | FileCheck %s --check-prefix=VNNI
+
+// Two iter_args of two 2-bit products each, summed after the loop: four
+// pair sums, three i16 adds, one widening into the first iter_arg; the
+// second yields itself.
+// AVX2-LABEL: func.func @loop_chains
+// AVX2: %[[R:.*]]:2 = scf.for %{{.*}} iter_args(%[[A:.*]] = %{{.*}}, %[[B:.*]] = %{{.*}})
+// AVX2-COUNT-4: llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"
+// AVX2-COUNT-3: arith.addi %{{.*}} : vector<16xi16>
+// AVX2: %[[Q:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// AVX2-NOT: llvm.x86.avx2.pmadd.wd
+// AVX2: %[[S:.*]] = arith.addi %[[A]], %[[Q]] : vector<8xi32>
+// AVX2: scf.yield %[[S]], %[[B]]
+// AVX2: arith.addi %[[R]]#0, %[[R]]#1
+// VNNI-LABEL: func.func @loop_chains
+// VNNI-COUNT-4: llvm.x86.avx512.vpdpbusd.256
+// VNNI-NOT: pmadd
+func.func @loop_chains(%w: memref<12x32xi8>, %x: memref<12x4x32xi8>) -> vector<8xi32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c12 = arith.constant 12 : index
+  %zero = arith.constant dense<0> : vector<8xi32>
+  %three = arith.constant dense<3> : vector<32xi8>
+  %two = arith.constant dense<2> : vector<32xi8>
+  %four = arith.constant dense<4> : vector<32xi8>
+  %six = arith.constant dense<6> : vector<32xi8>
+  %pad = arith.constant 0 : i8
+  %r:2 = scf.for %i = %c0 to %c12 step %c1 iter_args(%a = %zero, %b = %zero) -> (vector<8xi32>, vector<8xi32>) {
+    %bytes = vector.transfer_read %w[%i, %c0], %pad {in_bounds = [true]} : memref<12x32xi8>, vector<32xi8>
+    %x0 = vector.transfer_read %x[%i, %c0, %c0], %pad {in_bounds = [true]} : memref<12x4x32xi8>, vector<32xi8>
+    %x1 = vector.transfer_read %x[%i, %c1, %c0], %pad {in_bounds = [true]} : memref<12x4x32xi8>, vector<32xi8>
+    %x2 = vector.transfer_read %x[%i, %c2, %c0], %pad {in_bounds = [true]} : memref<12x4x32xi8>, vector<32xi8>
+    %x3 = vector.transfer_read %x[%i, %c3, %c0], %pad {in_bounds = [true]} : memref<12x4x32xi8>, vector<32xi8>
+    %p0 = arith.andi %bytes, %three : vector<32xi8>
+    %h1 = arith.shrui %bytes, %two : vector<32xi8>
+    %p1 = arith.andi %h1, %three : vector<32xi8>
+    %h2 = arith.shrui %bytes, %four : vector<32xi8>
+    %p2 = arith.andi %h2, %three : vector<32xi8>
+    %h3 = arith.shrui %bytes, %six : vector<32xi8>
+    %p3 = arith.andi %h3, %three : vector<32xi8>
+    %u0 = vector.bitcast %p0 : vector<32xi8> to vector<8xi32>
+    %u1 = vector.bitcast %p1 : vector<32xi8> to vector<8xi32>
+    %u2 = vector.bitcast %p2 : vector<32xi8> to vector<8xi32>
+    %u3 = vector.bitcast %p3 : vector<32xi8> to vector<8xi32>
+    %s0 = vector.bitcast %x0 : vector<32xi8> to vector<8xi32>
+    %s1 = vector.bitcast %x1 : vector<32xi8> to vector<8xi32>
+    %s2 = vector.bitcast %x2 : vector<32xi8> to vector<8xi32>
+    %s3 = vector.bitcast %x3 : vector<32xi8> to vector<8xi32>
+    %a1 = afm_cpu.dot_bytes %a, %u0, %s0 : vector<8xi32>
+    %b1 = afm_cpu.dot_bytes %b, %u1, %s1 : vector<8xi32>
+    %a2 = afm_cpu.dot_bytes %a1, %u2, %s2 : vector<8xi32>
+    %b2 = afm_cpu.dot_bytes %b1, %u3, %s3 : vector<8xi32>
+    scf.yield %a2, %b2 : vector<8xi32>, vector<8xi32>
+  }
+  %sum = arith.addi %r#0, %r#1 : vector<8xi32>
+  return %sum : vector<8xi32>
+}
+
+// Iter_args whose results are used apart (two outputs) are not merged;
+// each chain of two still shares its widening.
+// AVX2-LABEL: func.func @separate_outputs
+// AVX2: scf.for
+// AVX2-COUNT-2: llvm.x86.avx2.pmadd.wd
+// AVX2-NOT: llvm.x86.avx2.pmadd.wd
+// AVX2: scf.yield
+func.func @separate_outputs(%u: vector<8xi32>, %s: vector<8xi32>) -> (vector<8xi32>, vector<8xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c12 = arith.constant 12 : index
+  %zero = arith.constant dense<0> : vector<8xi32>
+  %mask = arith.constant dense<0x03030303> : vector<8xi32>
+  %m = arith.andi %u, %mask : vector<8xi32>
+  %r:2 = scf.for %i = %c0 to %c12 step %c1 iter_args(%a = %zero, %b = %zero) -> (vector<8xi32>, vector<8xi32>) {
+    %a1 = afm_cpu.dot_bytes %a, %m, %s : vector<8xi32>
+    %a2 = afm_cpu.dot_bytes %a1, %m, %s : vector<8xi32>
+    %b1 = afm_cpu.dot_bytes %b, %m, %s : vector<8xi32>
+    %b2 = afm_cpu.dot_bytes %b1, %m, %s : vector<8xi32>
+    scf.yield %a2, %b2 : vector<8xi32>, vector<8xi32>
+  }
+  return %r#0, %r#1 : vector<8xi32>, vector<8xi32>
+}
+
+// Nine nibble products in a chain (the 4-bit LM head's form), 16 lanes:
+// eight per widening (8 * 2 * 15 * 128 = 30720), so two widenings, each
+// in two register-wide pieces of 8 lanes.
+// AVX2-LABEL: func.func @nibble_chain
+// AVX2-COUNT-8: llvm.x86.avx2.pmadd.ub.sw
+// AVX2-COUNT-7: arith.addi %{{.*}} : vector<16xi16>
+// AVX2: llvm.x86.avx2.pmadd.wd
+// AVX2-COUNT-8: llvm.x86.avx2.pmadd.ub.sw
+// AVX2: llvm.x86.avx2.pmadd.wd
+// AVX2-NOT: arith.addi %{{.*}} : vector<16xi16>
+// AVX2: llvm.x86.avx2.pmadd.ub.sw
+// AVX2-NEXT: llvm.x86.avx2.pmadd.wd
+// AVX2: llvm.x86.avx2.pmadd.ub.sw
+// AVX2-NEXT: llvm.x86.avx2.pmadd.wd
+// AVX2-NOT: llvm.x86.avx2.pmadd
+// AVX2: return
+func.func @nibble_chain(%acc: vector<16xi32>, %u: vector<16xi32>, %s: vector<16xi32>) -> vector<16xi32> {
+  %mask = arith.constant dense<0x0F0F0F0F> : vector<16xi32>
+  %m = arith.andi %u, %mask : vector<16xi32>
+  %d1 = afm_cpu.dot_bytes %acc, %m, %s : vector<16xi32>
+  %d2 = afm_cpu.dot_bytes %d1, %m, %s : vector<16xi32>
+  %d3 = afm_cpu.dot_bytes %d2, %m, %s : vector<16xi32>
+  %d4 = afm_cpu.dot_bytes %d3, %m, %s : vector<16xi32>
+  %d5 = afm_cpu.dot_bytes %d4, %m, %s : vector<16xi32>
+  %d6 = afm_cpu.dot_bytes %d5, %m, %s : vector<16xi32>
+  %d7 = afm_cpu.dot_bytes %d6, %m, %s : vector<16xi32>
+  %d8 = afm_cpu.dot_bytes %d7, %m, %s : vector<16xi32>
+  %d9 = afm_cpu.dot_bytes %d8, %m, %s : vector<16xi32>
+  return %d9 : vector<16xi32>
+}
+
+// Bytes up to 127: one pair sum can reach 2 * 127 * 128 = 32512, so no two
+// share an i16; each dot product widens on its own.
+// AVX2-LABEL: func.func @wide_bytes
+// AVX2-NOT: arith.addi %{{.*}} : vector<16xi16>
+// AVX2: llvm.x86.avx2.pmadd.ub.sw
+// AVX2-NEXT: llvm.x86.avx2.pmadd.wd
+// AVX2: llvm.x86.avx2.pmadd.ub.sw
+// AVX2-NEXT: llvm.x86.avx2.pmadd.wd
+// AVX2-NOT: arith.addi %{{.*}} : vector<16xi16>
+// AVX2: return
+func.func @wide_bytes(%acc: vector<8xi32>, %u: vector<8xi32>, %s: vector<8xi32>) -> vector<8xi32> {
+  %mask = arith.constant dense<0x7F7F7F7F> : vector<8xi32>
+  %m = arith.andi %u, %mask : vector<8xi32>
+  %d1 = afm_cpu.dot_bytes %acc, %m, %s : vector<8xi32>
+  %d2 = afm_cpu.dot_bytes %d1, %m, %s : vector<8xi32>
+  return %d2 : vector<8xi32>
+}
