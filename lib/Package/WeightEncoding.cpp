@@ -10,6 +10,7 @@
 #include "afm/Package/WeightEncoding.h"
 
 #include "afm/Compress/ASTC.h"
+#include "afm/Compress/ASTCForCPU.h"
 #include "afm/Compress/ASTCTranscode.h"
 #include "afm/Compress/Q2.h"
 #include "afm/Compress/Q4.h"
@@ -230,7 +231,8 @@ static llvm::Error encodeQ4(EncodedWeight &e, Q4WeightType type,
 
 /// Encodes a compressed weight from its float values `w`.
 llvm::Error WeightEncoder::encodeFromFloat(EncodedWeight &e, Type type,
-                                           const FloatSource &w) {
+                                           const FloatSource &w,
+                                           bool needValues) {
   size_t rows = e.rows, cols = e.cols;
   if (auto q2 = dyn_cast<Q2WeightType>(type)) {
     bool perChannel = q2.getGranularity() == ScaleGranularity::PerChannel;
@@ -248,19 +250,34 @@ llvm::Error WeightEncoder::encodeFromFloat(EncodedWeight &e, Type type,
     return llvm::Error::success();
   }
   if (auto q4 = dyn_cast<Q4WeightType>(type))
-    return encodeQ4(e, q4, w, keepValues);
+    return encodeQ4(e, q4, w, needValues);
+  // A band of block rows at a time (ASTCForCPU.h): the float copies of a
+  // 150000 x 3072 head are a band's, not 1.8 GB each.
   auto astc = cast<ASTCWeightType>(type);
-  auto m = encodeASTC(w.values.data(), rows, cols,
-                      astc.getOffset() == ASTCOffset::Min
-                          ? ASTCOffsetMode::Min
-                          : ASTCOffsetMode::LinearSegment);
+  ASTCEncodeOptions options;
+  options.offsetMode = astc.getOffset() == ASTCOffset::Min
+                           ? ASTCOffsetMode::Min
+                           : ASTCOffsetMode::LinearSegment;
+  size_t released = 0; // rows the source may drop
+  auto m = encodeASTCForCPU(w.values.data(), rows, cols, options, needValues,
+                            kASTCForCPUBandBlockRows, [&](size_t rowEnd) {
+                              w.release(int64_t(released * cols),
+                                        int64_t(rowEnd * cols));
+                              released = rowEnd;
+                            });
   if (!m)
     return m.takeError();
-  e.astcBlocks = m->blocks;
-  e.astcOffsets = m->offsets;
-  // m->weights is our own decoder's D + offset: what the transcode fits.
-  e.astcSnrDb = snrDb(w.values.data(), m->weights.data(), w.values.size());
-  transcode(e, m->weights);
+  e.astcBlocks = std::move(m->blocks);
+  e.astcOffsets = std::move(m->offsets);
+  e.astcSnrDb = m->astcQuality.db();
+  e.parts["codes"] = bytesOf(m->kernelCodes.codes);
+  e.parts["tail_codes"] = bytesOf(m->kernelCodes.tailCodes);
+  e.parts["scales"] = bytesOf(m->scales);
+  e.parts["biases"] = bytesOf(m->biases);
+  e.snrDb = m->transcodeQuality.db();
+  e.values = std::move(m->values);
+  e.bitsPerWeight = astcTranscodeBitsPerWeight(rows, cols);
+  e.astcBitsPerWeight = astcBitsPerWeight(rows, cols, /*withOffsets=*/true);
   return llvm::Error::success();
 }
 
@@ -441,8 +458,10 @@ WeightEncoder::encode(StringRef name, Type type, Attribute value,
                            svd->rank)
                  .str();
   }
-  if (llvm::Error err =
-          encodeFromFloat(e, type, svd ? residualSource : *source))
+  // With an adapter split off, the report needs the values (below).
+  if (llvm::Error err = encodeFromFloat(e, type,
+                                        svd ? residualSource : *source,
+                                        keepValues || svd))
     return fail("weight '" + name + "': " + llvm::toString(std::move(err)));
   // The quality of what the model computes with, against the float weight:
   // with an adapter split off, the adapter's part counts too.

@@ -119,8 +119,10 @@ public:
 private:
   llvm::Expected<FloatSource> floatSource(llvm::StringRef name,
                                           int64_t count);
+  /// Encodes `w` into `e`; `needValues` keeps `e.values` (formats that
+  /// measure their quality as they go may drop them).
   llvm::Error encodeFromFloat(EncodedWeight &e, Type type,
-                              const FloatSource &w);
+                              const FloatSource &w, bool needValues);
   llvm::Expected<const SVDSplit *> split(llvm::StringRef source, int64_t rows,
                                          int64_t cols, int64_t rank);
 
