@@ -174,18 +174,25 @@ static std::string describe(Type type) {
   return "f32";
 }
 
+/// The parts and sizes of an ASTC weight's CPU form (the transcode).
+static void storeASTCForCPU(EncodedWeight &e, const ASTCKernelCodes &k,
+                            const std::vector<uint16_t> &scales,
+                            const std::vector<uint16_t> &biases) {
+  e.parts["codes"] = bytesOf(k.codes);
+  e.parts["tail_codes"] = bytesOf(k.tailCodes);
+  e.parts["scales"] = bytesOf(scales);
+  e.parts["biases"] = bytesOf(biases);
+  e.bitsPerWeight = astcTranscodeBitsPerWeight(e.rows, e.cols);
+  e.astcBitsPerWeight = astcBitsPerWeight(e.rows, e.cols, /*withOffsets=*/true);
+}
+
 /// The CPU form of ASTC blocks whose decoded weights are `decoded`.
 static void transcode(EncodedWeight &e, const std::vector<float> &decoded) {
   ASTCTranscoded t = transcodeAffine4(decoded.data(), e.rows, e.cols);
-  ASTCKernelCodes k =
-      packASTCKernelCodes(t.codes.data(), t.blockRows, t.storedBlockCols);
-  e.parts["codes"] = bytesOf(k.codes);
-  e.parts["tail_codes"] = bytesOf(k.tailCodes);
-  e.parts["scales"] = bytesOf(t.scales);
-  e.parts["biases"] = bytesOf(t.biases);
+  storeASTCForCPU(
+      e, packASTCKernelCodes(t.codes.data(), t.blockRows, t.storedBlockCols),
+      t.scales, t.biases);
   e.values = dequantizeTranscoded(t);
-  e.bitsPerWeight = astcTranscodeBitsPerWeight(e.rows, e.cols);
-  e.astcBitsPerWeight = astcBitsPerWeight(e.rows, e.cols, /*withOffsets=*/true);
 }
 
 /// A 4-bit table quantized a block of rows at a time, measured as it is
@@ -270,14 +277,9 @@ llvm::Error WeightEncoder::encodeFromFloat(EncodedWeight &e, Type type,
   e.astcBlocks = std::move(m->blocks);
   e.astcOffsets = std::move(m->offsets);
   e.astcSnrDb = m->astcQuality.db();
-  e.parts["codes"] = bytesOf(m->kernelCodes.codes);
-  e.parts["tail_codes"] = bytesOf(m->kernelCodes.tailCodes);
-  e.parts["scales"] = bytesOf(m->scales);
-  e.parts["biases"] = bytesOf(m->biases);
+  storeASTCForCPU(e, m->kernelCodes, m->scales, m->biases);
   e.snrDb = m->transcodeQuality.db();
   e.values = std::move(m->values);
-  e.bitsPerWeight = astcTranscodeBitsPerWeight(rows, cols);
-  e.astcBitsPerWeight = astcBitsPerWeight(rows, cols, /*withOffsets=*/true);
   return llvm::Error::success();
 }
 
