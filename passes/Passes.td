@@ -594,6 +594,16 @@ def AFMLowerDotBytesPass : Pass<"afm-lower-dot-bytes"> {
     output): the first accumulator takes every product of an iteration, the
     others carry their zero through. The 2-bit GEMV's eight dot products
     per 64 code bytes then widen once, not eight times.
+
+    In such a loop, the planes of one byte vector also share shifts: a
+    plane `(w >> c) & m` reads `(w >> b) & (m << (c - b))` from the largest
+    shift `b` kept for `w` (0 needs none) from which the moved-up mask stays
+    a nibble, so the 2-bit planes read `w & 3`, `w & 12`, `(w >> 4) & 3`
+    and `(w >> 4) & 12`. The products of each scale widen into an
+    accumulator of their own, and the loop's result for a scale `s` is
+    shifted right by `s`: exact, since every product of that scale is 2^s
+    times the plane's and the trip count bounds the sum within i32. Not
+    done when the scales outnumber the accumulators.
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect",

@@ -5,7 +5,10 @@
 // GEMV step are added as i16 pair sums before one widening to i32
 // (afm-lower-dot-bytes), which is exact only while those sums stay within
 // i16: the 4-bit head's eight nibble products per widening reach 30480 of
-// 32767 when every code and activation is at its largest. These tests
+// 32767 when every code and activation is at its largest. The 2-bit
+// GEMV's planes read at 4x (masks of 12, sharing a shift) sum into an
+// accumulator of their own that is shifted back after the loop, exact only
+// if that sum is a multiple of 4 within i32. These tests
 // compile both kernels for x86-64-v3 and for the host, feed them exactly
 // those inputs, and compare with the sums computed by hand: any overflow
 // is off by a multiple of 65536.
