@@ -568,6 +568,55 @@ LogicalResult afm::vectorizeInt8DotTile(RewriterBase &rewriter,
   return success();
 }
 
+/// The value of an index computed from constants by arith.addi, subi and
+/// muli (an unrolled copy's induction variable), if it is one.
+static std::optional<int64_t> constantIndex(Value value, int depth = 4) {
+  if (std::optional<int64_t> constant = getConstantIntValue(value))
+    return constant;
+  Operation *def = value.getDefiningOp();
+  if (!def || depth == 0 ||
+      !isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(def))
+    return std::nullopt;
+  std::optional<int64_t> lhs = constantIndex(def->getOperand(0), depth - 1),
+                         rhs = constantIndex(def->getOperand(1), depth - 1);
+  if (!lhs || !rhs)
+    return std::nullopt;
+  if (isa<arith::AddIOp>(def))
+    return *lhs + *rhs;
+  if (isa<arith::SubIOp>(def))
+    return *lhs - *rhs;
+  return *lhs * *rhs;
+}
+
+/// Whether prefetch `later` fetches nothing `first` does not: the same
+/// array and hint, at a constant distance after it of less than a cache
+/// line. Prefetches a loop step a line or less apart then still touch
+/// every line the loop reads, whatever the alignment.
+static bool prefetchesOneLine(memref::PrefetchOp first,
+                              memref::PrefetchOp later) {
+  if (first.getMemref() != later.getMemref() ||
+      first->getAttrDictionary() != later->getAttrDictionary())
+    return false;
+  auto type = cast<MemRefType>(first.getMemref().getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      !type.getElementType().isIntOrFloat() ||
+      type.getElementTypeBitWidth() % 8 != 0)
+    return false;
+  int64_t elementBytes = type.getElementTypeBitWidth() / 8, distance = 0;
+  for (auto [a, b, stride] :
+       llvm::zip_equal(first.getIndices(), later.getIndices(), strides)) {
+    if (a == b)
+      continue;
+    std::optional<int64_t> ca = constantIndex(a), cb = constantIndex(b);
+    if (!ca || !cb || ShapedType::isDynamic(stride))
+      return false;
+    distance += (*cb - *ca) * stride * elementBytes;
+  }
+  return distance >= 0 && distance < 64;
+}
+
 void afm::finishInt8DotLoops(RewriterBase &rewriter,
                              ArrayRef<LoopLikeOpInterface> loops) {
   SmallVector<scf::ForOp> kept; // innermost first
@@ -602,15 +651,15 @@ void afm::finishInt8DotLoops(RewriterBase &rewriter,
     kept.erase(kept.begin());
   }
   if (body) {
-    // Each unrolled copy prefetched the same bytes: keep one prefetch.
+    // Each unrolled copy prefetched the same bytes, or (the lane vectors of
+    // a narrow target, 32 bytes each) the same cache line: keep one
+    // prefetch per line.
     eliminateCommonSubExpressions(rewriter, dominance, outermost);
     SmallVector<memref::PrefetchOp> seen;
     for (auto prefetch :
          llvm::make_early_inc_range(body->getOps<memref::PrefetchOp>())) {
       if (llvm::any_of(seen, [&](memref::PrefetchOp other) {
-            return other->getOperands() == prefetch->getOperands() &&
-                   other->getAttrDictionary() ==
-                       prefetch->getAttrDictionary();
+            return prefetchesOneLine(other, prefetch);
           }))
         rewriter.eraseOp(prefetch);
       else

@@ -29,7 +29,9 @@ constexpr int64_t kMaxPrefetchesPerTile = 8;
 /// Granite Rapids, where rows of 2 KiB read faster 1 row ahead; divided
 /// among the distinct arrays a kernel streams (TileForTarget.cpp). The
 /// `localityHint` is its streamPrefetchLocality: into L1 (3) by default,
-/// into L2 (1) on Zen 4, where prefetches into L1 were a loss.
+/// into L2 (1) on Zen 4, where prefetches into L1 were a loss. Unrolled
+/// copies that fall within one cache line keep one prefetch
+/// (finishInt8DotLoops).
 void prefetchAhead(OpBuilder &b, Location loc, Value view, int64_t bytesAhead,
                    unsigned localityHint);
 
