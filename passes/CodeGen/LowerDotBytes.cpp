@@ -203,6 +203,36 @@ static SmallVector<afm_cpu::DotBytesOp> dotChain(BlockArgument carried,
   return chain;
 }
 
+/// A constant of the byte vector type `type` with every byte `value`.
+static Value splatBytes(OpBuilder &b, Location loc, VectorType type,
+                        uint64_t value) {
+  Attribute byte =
+      b.getIntegerAttr(b.getI8Type(), static_cast<int8_t>(value));
+  return arith::ConstantOp::create(b, loc,
+                                   DenseElementsAttr::get(type, byte));
+}
+
+/// Whether `trips` iterations of `products` dot products whose unsigned
+/// bytes are at most `maxByte` keep every i32 lane's sum an i32: each adds
+/// four byte products of at most maxByte * 128 to a lane.
+static bool loopSumFitsI32(uint64_t trips, uint64_t products,
+                           uint64_t maxByte) {
+  return trips * products * 4 * maxByte * 128 < (uint64_t(1) << 31);
+}
+
+/// Replaces the uses of `loop`'s result `i` with it shifted right by
+/// `shift`: a sum of products read at 2^shift times their planes, back to
+/// the planes' sum (exact while loopSumFitsI32).
+static void shiftResultBack(scf::ForOp loop, unsigned i, uint64_t shift) {
+  OpBuilder b(loop->getContext());
+  b.setInsertionPointAfter(loop);
+  Value result = loop.getResult(i);
+  Value shifted = arith::ShRSIOp::create(
+      b, loop.getLoc(), result,
+      splatI32(b, loop.getLoc(), result.getType(), shift));
+  result.replaceAllUsesExcept(shifted, shifted.getDefiningOp());
+}
+
 /// For each iter_arg of `loop` that starts at zero and only accumulates
 /// dot products of one shifted, masked code plane `(w >> c) & m` (the same
 /// c and m throughout): masks in place, `w & (m << c)`, and shifts the
@@ -242,11 +272,9 @@ static void scaleMaskedPlaneChains(scf::ForOp loop,
     uint64_t shift = planes.front().shift,
              scaledMask = planes.front().mask << shift;
     // The scaled bytes must stay bytes, and the sum of every lane's
-    // products (four per instruction, at most scaledMask * 128 each) an
-    // i32.
-    uint64_t bound =
-        trips->getZExtValue() * chain.size() * 4 * scaledMask * 128;
-    if (scaledMask > 0xff || bound >= (uint64_t(1) << 31))
+    // products an i32.
+    if (scaledMask > 0xff ||
+        !loopSumFitsI32(trips->getZExtValue(), chain.size(), scaledMask))
       continue;
     LLVM_DEBUG(llvm::dbgs() << "plane chain of " << chain.size()
                             << " dot products masked in place, sum >> "
@@ -254,22 +282,14 @@ static void scaleMaskedPlaneChains(scf::ForOp loop,
     for (auto [dot, plane] : llvm::zip(chain, planes)) {
       OpBuilder b(dot);
       Location loc = dot.getLoc();
-      auto bytesType = cast<VectorType>(plane.bytes.getType());
-      Value mask = arith::ConstantOp::create(
-          b, loc,
-          DenseElementsAttr::get(
-              bytesType, b.getIntegerAttr(b.getI8Type(),
-                                          static_cast<int8_t>(scaledMask))));
-      Value masked = arith::AndIOp::create(b, loc, plane.bytes, mask);
+      Value masked = arith::AndIOp::create(
+          b, loc, plane.bytes,
+          splatBytes(b, loc, cast<VectorType>(plane.bytes.getType()),
+                     scaledMask));
       dot.getLhsMutable().assign(
           vector::BitCastOp::create(b, loc, dot.getLhs().getType(), masked));
     }
-    OpBuilder b(loop->getContext());
-    b.setInsertionPointAfter(loop);
-    Value result = loop.getResult(i);
-    Value shifted = arith::ShRSIOp::create(
-        b, loop.getLoc(), result, splatI32(b, loop.getLoc(), type, shift));
-    result.replaceAllUsesExcept(shifted, shifted.getDefiningOp());
+    shiftResultBack(loop, i, shift);
   }
 }
 
@@ -438,12 +458,8 @@ static void applySharedShifts(ArrayRef<afm_cpu::DotBytesOp> dots,
     b.setInsertionPointAfterValue(plane.bytes);
     Location loc = dot.getLoc();
     auto bytesType = cast<VectorType>(plane.bytes.getType());
-    auto splat = [&](uint64_t value) -> Value {
-      return arith::ConstantOp::create(
-          b, loc,
-          DenseElementsAttr::get(
-              bytesType, b.getIntegerAttr(b.getI8Type(),
-                                          static_cast<int8_t>(value))));
+    auto splat = [&](uint64_t value) {
+      return splatBytes(b, loc, bytesType, value);
     };
     Value &source = shifted[{plane.bytes, shift}];
     if (!source)
@@ -536,15 +552,12 @@ static bool sumScaledClassesInI16(scf::ForOp loop,
   if (byScale.size() > chains.size())
     return false;
   Type type = loop.getRegionIterArgs()[chains.front().index].getType();
-  for (auto &[scale, members] : byScale) {
-    // Each product adds at most 4 * max(u) * 128 to a lane.
-    uint64_t bound = trips->getZExtValue() * members.first.size() * 4 *
-                     members.second * 128;
+  for (auto &[scale, members] : byScale)
     if (members.first.size() < 2 ||
         dotsPerWidening(target, type, members.second) < 2 ||
-        (scale > 0 && bound >= (uint64_t(1) << 31)))
+        (scale > 0 && !loopSumFitsI32(trips->getZExtValue(),
+                                      members.first.size(), members.second)))
       return false;
-  }
   LLVM_DEBUG(llvm::dbgs() << dots.size() << " dot products read with shared "
                           << "shifts in " << byScale.size() << " scales\n");
   applySharedShifts(dots, reads);
@@ -559,15 +572,8 @@ static bool sumScaledClassesInI16(scf::ForOp loop,
                                members.first);
     assert(total && "a scale's products fit its widenings");
     yield->setOperand(chain.index, total);
-    if (scale == 0)
-      continue;
-    OpBuilder after(loop->getContext());
-    after.setInsertionPointAfter(loop);
-    Value result = loop.getResult(chain.index);
-    Value exact = arith::ShRSIOp::create(
-        after, loop.getLoc(), result,
-        splatI32(after, loop.getLoc(), type, scale));
-    result.replaceAllUsesExcept(exact, exact.getDefiningOp());
+    if (scale > 0)
+      shiftResultBack(loop, chain.index, scale);
   }
   eraseDots(dots);
   return true;
