@@ -49,6 +49,12 @@ struct AttentionSpec {
   /// magnitudes by the key codes with the query's signs, instead of the
   /// key codes + 128 by the query codes.
   bool smallUnsignedDots = false;
+  /// Lowering only, from the module's target: its vector register file
+  /// (TargetDescription::vectorRegisters, vectorBits), which sizes decode
+  /// attention's groups of accumulators. Without a target, AVX-512's 32 x
+  /// 512 bits.
+  unsigned vectorRegisters = 32;
+  unsigned vectorBits = 512;
 
   /// How many positions the cache holds when attention reads it: before
   /// the append for attention that owns its cache, after the owner's

@@ -881,6 +881,9 @@ struct AFMLowerAttentionPass
     // afm-codegen pipelines); the default hint without (afm-opt alone).
     ReadOncePrefetch readOncePrefetch;
     bool smallUnsignedDots = false;
+    AttentionSpec defaults;
+    unsigned vectorRegisters = defaults.vectorRegisters;
+    unsigned vectorBits = defaults.vectorBits;
     ModuleOp module = getOperation();
     if (contracts(module).getTargetAttrHelper().getAttr(module)) {
       FailureOr<TargetDescription> target = getTargetDescription(module);
@@ -891,6 +894,8 @@ struct AFMLowerAttentionPass
       smallUnsignedDots =
           !hasTargetInt8Dot(*target, 8, /*unsignedBelow128=*/false) &&
           hasTargetInt8Dot(*target, 8, /*unsignedBelow128=*/true);
+      vectorRegisters = target->vectorRegisters;
+      vectorBits = target->vectorBits;
     }
     IRRewriter rewriter(&getContext());
     for (Operation *op : ops) {
@@ -906,6 +911,8 @@ struct AFMLowerAttentionPass
         return signalPassFailure();
       spec->readOncePrefetch = readOncePrefetch;
       spec->smallUnsignedDots = smallUnsignedDots;
+      spec->vectorRegisters = vectorRegisters;
+      spec->vectorBits = vectorBits;
       Value result = AttentionBuilder(rewriter, op->getLoc(), *spec).build();
       rewriter.replaceOp(op, result);
     }

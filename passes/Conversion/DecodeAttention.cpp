@@ -32,14 +32,17 @@
 //      weighted values, so that the next task's reads stay in flight
 //      meanwhile (a loop of their own sent nothing to DRAM).
 //   3. weighted values, a group of chunks at a time (R x group
-//      accumulators), 16 slots a step and within it slot by slot over
-//      exactly the filled slots: each chunk of a value row read once for
-//      all heads, each probability broadcast from the buffer. Passes 2
-//      and 3 work from cache, so pass 3 also prefetches the next task's
-//      key and value rows (a row a slot) and scales (a line of 16 a
-//      step): a task's own reads then mostly hit, and the memory does
-//      not idle while it computes. (int8-KV decode at 4096 positions, 1
-//      thread: 0.71 -> 0.35 ms; docs/bench/attention-decode-zen5.txt.)
+//      accumulators within half the target's vector registers: 4 chunks
+//      of 3 heads in zmm, 1 in ymm), 16 slots a step and within it slot
+//      by slot over exactly the filled slots: each chunk of a value row
+//      read once for all heads, each probability broadcast from the
+//      buffer. Passes 2 and 3 work from cache, so pass 3 also prefetches
+//      the next task's key and value rows (a row a slot) and scales (a
+//      line of 16 a step), keys during its first half of groups and
+//      values during the second: a task's own reads then mostly hit, and
+//      the memory does not idle while it computes. (int8-KV decode at
+//      4096 positions, 1 thread: 0.71 -> 0.35 ms;
+//      docs/bench/attention-decode-zen5.txt.)
 //      Their locality hint is the target's readOncePrefetch.locality: the
 //      rows are read by one task and never again in the step. With the
 //      target's readOncePrefetch.spacing, once a layer's filled keys and
@@ -201,9 +204,10 @@ private:
   /// Software prefetch (with the target's readOncePrefetch.locality), from
   /// the loop over a block's values (`groupIndex` of `groups` passes over
   /// it), of the next task's row at `offset` of its block (`rows`), or of
-  /// the line of 16 scales there: keys during the first pass, values
-  /// during the second (both with one pass). The task's own reads are
-  /// from cache then, and the memory would idle.
+  /// the line of 16 scales there: keys during the first half of the
+  /// passes, values during the second (both with one pass), each half's
+  /// rows and lines dealt out over its passes in turn. The task's own
+  /// reads are from cache then, and the memory would idle.
   void prefetchNextTask(int64_t groupIndex, int64_t groups, Value offset,
                         bool rows);
   /// Software prefetch of every cache line of the row at `slot` (within
@@ -288,6 +292,10 @@ private:
   Value everyNextRowBelow(Value filledSlots);
   /// Rows of the cache per readOncePrefetch.spacing bytes (1: every row).
   int64_t nextRowsApart() const;
+  /// Chunks of a value row pass 3 takes at a time: the most (a divisor of
+  /// D / 16) whose R x that accumulators fill at most half the target's
+  /// vector registers.
+  int64_t valueGroupChunks() const;
   /// Integer scores: every query head's codes as [H, D / 4] i32, four
   /// codes a word (rounded once, before the tasks). With
   /// spec.smallUnsignedDots, the codes' magnitudes, and in `querySigns`
@@ -380,6 +388,22 @@ int64_t DecodeAttention::nextRowsApart() const {
       1, static_cast<int64_t>(spec.readOncePrefetch.spacing) / rowBytes);
 }
 
+int64_t DecodeAttention::valueGroupChunks() const {
+  // Half the file for the accumulators leaves room for the group's value
+  // chunks, the broadcast probability and the addresses. A chunk of 16
+  // f32 lanes takes one zmm register, two ymm (AVX2) or four NEON q: on
+  // AVX2 with 3 query heads per KV head, 4 chunks (24 ymm accumulators
+  // in 16 registers, as the zmm count gave) spilled 19 of them to the
+  // stack on every slot, whose store and reload then bounded the loop;
+  // 1 chunk (6 accumulators) ran int8-KV steps 10-25% faster
+  // (docs/bench/attention-value-groups-zen3-2026-12-06.txt).
+  int64_t chunkRegisters = std::max<int64_t>(
+      1, llvm::divideCeil(kLanes * 32, static_cast<int64_t>(spec.vectorBits)));
+  int64_t most = static_cast<int64_t>(spec.vectorRegisters) / 2 /
+                 (group * chunkRegisters);
+  return divisorAtMost(chunks, std::max<int64_t>(1, most));
+}
+
 Value DecodeAttention::everyNextRowBelow(Value filledSlots) {
   if (nextRowsApart() == 1)
     return Value();
@@ -400,18 +424,45 @@ Value DecodeAttention::everyNextRowBelow(Value filledSlots) {
 
 void DecodeAttention::prefetchNextTask(int64_t groupIndex, int64_t groups,
                                        Value offset, bool rows) {
+  // The passes of the first half (one more with an odd count) prefetch
+  // keys, the others values; one pass prefetches both. A half's rows (or
+  // its steps' lines of scales) go to its `span` passes in turn, so that
+  // the memory works through every pass, not the first two only.
+  int64_t keyPasses = groups == 1 ? 1 : (groups + 1) / 2;
+  SmallVector<int64_t> halves;
+  if (groups == 1)
+    halves = {0, 1};
+  else
+    halves.push_back(groupIndex < keyPasses ? 0 : 1);
+  int64_t span = groups == 1 ? 1
+                 : halves.front() == 0 ? keyPasses
+                                       : groups - keyPasses;
+  int64_t phase = halves.front() == 0 ? groupIndex : groupIndex - keyPasses;
+  // `offset` advances by 1 a row, by 16 a step of scales.
+  int64_t stride = rows ? 1 : kLanes;
+  // offset / stride % span == phase: the rows (steps) of this pass.
+  auto dealt = [&](int64_t apart) -> Value {
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, offset, index(apart * span * stride)),
+        index(apart * phase * stride));
+  };
   // Rows every nextRowsApart() rows only, once the cache is long enough
   // (everyNextRow false; the L2 streamer fetches the rows between): at the
-  // task's offsets that are multiples of it.
+  // task's offsets that are multiples of it, dealt out in turn likewise.
   int64_t rowsApart = nextRowsApart();
+  Value due;
+  if (rows && everyNextRow)
+    due = span == 1 ? arith::OrIOp::create(b, loc, everyNextRow,
+                                           dealt(rowsApart))
+                          .getResult()
+                    : arith::SelectOp::create(b, loc, everyNextRow, dealt(1),
+                                              dealt(rowsApart))
+                          .getResult();
+  else if (span > 1)
+    due = dealt(1);
   std::optional<OpBuilder::InsertionGuard> guard;
-  if (rows && everyNextRow) {
-    Value due = arith::OrIOp::create(
-        b, loc, everyNextRow,
-        arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::eq,
-            arith::RemUIOp::create(b, loc, offset, index(rowsApart)),
-            index(0)));
+  if (due) {
     auto onlyThen = scf::IfOp::create(b, loc, TypeRange(), due,
                                       /*withElseRegion=*/false);
     guard.emplace(b);
@@ -420,9 +471,7 @@ void DecodeAttention::prefetchNextTask(int64_t groupIndex, int64_t groups,
   Value slot = arith::MinUIOp::create(
       b, loc, arith::AddIOp::create(b, loc, nextBegin, offset),
       index(capacity - 1));
-  for (int64_t half : {0, 1}) {
-    if (groupIndex != half && !(groups == 1 && half == 1))
-      continue;
+  for (int64_t half : halves) {
     if (rows)
       prefetchRow(half, nextHead, slot, spec.readOncePrefetch.locality);
     else if (quantized)
@@ -1124,8 +1173,7 @@ DecodeAttention::runBlock(Value g, Value begin, Value end,
   };
   exponentials(begin, index(0));
 
-  int64_t groupChunks =
-      divisorAtMost(chunks, std::max<int64_t>(1, kLanes / group));
+  int64_t groupChunks = valueGroupChunks();
   int64_t groups = chunks / groupChunks;
   for (int64_t c0 = 0; c0 < chunks; c0 += groupChunks) {
     int64_t groupIndex = c0 / groupChunks;

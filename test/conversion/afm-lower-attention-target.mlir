@@ -84,3 +84,54 @@ func.func @decode_integer_scores_signs(%q: tensor<1x4x64xf32>, %kv: memref<2x2x5
   %o = afm.shared_kv_attention global %q from %kv scales %s at %pos {int8_query} : tensor<1x4x64xf32>, memref<2x2x512x64xi8>, memref<2x2x512xf32> -> tensor<1x4x64xf32>
   return %o : tensor<1x4x64xf32>
 }
+
+// Pass 3 (the weighted values) takes as many 16-lane chunks of a value row
+// at a time as keep its accumulators (R heads x chunks) within half the
+// target's vector registers: on x86-64-v3 (16 ymm, two a chunk) one chunk
+// for 3 heads, 8 passes over the block; on x86-64-v4 (32 zmm) 4 chunks,
+// 2 passes. The next task's rows go keys in the first half of the passes
+// and values in the second, each half's rows dealt out over its passes in
+// turn (row o in pass o mod 4 of its half), its lines of scales likewise
+// by steps of 16.
+// RUN: afm-opt %s --afm-set-target=target=x86-64-v3 -afm-lower-attention | FileCheck %s --check-prefix=YMM
+// RUN: afm-opt %s --afm-set-target=target=x86-64-v4-vnni -afm-lower-attention | FileCheck %s --check-prefix=ZMM
+// YMM-LABEL: func.func @decode_value_groups
+// YMM-SAME: %[[KV:[^:]*]]: memref<2x8x4096x128xi8>, %[[S:[^:]*]]: memref<2x8x4096xf32>
+// YMM: math.exp
+// Pass 0 of 8: keys' scales of steps 0, 4, 8, ..., key rows 0, 4, 8, ...
+// YMM: %[[STEP0:.*]] = arith.remui %{{.*}}, %c64{{(_[0-9]+)?}} : index
+// YMM: arith.cmpi eq, %[[STEP0]], %c0{{(_[0-9]+)?}} : index
+// YMM: memref.prefetch %[[S]][%c0
+// YMM: step %c1{{(_[0-9]+)?}} iter_args(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// YMM: %[[ROW0:.*]] = arith.remui %{{.*}}, %c4{{(_[0-9]+)?}} : index
+// YMM: arith.cmpi eq, %[[ROW0]], %c0{{(_[0-9]+)?}} : index
+// YMM: memref.prefetch %[[KV]][%c0
+// Pass 1: steps 1, 5, ..., key rows 1, 5, ...
+// YMM: %[[STEP1:.*]] = arith.remui %{{.*}}, %c64{{(_[0-9]+)?}} : index
+// YMM: arith.cmpi eq, %[[STEP1]], %c16{{(_[0-9]+)?}} : index
+// YMM: memref.prefetch %[[S]][%c0
+// YMM: step %c1{{(_[0-9]+)?}} iter_args(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// YMM: %[[ROW1:.*]] = arith.remui %{{.*}}, %c4{{(_[0-9]+)?}} : index
+// YMM: arith.cmpi eq, %[[ROW1]], %c1{{(_[0-9]+)?}} : index
+// YMM: memref.prefetch %[[KV]][%c0
+// Passes 2, 3 (keys), then 4: values' scales and rows from 0.
+// YMM-COUNT-2: step %c1{{(_[0-9]+)?}} iter_args(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// YMM: %[[STEP4:.*]] = arith.remui %{{.*}}, %c64{{(_[0-9]+)?}} : index
+// YMM: arith.cmpi eq, %[[STEP4]], %c0{{(_[0-9]+)?}} : index
+// YMM: memref.prefetch %[[S]][%c1
+// YMM: step %c1{{(_[0-9]+)?}} iter_args(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// YMM: %[[ROW4:.*]] = arith.remui %{{.*}}, %c4{{(_[0-9]+)?}} : index
+// YMM: arith.cmpi eq, %[[ROW4]], %c0{{(_[0-9]+)?}} : index
+// YMM: memref.prefetch %[[KV]][%c1
+// YMM-COUNT-3: step %c1{{(_[0-9]+)?}} iter_args(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// YMM-NOT: step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>
+// YMM: return
+// ZMM-LABEL: func.func @decode_value_groups
+// ZMM-COUNT-2: step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// ZMM-NOT: step %c1{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>
+// ZMM-NOT: arith.remui %{{.*}}, %c4
+// ZMM: return
+func.func @decode_value_groups(%q: tensor<1x24x128xf32>, %kv: memref<2x8x4096x128xi8>, %s: memref<2x8x4096xf32>, %pos: index) -> tensor<1x24x128xf32> {
+  %o = afm.shared_kv_attention global %q from %kv scales %s at %pos {int8_query} : tensor<1x24x128xf32>, memref<2x8x4096x128xi8>, memref<2x8x4096xf32> -> tensor<1x24x128xf32>
+  return %o : tensor<1x24x128xf32>
+}
