@@ -562,8 +562,11 @@ def AFMLowerParallelCallsPass
 }
 
 def AFMLowerDotBytesPass : Pass<"afm-lower-dot-bytes"> {
-  let summary = "Lower afm_cpu.dot_bytes to the target's int8 dot-product instructions";
+  let summary = "Lower afm_cpu.dot_bytes and sign_bytes to the target's int8 instructions";
   let description = [{
+    `afm_cpu.sign_bytes` becomes `vpsignb` on 32-byte pieces on x86 with
+    AVX2, else compares and selects (LLVM forms no `vpsignb` from those).
+
     Each 1-D vector of `afm_cpu.dot_bytes` (n-D ones row by row) becomes the
     target's instruction over u8 x s8 bytes summed four to an i32 lane:
     `vpdpbusd` (AVX-512 VNNI), `vpmaddubsw` + `vpmaddwd` (AVX2) or `sdot`

@@ -42,6 +42,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Debug.h"
 
 #include <map>
@@ -663,7 +664,80 @@ static void sumStraightDotChainsInI16(Operation *root,
   }
 }
 
+/// `value` times the sign of `signs`, byte by byte, compared and selected
+/// (any shape).
+static Value expandSignBytes(OpBuilder &b, Location loc, Value value,
+                             Value signs) {
+  Type type = value.getType();
+  Value zero =
+      isa<VectorType>(type)
+          ? arith::ConstantOp::create(
+                b, loc,
+                DenseElementsAttr::get(cast<VectorType>(type),
+                                       b.getI8IntegerAttr(0)))
+                .getResult()
+          : arith::ConstantIntOp::create(b, loc, type, 0).getResult();
+  Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                         signs, zero);
+  Value none =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, signs, zero);
+  return arith::SelectOp::create(
+      b, loc, negative, arith::SubIOp::create(b, loc, zero, value),
+      arith::SelectOp::create(b, loc, none, zero, value));
+}
+
+/// x86 targets with AVX2 have vpsignb on 32 bytes (AVX-512 has no wider
+/// one).
+static bool hasVPSignB(const TargetDescription &target) {
+  return llvm::is_contained(llvm::split(target.features, ','), "+avx2");
+}
+
+/// `value` times the sign of `signs`: vpsignb on 32-byte pieces of a 1-D
+/// vector of a multiple of 32 bytes on x86 with AVX2, else expanded. LLVM
+/// does not form vpsignb from the expansion (vpcmpgtb, vpxor, vpsubb).
+static Value lowerSignBytes(OpBuilder &b, Location loc,
+                            const TargetDescription &target, Value value,
+                            Value signs) {
+  constexpr int64_t kPiece = 32;
+  auto type = dyn_cast<VectorType>(value.getType());
+  if (!type || type.isScalable() || type.getRank() != 1 ||
+      type.getNumElements() % kPiece != 0 || !hasVPSignB(target))
+    return expandSignBytes(b, loc, value, signs);
+  auto pieceType = VectorType::get({kPiece}, b.getI8Type());
+  Value result = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, b.getI8IntegerAttr(0)));
+  for (int64_t offset = 0; offset < type.getNumElements(); offset += kPiece) {
+    auto slice = [&](Value v) {
+      return vector::ExtractStridedSliceOp::create(b, loc, v, {offset},
+                                                   {kPiece}, {1})
+          .getResult();
+    };
+    Value piece =
+        LLVM::CallIntrinsicOp::create(b, loc, pieceType,
+                                      b.getStringAttr("llvm.x86.avx2.psign.b"),
+                                      ValueRange{slice(value), slice(signs)})
+            .getResult(0);
+    result = vector::InsertStridedSliceOp::create(b, loc, piece, result,
+                                                  {offset}, {1});
+  }
+  return result;
+}
+
 namespace {
+struct LowerSignBytes : OpRewritePattern<afm_cpu::SignBytesOp> {
+  LowerSignBytes(MLIRContext *ctx, const TargetDescription &target)
+      : OpRewritePattern(ctx), target(target) {}
+
+  LogicalResult matchAndRewrite(afm_cpu::SignBytesOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, lowerSignBytes(rewriter, op.getLoc(), target,
+                                          op.getValue(), op.getSigns()));
+    return success();
+  }
+
+  const TargetDescription &target;
+};
+
 struct LowerDotBytes : OpRewritePattern<afm_cpu::DotBytesOp> {
   LowerDotBytes(MLIRContext *ctx, const TargetDescription &target)
       : OpRewritePattern(ctx), target(target) {}
@@ -693,7 +767,7 @@ struct AFMLowerDotBytesPass
     });
     sumStraightDotChainsInI16(getOperation(), *target);
     RewritePatternSet patterns(&getContext());
-    patterns.add<LowerDotBytes>(&getContext(), *target);
+    patterns.add<LowerDotBytes, LowerSignBytes>(&getContext(), *target);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

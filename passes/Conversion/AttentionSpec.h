@@ -45,8 +45,8 @@ struct AttentionSpec {
   ReadOncePrefetch readOncePrefetch;
   /// Lowering only, from the module's target: its int8 dot product takes
   /// unsigned bytes below 128 only (vpmaddubsw, whose i16 pair sums
-  /// saturate above). Integer scores then multiply the query codes'
-  /// magnitudes by the key codes with the query's signs, instead of the
+  /// saturate above). Integer scores then multiply the key codes'
+  /// magnitudes by the query codes with the keys' signs, instead of the
   /// key codes + 128 by the query codes.
   bool smallUnsignedDots = false;
   /// Lowering only, from the module's target: its vector register file

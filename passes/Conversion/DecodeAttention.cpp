@@ -76,10 +76,11 @@
 // + 128 (unsigned: the sign bits flipped) against the query codes
 // (signed), minus 128 * the query codes' sum, one constant per head. On
 // targets whose instruction takes unsigned bytes below 128 only
-// (vpmaddubsw on AVX2, AttentionSpec::smallUnsignedDots) the query codes'
-// magnitudes multiply the key codes with the query's signs instead: 1.3x
-// faster steps on Zen 3 than the integer expansion the flipped keys need
-// there (docs/bench/attention-decode-zen3.txt).
+// (vpmaddubsw on AVX2, AttentionSpec::smallUnsignedDots) the key codes'
+// magnitudes multiply the query codes with the keys' signs instead
+// (vpsignb); the query's magnitudes against the keys with its signs were
+// already 1.3x faster steps on Zen 3 than the integer expansion the
+// flipped keys need there (docs/bench/attention-decode-zen3.txt).
 //
 //===----------------------------------------------------------------------===//
 
@@ -297,10 +298,8 @@ private:
   /// vector registers.
   int64_t valueGroupChunks() const;
   /// Integer scores: every query head's codes as [H, D / 4] i32, four
-  /// codes a word (rounded once, before the tasks). With
-  /// spec.smallUnsignedDots, the codes' magnitudes, and in `querySigns`
-  /// their signs as bytes of all ones (negative) or zeros.
-  Value queryWords, querySigns;
+  /// codes a word (rounded once, before the tasks).
+  Value queryWords;
   int64_t heads, headDim, kvHeads, capacity, group, chunks, block;
   bool quantized;
   /// Keys stored in tiles of 16 slots (hasTiledKeys).
@@ -581,18 +580,21 @@ DecodeAttention::tiledIntegerScores(Value g, Value slot0,
   //
   // A target whose instruction takes unsigned bytes below 128 only
   // (vpmaddubsw: it saturates the sum of two products of bytes above)
-  // multiplies the query codes' magnitudes, masked below 128 so that
-  // afm-lower-dot-bytes can prove it, by the key codes with each query
-  // code's sign, (k ^ m) - m for m = 0 or all ones: exact, since both
-  // codes are in [-127, 127] (the cache's codes are clamped there, and
-  // -128 has no negation in a byte), and no excess to subtract.
-  // Per 32 bytes and head that is vpxor, vpsubb, vpmaddubsw, vpmaddwd and
-  // vpaddd (and a vpand per word), where the flipped keys took the
-  // integer expansion, about ten instructions.
+  // multiplies the key codes' magnitudes, masked below 128 so that
+  // afm-lower-dot-bytes can prove it, once per tile for every head, by
+  // each head's query codes with the keys' signs (afm_cpu.sign_bytes:
+  // vpsignb): exact, since both codes are in [-127, 127] (the cache's
+  // codes are clamped there, and -128 has no negation in a byte), and no
+  // excess to subtract. Per 32 bytes and head that is vpsignb,
+  // vpmaddubsw, vpmaddwd and vpaddd, plus vpabsb and vpand per tile,
+  // where the query's magnitudes against the keys with its signs, (k ^ m)
+  // - m, took vpxor, vpsubb and a vpand of the word besides and a second
+  // broadcast (docs/bench/attention-scores-psign-zen3-2026-12-06.txt),
+  // and the flipped keys the integer expansion, about ten instructions.
   auto vi32 = VectorType::get({kLanes}, b.getI32Type());
   auto vi8 = VectorType::get({kWordBytes}, b.getI8Type());
   // Each form's constant: the sign-bit flip of the keys, or the mask of
-  // the query magnitudes.
+  // their magnitudes.
   Value flip, below128;
   if (spec.smallUnsignedDots)
     below128 = arith::ConstantOp::create(
@@ -606,29 +608,29 @@ DecodeAttention::tiledIntegerScores(Value g, Value slot0,
   SmallVector<std::array<Value, 2>> sums(queries.size(), {zero, zero});
   for (int64_t i = 0; i < headDim / kKeyTileBytes; ++i) {
     Value tile = keyTilePiece(g, slot0, i, kWordBytes);
-    Value keys = spec.smallUnsignedDots
-                     ? Value()
-                     : vector::BitCastOp::create(
-                           b, loc, vi32,
-                           arith::XOrIOp::create(b, loc, tile, flip))
-                           .getResult();
+    // The unsigned operand: the flipped keys, or the keys' magnitudes.
+    Value keys =
+        spec.smallUnsignedDots
+            ? arith::AndIOp::create(
+                  b, loc,
+                  vector::BitCastOp::create(
+                      b, loc, vi32, math::AbsIOp::create(b, loc, tile)),
+                  below128)
+                  .getResult()
+            : vector::BitCastOp::create(
+                  b, loc, vi32, arith::XOrIOp::create(b, loc, tile, flip))
+                  .getResult();
     for (auto [r, query] : llvm::enumerate(queries)) {
       Value word = splat(memref::LoadOp::create(
           b, loc, queryWords, ValueRange{query.row, index(i)}));
       Value &sum = sums[r][i % 2];
-      if (!spec.smallUnsignedDots) {
-        sum = afm_cpu::DotBytesOp::create(b, loc, vi32, sum, keys, word);
-        continue;
-      }
-      Value signs = vector::BitCastOp::create(
-          b, loc, vi8,
-          splat(memref::LoadOp::create(b, loc, querySigns,
-                                       ValueRange{query.row, index(i)})));
-      Value signedKeys = arith::SubIOp::create(
-          b, loc, arith::XOrIOp::create(b, loc, tile, signs), signs);
-      sum = afm_cpu::DotBytesOp::create(
-          b, loc, vi32, sum, arith::AndIOp::create(b, loc, word, below128),
-          vector::BitCastOp::create(b, loc, vi32, signedKeys));
+      if (spec.smallUnsignedDots)
+        word = vector::BitCastOp::create(
+            b, loc, vi32,
+            afm_cpu::SignBytesOp::create(
+                b, loc, vi8, vector::BitCastOp::create(b, loc, vi8, word),
+                tile));
+      sum = afm_cpu::DotBytesOp::create(b, loc, vi32, sum, keys, word);
     }
   }
   SmallVector<Value> scores;
@@ -863,8 +865,6 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
     auto wordsType =
         MemRefType::get({heads, headDim / kKeyTileBytes}, b.getI32Type());
     queryWords = memref::AllocaOp::create(b, loc, wordsType);
-    if (spec.smallUnsignedDots)
-      querySigns = memref::AllocaOp::create(b, loc, wordsType);
     hoistedScales = memref::AllocaOp::create(
         b, loc, MemRefType::get({heads}, f32Type));
     if (!spec.smallUnsignedDots)
@@ -884,20 +884,8 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
               bytes),
           words, ValueRange{h, index(c * kLanes / kKeyTileBytes)});
     };
-    for (auto [c, code] : llvm::enumerate(head.codes)) {
-      if (!spec.smallUnsignedDots) {
-        store(code, queryWords, c);
-        continue;
-      }
-      auto bytesType = cast<VectorType>(code.getType());
-      store(math::AbsIOp::create(b, loc, code), queryWords, c);
-      store(arith::ShRSIOp::create(
-                b, loc, code,
-                arith::ConstantOp::create(
-                    b, loc,
-                    DenseElementsAttr::get(bytesType, b.getI8IntegerAttr(7)))),
-            querySigns, c);
-    }
+    for (auto [c, code] : llvm::enumerate(head.codes))
+      store(code, queryWords, c);
     memref::StoreOp::create(b, loc, head.scoreScale, hoistedScales,
                             ValueRange{h});
     if (hoistedExcess)

@@ -54,26 +54,30 @@ func.func @decode_next_rows_spacing(%q: tensor<1x24x128xf32>, %kv: memref<2x8x40
 
 // Integer scores (int8_query over tiled keys) on a target whose int8 dot
 // product takes unsigned bytes below 128 only (x86-64-v3: vpmaddubsw)
-// multiply the query codes' magnitudes, masked below 128, by the key
-// codes with each query code's sign ((k ^ m) - m); with vpdpbusd
-// (x86-64-v4-vnni) the key codes + 128 multiply the query codes.
+// multiply the key codes' magnitudes, masked below 128, once per tile for
+// every head, by each head's query codes with the keys' signs
+// (afm_cpu.sign_bytes); with vpdpbusd (x86-64-v4-vnni) the key codes +
+// 128 multiply the query codes.
 // RUN: afm-opt %s --afm-set-target=target=x86-64-v3 -afm-lower-attention | FileCheck %s --check-prefix=SMALL
 // RUN: afm-opt %s --afm-set-target=target=x86-64-v4-vnni -afm-lower-attention | FileCheck %s --check-prefix=FLIP
 // SMALL-LABEL: func.func @decode_integer_scores_signs
-// SMALL: %[[MAG:.*]] = math.absi %{{.*}} : vector<16xi8>
-// SMALL: arith.shrsi %{{.*}}, %{{.*}} : vector<16xi8>
+// SMALL-SAME: %[[KV:[^:]*]]: memref<2x2x512x64xi8>
+// SMALL-NOT: math.absi
 // SMALL: scf.forall
-// SMALL: %[[SIGN:.*]] = vector.bitcast %{{.*}} : vector<16xi32> to vector<64xi8>
-// SMALL: %[[X:.*]] = arith.xori %[[TILE:.*]], %[[SIGN]] : vector<64xi8>
-// SMALL: %[[K:.*]] = arith.subi %[[X]], %[[SIGN]] : vector<64xi8>
-// SMALL: %[[U:.*]] = arith.andi %{{.*}}, %{{.*}} : vector<16xi32>
-// SMALL: %[[S:.*]] = vector.bitcast %[[K]] : vector<64xi8> to vector<16xi32>
-// SMALL: afm_cpu.dot_bytes %{{.*}}, %[[U]], %[[S]] : vector<16xi32>
-// Nothing is subtracted from its sums: the signed keys add no excess.
+// SMALL: %[[TILE:.*]] = vector.load %[[KV]]{{.*}} : memref<2x2x512x64xi8>, vector<64xi8>
+// SMALL: %[[ABS:.*]] = math.absi %[[TILE]] : vector<64xi8>
+// SMALL: %[[AW:.*]] = vector.bitcast %[[ABS]] : vector<64xi8> to vector<16xi32>
+// SMALL: %[[MAG:.*]] = arith.andi %[[AW]], %{{.*}} : vector<16xi32>
+// SMALL: %[[QB:.*]] = vector.bitcast %{{.*}} : vector<16xi32> to vector<64xi8>
+// SMALL: %[[QS:.*]] = afm_cpu.sign_bytes %[[QB]], %[[TILE]] : vector<64xi8>
+// SMALL: %[[QW:.*]] = vector.bitcast %[[QS]] : vector<64xi8> to vector<16xi32>
+// SMALL: afm_cpu.dot_bytes %{{.*}}, %[[MAG]], %[[QW]] : vector<16xi32>
+// Nothing is subtracted from its sums: the signed queries add no excess.
 // SMALL: %[[RAW:.*]] = arith.addi %{{.*}}, %{{.*}} : vector<16xi32>
 // SMALL-NEXT: arith.sitofp %[[RAW]] : vector<16xi32> to vector<16xf32>
 // FLIP-LABEL: func.func @decode_integer_scores_signs
 // FLIP-NOT: math.absi
+// FLIP-NOT: afm_cpu.sign_bytes
 // FLIP: arith.xori %{{.*}}, %{{.*}} : vector<64xi8>
 // FLIP: afm_cpu.dot_bytes
 // FLIP: %[[RAW:.*]] = arith.addi %{{.*}}, %{{.*}} : vector<16xi32>

@@ -5,7 +5,8 @@
 // dialect so that leaving `afm` is a real conversion target (no afm op may
 // survive afm-lower-to-linalg) while these are still to come:
 //   - `afm_cpu.dot_bytes`, the int8 dot product of the kernels' bodies,
-//     lowered after vectorization (afm-lower-dot-bytes);
+//     and `afm_cpu.sign_bytes`, bytes times the signs of others (x86's
+//     psignb), lowered after vectorization (afm-lower-dot-bytes);
 //   - `afm_cpu.parallel_call`, a task run on the runtime's threads, and
 //     `afm_cpu.track_allreduce`, a track block's sum completed across
 //     processes, lowered after the conversion to the LLVM dialect
@@ -27,9 +28,10 @@ def AFMCPU_Dialect : Dialect {
   let description = [{
     Ops the afm code generator creates while lowering to a CPU target, below
     the model level of the `afm` dialect: an int8 dot product over packed
-    byte lanes, a parallel call of an outlined task on the runtime's
-    threads, and the reduction that completes a PT-MoE track block's sum
-    across processes. Each has one lowering pass of its own.
+    byte lanes and bytes times the signs of others (its operand on AVX2),
+    a parallel call of an outlined task on the runtime's threads, and the
+    reduction that completes a PT-MoE track block's sum across processes.
+    Each has one lowering pass of its own.
   }];
 }
 
@@ -62,6 +64,31 @@ def AFMCPU_DotBytesOp : AFMCPU_Op<"dot_bytes", [Pure, ElementwiseMappable,
   let results = (outs AFMCPU_I32OrVector:$result);
   let assemblyFormat =
       "$acc `,` $lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def AFMCPU_I8OrVector : AnyTypeOf<[I8, VectorOfAnyRankOf<[I8]>]>;
+
+def AFMCPU_SignBytesOp : AFMCPU_Op<"sign_bytes", [Pure, ElementwiseMappable,
+    AllTypesMatch<["value", "signs", "result"]>]> {
+  let summary = "each byte of value times the sign of the byte of signs";
+  let description = [{
+    Per byte: `-value` where `signs` is negative, `0` where it is zero,
+    `value` where it is positive, wrapping (-(-128) is -128): x86's
+    `psignb`. With it a dot product takes the magnitudes of one operand
+    as its unsigned bytes and the other with their signs, exact for
+    vpmaddubsw when the magnitudes are below 128 (decode attention's
+    integer scores on AVX2: the key codes' magnitudes, shared by every
+    query head, against each head's codes with the keys' signs).
+    `afm-lower-dot-bytes` selects `vpsignb` on x86 (32-byte pieces), or
+    compares and selects.
+
+    ```mlir
+    %q = afm_cpu.sign_bytes %query, %keys : vector<64xi8>
+    ```
+  }];
+  let arguments = (ins AFMCPU_I8OrVector:$value, AFMCPU_I8OrVector:$signs);
+  let results = (outs AFMCPU_I8OrVector:$result);
+  let assemblyFormat = "$value `,` $signs attr-dict `:` type($result)";
 }
 
 //===----------------------------------------------------------------------===//

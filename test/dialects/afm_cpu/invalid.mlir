@@ -17,6 +17,22 @@ func.func @dot_bytes_mixed(%a: i32, %v: vector<16xi32>) {
 
 // -----
 
+func.func @sign_bytes_type(%a: vector<16xi32>) {
+  // expected-error @+1 {{'afm_cpu.sign_bytes' op operand #0 must be 8-bit signless integer or vector of 8-bit signless integer values, but got 'vector<16xi32>'}}
+  %d = "afm_cpu.sign_bytes"(%a, %a) : (vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+  return
+}
+
+// -----
+
+func.func @sign_bytes_mixed(%a: vector<32xi8>, %v: vector<64xi8>) {
+  // expected-error @+1 {{'afm_cpu.sign_bytes' op failed to verify that all of {value, signs, result} have same type}}
+  %d = "afm_cpu.sign_bytes"(%a, %v) : (vector<32xi8>, vector<64xi8>) -> vector<32xi8>
+  return
+}
+
+// -----
+
 func.func @no_task(%n: index, %host: !llvm.ptr) {
   // expected-error @+1 {{'afm_cpu.parallel_call' op task 'missing' is not a function}}
   afm_cpu.parallel_call @missing(%n) host %host : !llvm.ptr
