@@ -85,6 +85,24 @@ static Value expandDot(OpBuilder &b, Location loc, Value acc, Value u,
   return sum;
 }
 
+/// `build` over the `piece`-lane slices of 1-D `operands` (each of
+/// `type`, the result's), the results put back in place: an instruction
+/// narrower than the vector, piece by piece.
+static Value inPieces(OpBuilder &b, Location loc, VectorType type,
+                      int64_t piece, ValueRange operands,
+                      function_ref<Value(ValueRange)> build) {
+  Value result = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+  for (int64_t offset = 0; offset < type.getNumElements(); offset += piece) {
+    SmallVector<Value> slices;
+    for (Value v : operands)
+      slices.push_back(vector::ExtractStridedSliceOp::create(
+          b, loc, v, {offset}, {piece}, {1}));
+    result = vector::InsertStridedSliceOp::create(b, loc, build(slices),
+                                                  result, {offset}, {1});
+  }
+  return result;
+}
+
 /// `acc + dot(u, s)` with the target's instruction where one covers 1-D
 /// pieces of the vectors, else expanded.
 static Value lowerDot(OpBuilder &b, Location loc,
@@ -117,20 +135,10 @@ static Value lowerDot(OpBuilder &b, Location loc,
       continue;
     LLVM_DEBUG(llvm::dbgs() << "dot over " << type << " in pieces of "
                             << piece << " lanes\n");
-    Value result = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(type, b.getI32IntegerAttr(0)));
-    for (int64_t offset = 0; offset < lanes; offset += piece) {
-      auto slice = [&](Value v) {
-        return vector::ExtractStridedSliceOp::create(b, loc, v, {offset},
-                                                     {piece}, {1})
-            .getResult();
-      };
-      Value dot = buildTargetInt8Dot(b, loc, target, slice(acc), slice(u),
-                                     slice(s), below128);
-      result = vector::InsertStridedSliceOp::create(b, loc, dot, result,
-                                                    {offset}, {1});
-    }
-    return result;
+    return inPieces(b, loc, type, piece, {acc, u, s}, [&](ValueRange slice) {
+      return buildTargetInt8Dot(b, loc, target, slice[0], slice[1], slice[2],
+                                below128);
+    });
   }
   LLVM_DEBUG(llvm::dbgs() << "no int8 dot instruction covers " << type
                           << (below128 ? " (bytes below 128)" : "")
@@ -704,49 +712,35 @@ static Value lowerSignBytes(OpBuilder &b, Location loc,
       type.getNumElements() % kPiece != 0 || !hasVPSignB(target))
     return expandSignBytes(b, loc, value, signs);
   auto pieceType = VectorType::get({kPiece}, b.getI8Type());
-  Value result = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(type, b.getI8IntegerAttr(0)));
-  for (int64_t offset = 0; offset < type.getNumElements(); offset += kPiece) {
-    auto slice = [&](Value v) {
-      return vector::ExtractStridedSliceOp::create(b, loc, v, {offset},
-                                                   {kPiece}, {1})
-          .getResult();
-    };
-    Value piece =
-        LLVM::CallIntrinsicOp::create(b, loc, pieceType,
-                                      b.getStringAttr("llvm.x86.avx2.psign.b"),
-                                      ValueRange{slice(value), slice(signs)})
-            .getResult(0);
-    result = vector::InsertStridedSliceOp::create(b, loc, piece, result,
-                                                  {offset}, {1});
-  }
-  return result;
+  return inPieces(b, loc, type, kPiece, {value, signs}, [&](ValueRange slice) {
+    return LLVM::CallIntrinsicOp::create(
+               b, loc, pieceType, b.getStringAttr("llvm.x86.avx2.psign.b"),
+               slice)
+        .getResult(0);
+  });
+}
+
+static Value lowerOp(OpBuilder &b, const TargetDescription &target,
+                     afm_cpu::DotBytesOp op) {
+  return lowerDot(b, op.getLoc(), target, op.getAcc(), op.getLhs(),
+                  op.getRhs(), bytesMaskedBelow128(op.getLhs()));
+}
+
+static Value lowerOp(OpBuilder &b, const TargetDescription &target,
+                     afm_cpu::SignBytesOp op) {
+  return lowerSignBytes(b, op.getLoc(), target, op.getValue(), op.getSigns());
 }
 
 namespace {
-struct LowerSignBytes : OpRewritePattern<afm_cpu::SignBytesOp> {
-  LowerSignBytes(MLIRContext *ctx, const TargetDescription &target)
-      : OpRewritePattern(ctx), target(target) {}
+/// Replaces each `Op` with what lowerOp builds for the target.
+template <typename Op>
+struct LowerForTarget : OpRewritePattern<Op> {
+  LowerForTarget(MLIRContext *ctx, const TargetDescription &target)
+      : OpRewritePattern<Op>(ctx), target(target) {}
 
-  LogicalResult matchAndRewrite(afm_cpu::SignBytesOp op,
+  LogicalResult matchAndRewrite(Op op,
                                 PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, lowerSignBytes(rewriter, op.getLoc(), target,
-                                          op.getValue(), op.getSigns()));
-    return success();
-  }
-
-  const TargetDescription &target;
-};
-
-struct LowerDotBytes : OpRewritePattern<afm_cpu::DotBytesOp> {
-  LowerDotBytes(MLIRContext *ctx, const TargetDescription &target)
-      : OpRewritePattern(ctx), target(target) {}
-
-  LogicalResult matchAndRewrite(afm_cpu::DotBytesOp op,
-                                PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, lowerDot(rewriter, op.getLoc(), target,
-                                    op.getAcc(), op.getLhs(), op.getRhs(),
-                                    bytesMaskedBelow128(op.getLhs())));
+    rewriter.replaceOp(op, lowerOp(rewriter, target, op));
     return success();
   }
 
@@ -767,7 +761,8 @@ struct AFMLowerDotBytesPass
     });
     sumStraightDotChainsInI16(getOperation(), *target);
     RewritePatternSet patterns(&getContext());
-    patterns.add<LowerDotBytes, LowerSignBytes>(&getContext(), *target);
+    patterns.add<LowerForTarget<afm_cpu::DotBytesOp>,
+                 LowerForTarget<afm_cpu::SignBytesOp>>(&getContext(), *target);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

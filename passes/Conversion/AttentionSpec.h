@@ -25,6 +25,24 @@ struct AttentionShape {
   int64_t tokens, heads, headDim, kvHeads, capacity, group;
 };
 
+/// Facts of the module's target that shape the code attention lowers to,
+/// never its results; without a target (afm-opt alone), these defaults.
+struct AttentionCodegen {
+  /// TargetDescription::readOncePrefetch: how decode attention prefetches
+  /// its next task's rows.
+  ReadOncePrefetch readOncePrefetch;
+  /// The target's int8 dot product takes unsigned bytes below 128 only
+  /// (vpmaddubsw, whose i16 pair sums saturate above). Integer scores then
+  /// multiply the key codes' magnitudes by the query codes with the keys'
+  /// signs, instead of the key codes + 128 by the query codes.
+  bool smallUnsignedDots = false;
+  /// The vector register file (TargetDescription::vectorRegisters,
+  /// vectorBits), which sizes decode attention's groups of accumulators;
+  /// AVX-512's 32 x 512 bits without a target.
+  unsigned vectorRegisters = 32;
+  unsigned vectorBits = 512;
+};
+
 /// What both attention ops lower from.
 struct AttentionSpec {
   Value query;          // [T, H, D]
@@ -39,22 +57,8 @@ struct AttentionSpec {
   /// Each query head vector is rounded to int8 before the scores
   /// (`int8_query`; an i8 cache).
   bool int8Query = false;
-  /// Lowering only, from the module's target when it has one
-  /// (TargetDescription::readOncePrefetch): how decode attention
-  /// prefetches its next task's rows.
-  ReadOncePrefetch readOncePrefetch;
-  /// Lowering only, from the module's target: its int8 dot product takes
-  /// unsigned bytes below 128 only (vpmaddubsw, whose i16 pair sums
-  /// saturate above). Integer scores then multiply the key codes'
-  /// magnitudes by the query codes with the keys' signs, instead of the
-  /// key codes + 128 by the query codes.
-  bool smallUnsignedDots = false;
-  /// Lowering only, from the module's target: its vector register file
-  /// (TargetDescription::vectorRegisters, vectorBits), which sizes decode
-  /// attention's groups of accumulators. Without a target, AVX-512's 32 x
-  /// 512 bits.
-  unsigned vectorRegisters = 32;
-  unsigned vectorBits = 512;
+  /// How to lower, from the module's target (not what is computed).
+  AttentionCodegen codegen;
 
   /// How many positions the cache holds when attention reads it: before
   /// the append for attention that owns its cache, after the owner's

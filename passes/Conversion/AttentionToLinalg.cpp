@@ -877,25 +877,21 @@ struct AFMLowerAttentionPass
       if (isa<AttentionOp, SharedKVAttentionOp>(op))
         ops.push_back(op);
     });
-    // The target's prefetch hint when afm-set-target stamped one (the
-    // afm-codegen pipelines); the default hint without (afm-opt alone).
-    ReadOncePrefetch readOncePrefetch;
-    bool smallUnsignedDots = false;
-    AttentionSpec defaults;
-    unsigned vectorRegisters = defaults.vectorRegisters;
-    unsigned vectorBits = defaults.vectorBits;
+    // The target's facts when afm-set-target stamped one (the afm-codegen
+    // pipelines); the defaults without (afm-opt alone).
+    AttentionCodegen codegen;
     ModuleOp module = getOperation();
     if (contracts(module).getTargetAttrHelper().getAttr(module)) {
       FailureOr<TargetDescription> target = getTargetDescription(module);
       if (failed(target))
         return signalPassFailure();
-      readOncePrefetch = target->readOncePrefetch;
+      codegen.readOncePrefetch = target->readOncePrefetch;
       // 8 lanes: a 256-bit register of i32 sums (vpmaddubsw on AVX2).
-      smallUnsignedDots =
+      codegen.smallUnsignedDots =
           !hasTargetInt8Dot(*target, 8, /*unsignedBelow128=*/false) &&
           hasTargetInt8Dot(*target, 8, /*unsignedBelow128=*/true);
-      vectorRegisters = target->vectorRegisters;
-      vectorBits = target->vectorBits;
+      codegen.vectorRegisters = target->vectorRegisters;
+      codegen.vectorBits = target->vectorBits;
     }
     IRRewriter rewriter(&getContext());
     for (Operation *op : ops) {
@@ -909,10 +905,7 @@ struct AFMLowerAttentionPass
                         cast<SharedKVAttentionOp>(op).getCount(), rewriter);
       if (failed(spec))
         return signalPassFailure();
-      spec->readOncePrefetch = readOncePrefetch;
-      spec->smallUnsignedDots = smallUnsignedDots;
-      spec->vectorRegisters = vectorRegisters;
-      spec->vectorBits = vectorBits;
+      spec->codegen = codegen;
       Value result = AttentionBuilder(rewriter, op->getLoc(), *spec).build();
       rewriter.replaceOp(op, result);
     }

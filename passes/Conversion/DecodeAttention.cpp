@@ -76,7 +76,7 @@
 // + 128 (unsigned: the sign bits flipped) against the query codes
 // (signed), minus 128 * the query codes' sum, one constant per head. On
 // targets whose instruction takes unsigned bytes below 128 only
-// (vpmaddubsw on AVX2, AttentionSpec::smallUnsignedDots) the key codes'
+// (vpmaddubsw on AVX2, AttentionCodegen::smallUnsignedDots) the key codes'
 // magnitudes multiply the query codes with the keys' signs instead
 // (vpsignb); the query's magnitudes against the keys with its signs were
 // already 1.3x faster steps on Zen 3 than the integer expansion the
@@ -141,7 +141,7 @@ private:
     /// Integer scores only: D / 16 vectors of 16 bytes, the codes (the
     /// signed operand of vpdpbusd, against the key codes + 128), and 128
     /// times their sum (i32), which that + 128 adds to every score; null
-    /// with spec.smallUnsignedDots, whose scores have no excess.
+    /// with spec.codegen.smallUnsignedDots, whose scores have no excess.
     SmallVector<Value> codes;
     Value keyFlipExcess;
     /// The head's row of the query.
@@ -384,7 +384,7 @@ int64_t DecodeAttention::nextRowsApart() const {
   int64_t rowBytes =
       headDim * static_cast<int64_t>(cacheType.getElementTypeBitWidth()) / 8;
   return std::max<int64_t>(
-      1, static_cast<int64_t>(spec.readOncePrefetch.spacing) / rowBytes);
+      1, static_cast<int64_t>(spec.codegen.readOncePrefetch.spacing) / rowBytes);
 }
 
 int64_t DecodeAttention::valueGroupChunks() const {
@@ -397,8 +397,8 @@ int64_t DecodeAttention::valueGroupChunks() const {
   // 1 chunk (6 accumulators) ran int8-KV steps 10-25% faster
   // (docs/bench/attention-value-groups-zen3-2026-12-06.txt).
   int64_t chunkRegisters = std::max<int64_t>(
-      1, llvm::divideCeil(kLanes * 32, static_cast<int64_t>(spec.vectorBits)));
-  int64_t most = static_cast<int64_t>(spec.vectorRegisters) / 2 /
+      1, llvm::divideCeil(kLanes * 32, static_cast<int64_t>(spec.codegen.vectorBits)));
+  int64_t most = static_cast<int64_t>(spec.codegen.vectorRegisters) / 2 /
                  (group * chunkRegisters);
   return divisorAtMost(chunks, std::max<int64_t>(1, most));
 }
@@ -412,7 +412,7 @@ Value DecodeAttention::everyNextRowBelow(Value filledSlots) {
                        static_cast<uint64_t>(headDim) *
                        cacheType.getElementTypeBitWidth() / 8;
   uint64_t fromSlots =
-      llvm::divideCeil(spec.readOncePrefetch.sparseFromBytes, slotBytes);
+      llvm::divideCeil(spec.codegen.readOncePrefetch.sparseFromBytes, slotBytes);
   if (fromSlots > static_cast<uint64_t>(capacity))
     return Value(); // never reached: every row, as without spacing
   if (fromSlots == 0)
@@ -472,12 +472,12 @@ void DecodeAttention::prefetchNextTask(int64_t groupIndex, int64_t groups,
       index(capacity - 1));
   for (int64_t half : halves) {
     if (rows)
-      prefetchRow(half, nextHead, slot, spec.readOncePrefetch.locality);
+      prefetchRow(half, nextHead, slot, spec.codegen.readOncePrefetch.locality);
     else if (quantized)
       memref::PrefetchOp::create(b, loc, spec.scales,
                                  ValueRange{index(half), nextHead, slot},
                                  /*isWrite=*/false,
-                                 spec.readOncePrefetch.locality,
+                                 spec.codegen.readOncePrefetch.locality,
                                  /*isDataCache=*/true);
   }
 }
@@ -527,7 +527,7 @@ DecodeAttention::QueryHead DecodeAttention::queryHead(Value headRow) {
     return head;
   head.codes = codes;
   // Signed keys against the codes' magnitudes: no flip, no excess.
-  if (spec.smallUnsignedDots)
+  if (spec.codegen.smallUnsignedDots)
     return head;
   auto vi32 = VectorType::get({kLanes}, b.getI32Type());
   Value sum = arith::ExtSIOp::create(b, loc, vi32, codes.front());
@@ -596,7 +596,7 @@ DecodeAttention::tiledIntegerScores(Value g, Value slot0,
   // Each form's constant: the sign-bit flip of the keys, or the mask of
   // their magnitudes.
   Value flip, below128;
-  if (spec.smallUnsignedDots)
+  if (spec.codegen.smallUnsignedDots)
     below128 = arith::ConstantOp::create(
         b, loc,
         DenseElementsAttr::get(vi32, b.getI32IntegerAttr(0x7f7f7f7f)));
@@ -610,7 +610,7 @@ DecodeAttention::tiledIntegerScores(Value g, Value slot0,
     Value tile = keyTilePiece(g, slot0, i, kWordBytes);
     // The unsigned operand: the flipped keys, or the keys' magnitudes.
     Value keys =
-        spec.smallUnsignedDots
+        spec.codegen.smallUnsignedDots
             ? arith::AndIOp::create(
                   b, loc,
                   vector::BitCastOp::create(
@@ -624,7 +624,7 @@ DecodeAttention::tiledIntegerScores(Value g, Value slot0,
       Value word = splat(memref::LoadOp::create(
           b, loc, queryWords, ValueRange{query.row, index(i)}));
       Value &sum = sums[r][i % 2];
-      if (spec.smallUnsignedDots)
+      if (spec.codegen.smallUnsignedDots)
         word = vector::BitCastOp::create(
             b, loc, vi32,
             afm_cpu::SignBytesOp::create(
@@ -867,7 +867,7 @@ Value DecodeAttention::build(Value newKeys, Value newValues) {
     queryWords = memref::AllocaOp::create(b, loc, wordsType);
     hoistedScales = memref::AllocaOp::create(
         b, loc, MemRefType::get({heads}, f32Type));
-    if (!spec.smallUnsignedDots)
+    if (!spec.codegen.smallUnsignedDots)
       hoistedExcess = memref::AllocaOp::create(
           b, loc, MemRefType::get({heads}, b.getI32Type()));
     auto each = scf::ForOp::create(b, loc, index(0), index(heads), index(1));
