@@ -7,12 +7,49 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::afm;
 
+/// The iterations at which a tile of `subview` starts a new cache line (an
+/// i1), or null when every one does: one of `loops` steps the view along a
+/// dimension by a constant that is less than a line and divides it.
+static Value stepsStartingALine(OpBuilder &b, Location loc,
+                                memref::SubViewOp subview,
+                                ArrayRef<int64_t> strides,
+                                int64_t elementBytes,
+                                ArrayRef<scf::ForOp> loops) {
+  for (auto [d, offset] : llvm::enumerate(subview.getMixedOffsets())) {
+    auto iv = llvm::dyn_cast_if_present<Value>(offset);
+    if (d == 0 || !iv || ShapedType::isDynamic(strides[d]))
+      continue;
+    const scf::ForOp *found = llvm::find_if(
+        loops, [&](scf::ForOp loop) { return loop.getInductionVar() == iv; });
+    if (found == loops.end())
+      continue;
+    scf::ForOp walk = *found;
+    std::optional<int64_t> step = getConstantIntValue(walk.getStep());
+    if (!step)
+      continue;
+    int64_t stepBytes = *step * strides[d] * elementBytes;
+    if (stepBytes <= 0 || stepBytes >= kCacheLineBytes ||
+        kCacheLineBytes % stepBytes != 0)
+      continue;
+    Value fromStart = arith::SubIOp::create(b, loc, iv, walk.getLowerBound());
+    Value lineSteps = arith::ConstantIndexOp::create(
+        b, loc, *step * (kCacheLineBytes / stepBytes));
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(b, loc, fromStart, lineSteps),
+        arith::ConstantIndexOp::create(b, loc, 0));
+  }
+  return Value();
+}
+
 void afm::prefetchAhead(OpBuilder &b, Location loc, Value view,
-                        int64_t bytesAhead, unsigned localityHint) {
+                        int64_t bytesAhead, unsigned localityHint,
+                        ArrayRef<scf::ForOp> loops) {
   if (bytesAhead <= 0)
     return;
   auto subview = view.getDefiningOp<memref::SubViewOp>();
@@ -55,6 +92,13 @@ void afm::prefetchAhead(OpBuilder &b, Location loc, Value view,
     }
   if (lines > kMaxPrefetchesPerTile)
     spans.clear(), lines = 1;
+  OpBuilder::InsertionGuard guard(b);
+  if (Value due = stepsStartingALine(b, loc, subview, strides, elementBytes,
+                                     loops)) {
+    auto onlyThen = scf::IfOp::create(b, loc, TypeRange(), due,
+                                      /*withElseRegion=*/false);
+    b.setInsertionPointToStart(onlyThen.thenBlock());
+  }
   for (int64_t line = 0; line < lines; ++line) {
     SmallVector<Value> at(indices);
     int64_t rest = line;

@@ -10,6 +10,7 @@
 #ifndef AFM_PASSES_PREFETCH_H
 #define AFM_PASSES_PREFETCH_H
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::afm {
@@ -31,9 +32,15 @@ constexpr int64_t kMaxPrefetchesPerTile = 8;
 /// `localityHint` is its streamPrefetchLocality: into L1 (3) by default,
 /// into L2 (1) on Zen 4, where prefetches into L1 were a loss. Unrolled
 /// copies that fall within one cache line keep one prefetch
-/// (finishInt8DotLoops).
+/// (finishInt8DotLoops). When one of `loops` (around the tile) steps the
+/// view along a dimension by less than a cache line (8 f32 lanes of a
+/// 64-byte group on AVX2), only its iterations at a multiple of a line's
+/// worth prefetch: each step prefetched its own 32 bytes, two prefetches a
+/// line (LLVM unrolls an innermost such loop, so MLIR cannot dedupe them
+/// later). The iterations that prefetch are a line apart, so every line is
+/// still touched, whatever the alignment.
 void prefetchAhead(OpBuilder &b, Location loc, Value view, int64_t bytesAhead,
-                   unsigned localityHint);
+                   unsigned localityHint, ArrayRef<scf::ForOp> loops = {});
 
 } // namespace mlir::afm
 

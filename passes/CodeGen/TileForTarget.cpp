@@ -284,13 +284,21 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   rewriter.eraseOp(op);
   Operation *tile = tiled->tiledOps.front();
   // GEMV-like tiles stream their weights: prefetch them ahead.
+  // A split-K tile's loops may step by less than a line (8 f32 lanes on
+  // AVX2): those prefetch at their line-starting steps only. The int8
+  // kernels' unrolled copies are deduplicated in finishInt8DotLoops.
   if (splitK || int8Dot) {
     rewriter.setInsertionPoint(tile);
+    SmallVector<scf::ForOp> loops;
+    if (splitK)
+      for (LoopLikeOpInterface loop : tiled->loops)
+        if (auto forOp = dyn_cast<scf::ForOp>(loop.getOperation()))
+          loops.push_back(forOp);
     for (unsigned input : streamed)
       prefetchAhead(
           rewriter, tile->getLoc(),
           cast<linalg::LinalgOp>(tile).getDpsInputOperand(input)->get(),
-          prefetchBytes, target.streamPrefetchLocality);
+          prefetchBytes, target.streamPrefetchLocality, loops);
   }
   if (int8Dot &&
       succeeded(vectorizeInt8DotTile(rewriter, cast<linalg::GenericOp>(tile),
