@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -137,22 +138,75 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
       b, loc, RankedTensorType::get({n, groups, lanes}, b.getI8Type()),
       parts[0], SmallVector<ReassociationIndices>{{0}, {1, 2}});
   Value xt = activationPlanes(b, loc, xs);
-  // The code-in-byte loop comes before the byte loop, so that tiling
-  // takes one code plane at a time: a uniform shift per vector op.
-  AffineExpr t, o, j, g, lane;
-  bindDims(ctx, t, o, j, g, lane);
-  Value partial = buildGeneric(
-      b, loc, ValueRange{xt, codes, codeShifts(b, loc, 2)},
-      zerosLike(b, loc, x, {n, lanes}),
-      mapsOf(5, {{t, j, g, lane}, {o, g, lane}, {j}, {t, o, lane}}, ctx),
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
-       IteratorType::reduction, IteratorType::parallel},
+  auto xtType = cast<RankedTensorType>(xt.getType());
+  Type f32 = b.getF32Type();
+  // Each step reads a code byte once and takes its four codes (planes):
+  // the byte widened to i32 once, each code then a constant shift and a
+  // mask, converted and multiplied into the same partial sum. With the
+  // planes in a loop of their own around the bytes, each byte was loaded,
+  // shifted as bytes (two masks) and widened once per plane. The level's
+  // offset, sum_k x[k] * (code - 1.5) = sum_k x[k] * code - 1.5 * sum_k
+  // x[k], is added once a step: -1.5 times the four planes' activations
+  // at (group, lane), the same for every output row, computed once per
+  // call ([T, groups, lanes]). On AVX2: 18 instructions per 32 weights,
+  // was 36 (docs/bench/q2-f32-gemv-planes-zen3-2026-12-06.txt).
+  AffineExpr t, o, g, lane, p;
+  bindDims(ctx, t, g, lane, p);
+  Value levelOffsets = buildGeneric(
+      b, loc, ValueRange{xt},
+      zerosLike(b, loc, x, {groups, lanes}),
+      mapsOf(4, {{t, p, g, lane}, {t, g, lane}}, ctx),
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+       IteratorType::reduction},
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value code = codeAtShift(nb, l, args[1], args[2], 2, false);
-        Value level = arith::SubFOp::create(
-            nb, l, code,
-            arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(1.5)));
-        return multiplyAdd(nb, l, args[0], level, args[3]);
+        return math::FmaOp::create(
+            nb, l, args[0],
+            arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(-1.5)),
+            args[1]);
+      });
+  SmallVector<Value> planes;
+  for (int64_t plane = 0; plane < 4; ++plane)
+    planes.push_back(tensor::ExtractSliceOp::create(
+        b, loc,
+        RankedTensorType::get({xtType.getDimSize(0), groups, lanes}, f32), xt,
+        SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(plane),
+                                  b.getIndexAttr(0), b.getIndexAttr(0)},
+        SmallVector<OpFoldResult>{getSizes(b, loc, xt)[0], b.getIndexAttr(1),
+                                  b.getIndexAttr(groups),
+                                  b.getIndexAttr(lanes)},
+        SmallVector<OpFoldResult>(4, b.getIndexAttr(1))));
+  planes.append({codes, levelOffsets});
+  bindDims(ctx, t, o, g, lane);
+  SmallVector<AffineExpr> activation = {t, g, lane};
+  Value partial = buildGeneric(
+      b, loc, planes, zerosLike(b, loc, x, {n, lanes}),
+      mapsOf(4,
+             {activation, activation, activation, activation, {o, g, lane},
+              activation, {t, o, lane}},
+             ctx),
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
+       IteratorType::parallel},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Type i32 = nb.getI32Type();
+        Value word = arith::ExtUIOp::create(nb, l, i32, args[4]);
+        // The step's own sum, then one add into the partial sum: the
+        // vectorizer takes that add as the reduction's combiner (with the
+        // partial sum first used elsewhere it does not vectorize), and
+        // the partial sums' chain is one add a step.
+        Value sum = args[5];
+        for (int64_t plane = 0; plane < 4; ++plane) {
+          Value code = arith::AndIOp::create(
+              nb, l,
+              arith::ShRUIOp::create(
+                  nb, l, word,
+                  arith::ConstantIntOp::create(nb, l, i32, 2 * plane)),
+              arith::ConstantIntOp::create(nb, l, i32, 3));
+          // In [0, 3]: the signed conversion is exact and one instruction.
+          sum = math::FmaOp::create(
+              nb, l, args[plane], arith::SIToFPOp::create(nb, l, f32, code),
+              sum);
+        }
+        return arith::AddFOp::create(nb, l, args[6], sum);
       });
   Value sums = sumInnermost(b, loc, partial);
   // The scale multiplies the sums once per output, not once per weight.
