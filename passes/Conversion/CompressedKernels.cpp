@@ -148,8 +148,8 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
   // offset, sum_k x[k] * (code - 1.5) = sum_k x[k] * code - 1.5 * sum_k
   // x[k], is added once a step: -1.5 times the four planes' activations
   // at (group, lane), the same for every output row, computed once per
-  // call ([T, groups, lanes]). On AVX2: 18 instructions per 32 weights,
-  // was 36 (docs/bench/q2-f32-gemv-planes-zen3-2026-12-06.txt).
+  // call ([T, groups, lanes]). On AVX2: 18.5 instructions per 32 weights,
+  // was 40 (docs/bench/q2-f32-gemv-planes-zen3-2026-12-06.txt).
   AffineExpr t, o, g, lane, p;
   bindDims(ctx, t, g, lane, p);
   Value levelOffsets = buildGeneric(

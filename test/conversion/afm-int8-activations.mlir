@@ -33,7 +33,9 @@
 // CHECK-NOT: tensor<128x64xf32>
 // FLOAT-LABEL: func.func @linear_q2
 // FLOAT-NOT: math.roundeven
-// FLOAT: arith.uitofp
+// FLOAT: arith.extui %{{.*}} : i8 to i32
+// FLOAT: arith.sitofp %{{.*}} : i32 to f32
+// FLOAT: math.fma
 func.func @linear_q2(%x: tensor<?x64xf32>, %codes: tensor<128x16xi8>, %scales: tensor<128xf32>) -> tensor<?x128xf32> {
   %w = afm.bound_weight %codes, %scales : tensor<128x16xi8>, tensor<128xf32> -> !afm.q2<128x64, per_channel>
   %y = afm.linear %x, %w : tensor<?x64xf32>, !afm.q2<128x64, per_channel> -> tensor<?x128xf32>
