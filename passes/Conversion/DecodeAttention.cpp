@@ -383,8 +383,9 @@ int64_t DecodeAttention::nextRowsApart() const {
   auto cacheType = cast<MemRefType>(spec.cache.getType());
   int64_t rowBytes =
       headDim * static_cast<int64_t>(cacheType.getElementTypeBitWidth()) / 8;
-  return std::max<int64_t>(
-      1, static_cast<int64_t>(spec.codegen.readOncePrefetch.spacing) / rowBytes);
+  int64_t spacing =
+      static_cast<int64_t>(spec.codegen.readOncePrefetch.spacing);
+  return std::max<int64_t>(1, spacing / rowBytes);
 }
 
 int64_t DecodeAttention::valueGroupChunks() const {
@@ -397,7 +398,8 @@ int64_t DecodeAttention::valueGroupChunks() const {
   // 1 chunk (6 accumulators) ran int8-KV steps 10-25% faster
   // (docs/bench/attention-value-groups-zen3-2026-12-06.txt).
   int64_t chunkRegisters = std::max<int64_t>(
-      1, llvm::divideCeil(kLanes * 32, static_cast<int64_t>(spec.codegen.vectorBits)));
+      1, llvm::divideCeil(kLanes * 32,
+                          static_cast<int64_t>(spec.codegen.vectorBits)));
   int64_t most = static_cast<int64_t>(spec.codegen.vectorRegisters) / 2 /
                  (group * chunkRegisters);
   return divisorAtMost(chunks, std::max<int64_t>(1, most));
@@ -411,8 +413,8 @@ Value DecodeAttention::everyNextRowBelow(Value filledSlots) {
   uint64_t slotBytes = 2 * static_cast<uint64_t>(kvHeads) *
                        static_cast<uint64_t>(headDim) *
                        cacheType.getElementTypeBitWidth() / 8;
-  uint64_t fromSlots =
-      llvm::divideCeil(spec.codegen.readOncePrefetch.sparseFromBytes, slotBytes);
+  uint64_t fromSlots = llvm::divideCeil(
+      spec.codegen.readOncePrefetch.sparseFromBytes, slotBytes);
   if (fromSlots > static_cast<uint64_t>(capacity))
     return Value(); // never reached: every row, as without spacing
   if (fromSlots == 0)
