@@ -94,8 +94,11 @@ static Value multiplyAdd(OpBuilder &b, Location loc, Value x, Value w,
 /// Activations split as [T, groups, lanes, planes] (splitColumns) moved to
 /// f32 [T, planes, groups, lanes]: code plane j (the j-th code of each
 /// byte) of a group of `lanes` code bytes is one contiguous vector of
-/// activations, in the order the split-K kernels read them.
-static Value activationPlanes(OpBuilder &b, Location loc, Value xs) {
+/// activations, in the order the split-K kernels read them. With
+/// `codeBits`, plane j is divided by 2^(j * codeBits) (exact: a power of
+/// two), for kernels that mask a code in place instead of shifting it down.
+static Value activationPlanes(OpBuilder &b, Location loc, Value xs,
+                              int64_t codeBits = 0) {
   MLIRContext *ctx = b.getContext();
   ArrayRef<int64_t> shape = cast<RankedTensorType>(xs.getType()).getShape();
   int64_t groups = shape[1], lanes = shape[2], planes = shape[3];
@@ -113,7 +116,21 @@ static Value activationPlanes(OpBuilder &b, Location loc, Value xs) {
       mapsOf(4, {{d0, d2, d3, d1}, {d0, d1, d2, d3}}, ctx),
       SmallVector<IteratorType>(4, IteratorType::parallel),
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        return castFloat(nb, l, args[0], nb.getF32Type());
+        Value x = castFloat(nb, l, args[0], nb.getF32Type());
+        if (!codeBits)
+          return x;
+        Type i32 = nb.getI32Type();
+        Value plane = arith::IndexCastOp::create(
+            nb, l, i32, linalg::IndexOp::create(nb, l, 1));
+        Value weight = arith::ShLIOp::create(
+            nb, l, arith::ConstantIntOp::create(nb, l, i32, 1),
+            arith::MulIOp::create(
+                nb, l, plane,
+                arith::ConstantIntOp::create(nb, l, i32, codeBits)));
+        return arith::DivFOp::create(
+                   nb, l, x,
+                   arith::SIToFPOp::create(nb, l, nb.getF32Type(), weight))
+            .getResult();
       });
 }
 
@@ -127,40 +144,48 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
   int64_t n = type.getRows(), kBytes = int64_t(q2RowBytes(type.getCols()));
   // Split-K: each output keeps `lanes` partial sums, one per byte column
   // of a group of `lanes` consecutive code bytes, so the inner loop is
-  // element-wise over contiguous bytes and the horizontal sum happens once
-  // per output instead of once per tile.
-  // 64 bytes: four independent 16-wide f32 accumulators per output.
-  int64_t lanes = lanesDividing(kBytes, 64);
+  // element-wise over contiguous bytes. The lanes are a reduction that the
+  // register tile spans whole (afm.whole_tile_dims, as the 4-bit head's):
+  // the loop over the groups carries a row's lane sums in registers and
+  // sums them once, after it. As a parallel output dimension ([T, N,
+  // lanes] summed by a second op) they were read, added to and stored
+  // every step, 38 MB to memory and back for the untied 150000-row head.
+  // 32 lanes: four 8-wide accumulators on AVX2 (64 spilled there), two
+  // 16-wide on AVX-512.
+  int64_t lanes = lanesDividing(kBytes, 32);
   int64_t groups = kBytes / lanes;
   Value xs = splitColumns(b, loc, padColumns(b, loc, x, kBytes * 4),
                           {groups, lanes, 4});
   Value codes = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({n, groups, lanes}, b.getI8Type()),
-      parts[0], SmallVector<ReassociationIndices>{{0}, {1, 2}});
-  Value xt = activationPlanes(b, loc, xs);
+      b, loc, RankedTensorType::get({n, 1, groups, lanes}, b.getI8Type()),
+      parts[0], SmallVector<ReassociationIndices>{{0, 1}, {2, 3}});
+  // Plane p's activations divided by 4^p, to meet code p masked in place.
+  Value xt = activationPlanes(b, loc, xs, /*codeBits=*/2);
   auto xtType = cast<RankedTensorType>(xt.getType());
   Type f32 = b.getF32Type();
   // Each step reads a code byte once and takes its four codes (planes):
-  // the byte widened to i32 once, each code then a constant shift and a
-  // mask, converted and multiplied into the same partial sum. With the
-  // planes in a loop of their own around the bytes, each byte was loaded,
-  // shifted as bytes (two masks) and widened once per plane. The level's
-  // offset, sum_k x[k] * (code - 1.5) = sum_k x[k] * code - 1.5 * sum_k
-  // x[k], is added once a step: -1.5 times the four planes' activations
-  // at (group, lane), the same for every output row, computed once per
-  // call ([T, groups, lanes]). On AVX2: 18.5 instructions per 32 weights,
-  // was 40 (docs/bench/q2-f32-gemv-planes-zen3-2026-12-06.txt).
+  // the byte widened to i32 once, code p masked in place (byte & (3 <<
+  // 2p), which is 4^p times the code), converted and multiplied by plane
+  // p's activation / 4^p: both scalings are powers of two, so the product
+  // is x * code exactly (while x / 64 is not subnormal). No shifts: with a shift and a mask per code,
+  // LLVM narrowed them to byte vectors and widened each plane again (28
+  // shuffles per 32 code bytes on AVX2, 1.4 ms for 1x4096x4096 against
+  // 0.81-0.84 now on a Zen 3 VM; docs/bench/q2-f32-gemv-lane-sums-zen3-
+  // 2026-12-06.txt). The level's offset, sum_k x[k] * (code - 1.5) =
+  // sum_k x[k] * code - 1.5 * sum_k x[k], starts the step's sum: -1.5
+  // times the four planes' activations at (group, lane), the same for
+  // every output row, computed once per call ([T, groups, lanes]).
   AffineExpr t, o, g, lane, p;
   bindDims(ctx, t, g, lane, p);
   Value levelOffsets = buildGeneric(
-      b, loc, ValueRange{xt},
+      b, loc, ValueRange{xs},
       zerosLike(b, loc, x, {groups, lanes}),
-      mapsOf(4, {{t, p, g, lane}, {t, g, lane}}, ctx),
+      mapsOf(4, {{t, g, lane, p}, {t, g, lane}}, ctx),
       {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
        IteratorType::reduction},
       [&](OpBuilder &nb, Location l, ValueRange args) {
         return math::FmaOp::create(
-            nb, l, args[0],
+            nb, l, castFloat(nb, l, args[0], nb.getF32Type()),
             arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(-1.5)),
             args[1]);
       });
@@ -176,39 +201,47 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
                                   b.getIndexAttr(lanes)},
         SmallVector<OpFoldResult>(4, b.getIndexAttr(1))));
   planes.append({codes, levelOffsets});
-  bindDims(ctx, t, o, g, lane);
+  // Register tiles of one row (row = o, tileRow = 0), whose code bytes
+  // stream in address order, as the 4-bit head's.
+  AffineExpr tileRow;
+  bindDims(ctx, t, o, tileRow, g, lane);
   SmallVector<AffineExpr> activation = {t, g, lane};
-  Value partial = buildGeneric(
-      b, loc, planes, zerosLike(b, loc, x, {n, lanes}),
-      mapsOf(4,
-             {activation, activation, activation, activation, {o, g, lane},
-              activation, {t, o, lane}},
+  auto kernel = linalg::GenericOp::create(
+      b, loc, TypeRange{RankedTensorType::get(
+                  {xtType.getDimSize(0), n, 1}, f32)},
+      planes, ValueRange{zerosLike(b, loc, x, {n, 1})},
+      mapsOf(5,
+             {activation, activation, activation, activation,
+              {o, tileRow, g, lane}, activation, {t, o, tileRow}},
              ctx),
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
-       IteratorType::parallel},
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+       IteratorType::reduction, IteratorType::reduction},
       [&](OpBuilder &nb, Location l, ValueRange args) {
         Type i32 = nb.getI32Type();
         Value word = arith::ExtUIOp::create(nb, l, i32, args[4]);
-        // The step's own sum, then one add into the partial sum: the
+        // The step's own sum, then one add into the output: the
         // vectorizer takes that add as the reduction's combiner (with the
-        // partial sum first used elsewhere it does not vectorize), and
-        // the partial sums' chain is one add a step.
-        Value sum = args[5];
+        // output first used elsewhere it does not vectorize), and the
+        // lane sums' chain is one add a step.
+        SmallVector<Value> levels;
         for (int64_t plane = 0; plane < 4; ++plane) {
           Value code = arith::AndIOp::create(
-              nb, l,
-              arith::ShRUIOp::create(
-                  nb, l, word,
-                  arith::ConstantIntOp::create(nb, l, i32, 2 * plane)),
-              arith::ConstantIntOp::create(nb, l, i32, 3));
-          // In [0, 3]: the signed conversion is exact and one instruction.
-          sum = math::FmaOp::create(
-              nb, l, args[plane], arith::SIToFPOp::create(nb, l, f32, code),
-              sum);
+              nb, l, word,
+              arith::ConstantIntOp::create(nb, l, i32, 3 << (2 * plane)));
+          // Below 256: the signed conversion is exact and one instruction.
+          levels.push_back(arith::SIToFPOp::create(nb, l, f32, code));
         }
-        return arith::AddFOp::create(nb, l, args[6], sum);
+        Value sum = args[5];
+        for (int64_t plane = 0; plane < 4; ++plane)
+          sum = math::FmaOp::create(nb, l, args[plane], levels[plane], sum);
+        linalg::YieldOp::create(
+            nb, l, arith::AddFOp::create(nb, l, args[6], sum).getResult());
       });
-  Value sums = sumInnermost(b, loc, partial);
+  contracts(kernel).getWholeTileDimsAttrHelper().setAttr(
+      kernel, b.getDenseI64ArrayAttr({2, 4}));
+  Value sums = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({xtType.getDimSize(0), n}, f32),
+      kernel.getResult(0), SmallVector<ReassociationIndices>{{0}, {1, 2}});
   // The scale multiplies the sums once per output, not once per weight.
   AffineExpr r, c;
   bindDims(ctx, r, c);
