@@ -13,6 +13,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::afm;
 
@@ -95,17 +97,32 @@ static Value multiplyAdd(OpBuilder &b, Location loc, Value x, Value w,
 /// f32 [T, planes, groups, lanes]: code plane j (the j-th code of each
 /// byte) of a group of `lanes` code bytes is one contiguous vector of
 /// activations, in the order the split-K kernels read them. With
-/// `codeBits`, plane j is divided by 2^(j * codeBits) (exact: a power of
-/// two), for kernels that mask a code in place instead of shifting it down.
+/// `planeBits`, plane j is multiplied by 2^-planeBits[j] (exact: a power of
+/// two), for kernels that mask a code in place, 2^planeBits[j] times its
+/// value, instead of shifting it down.
 static Value activationPlanes(OpBuilder &b, Location loc, Value xs,
-                              int64_t codeBits = 0) {
+                              ArrayRef<int64_t> planeBits = {}) {
   MLIRContext *ctx = b.getContext();
   ArrayRef<int64_t> shape = cast<RankedTensorType>(xs.getType()).getShape();
   int64_t groups = shape[1], lanes = shape[2], planes = shape[3];
+  assert((planeBits.empty() || int64_t(planeBits.size()) == planes) &&
+         "one exponent per plane");
   AffineExpr d0, d1, d2, d3;
   bindDims(ctx, d0, d1, d2, d3);
+  SmallVector<Value> inputs = {xs};
+  SmallVector<SmallVector<AffineExpr>> maps = {{d0, d2, d3, d1}};
+  if (!planeBits.empty()) {
+    SmallVector<float> factors;
+    for (int64_t bits : planeBits)
+      factors.push_back(std::ldexp(1.0f, -static_cast<int>(bits)));
+    auto type = RankedTensorType::get({planes}, b.getF32Type());
+    inputs.push_back(arith::ConstantOp::create(
+        b, loc, type, DenseElementsAttr::get(type, ArrayRef<float>(factors))));
+    maps.push_back({d1});
+  }
+  maps.push_back({d0, d1, d2, d3});
   return buildGeneric(
-      b, loc, ValueRange{xs},
+      b, loc, inputs,
       tensor::EmptyOp::create(
           b, loc,
           SmallVector<OpFoldResult>{getSizes(b, loc, xs)[0],
@@ -113,25 +130,30 @@ static Value activationPlanes(OpBuilder &b, Location loc, Value xs,
                                     b.getIndexAttr(groups),
                                     b.getIndexAttr(lanes)},
           b.getF32Type()),
-      mapsOf(4, {{d0, d2, d3, d1}, {d0, d1, d2, d3}}, ctx),
-      SmallVector<IteratorType>(4, IteratorType::parallel),
+      mapsOf(4, maps, ctx), SmallVector<IteratorType>(4, IteratorType::parallel),
       [&](OpBuilder &nb, Location l, ValueRange args) {
         Value x = castFloat(nb, l, args[0], nb.getF32Type());
-        if (!codeBits)
+        if (planeBits.empty())
           return x;
-        Type i32 = nb.getI32Type();
-        Value plane = arith::IndexCastOp::create(
-            nb, l, i32, linalg::IndexOp::create(nb, l, 1));
-        Value weight = arith::ShLIOp::create(
-            nb, l, arith::ConstantIntOp::create(nb, l, i32, 1),
-            arith::MulIOp::create(
-                nb, l, plane,
-                arith::ConstantIntOp::create(nb, l, i32, codeBits)));
-        return arith::DivFOp::create(
-                   nb, l, x,
-                   arith::SIToFPOp::create(nb, l, nb.getF32Type(), weight))
-            .getResult();
+        return arith::MulFOp::create(nb, l, x, args[1]).getResult();
       });
+}
+
+/// Plane `p` of `planes` ([T, planes, groups, lanes]): [T, groups, lanes],
+/// contiguous.
+static Value activationPlane(OpBuilder &b, Location loc, Value planes,
+                             int64_t p) {
+  auto type = cast<RankedTensorType>(planes.getType());
+  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)),
+      sizes = getSizes(b, loc, planes), strides(4, b.getIndexAttr(1));
+  offsets[1] = b.getIndexAttr(p);
+  sizes[1] = b.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(
+      b, loc,
+      RankedTensorType::get({type.getDimSize(0), type.getDimSize(2),
+                             type.getDimSize(3)},
+                            type.getElementType()),
+      planes, offsets, sizes, strides);
 }
 
 //===----------------------------------------------------------------------===//
@@ -160,7 +182,7 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
       b, loc, RankedTensorType::get({n, 1, groups, lanes}, b.getI8Type()),
       parts[0], SmallVector<ReassociationIndices>{{0, 1}, {2, 3}});
   // Plane p's activations divided by 4^p, to meet code p masked in place.
-  Value xt = activationPlanes(b, loc, xs, /*codeBits=*/2);
+  Value xt = activationPlanes(b, loc, xs, /*planeBits=*/{0, 2, 4, 6});
   auto xtType = cast<RankedTensorType>(xt.getType());
   Type f32 = b.getF32Type();
   // Each step reads a code byte once and takes its four codes (planes):
@@ -191,15 +213,7 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
       });
   SmallVector<Value> planes;
   for (int64_t plane = 0; plane < 4; ++plane)
-    planes.push_back(tensor::ExtractSliceOp::create(
-        b, loc,
-        RankedTensorType::get({xtType.getDimSize(0), groups, lanes}, f32), xt,
-        SmallVector<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(plane),
-                                  b.getIndexAttr(0), b.getIndexAttr(0)},
-        SmallVector<OpFoldResult>{getSizes(b, loc, xt)[0], b.getIndexAttr(1),
-                                  b.getIndexAttr(groups),
-                                  b.getIndexAttr(lanes)},
-        SmallVector<OpFoldResult>(4, b.getIndexAttr(1))));
+    planes.push_back(activationPlane(b, loc, xt, plane));
   planes.append({codes, levelOffsets});
   // Register tiles of one row (row = o, tileRow = 0), whose code bytes
   // stream in address order, as the 4-bit head's.
@@ -550,15 +564,18 @@ static Value astcBlockMatmul(OpBuilder &b, Location loc, Value x,
                              ASTCWeightType type, ValueRange parts,
                              Type elementType, Value acc) {
   ASTCRowPairs v = rowPairsOf(b, loc, parts);
-  Value xs = blockColumns(b, loc, x, v);
-  // One contiguous f32 vector of activations per block column.
+  // One contiguous f32 vector of activations per block column, copied
+  // once per call by a transposing op: a slice of x by block columns is
+  // strided by 6, and an element-wise copy of it was folded away (an f32
+  // x's conversion is the identity), so the kernel gathered every
+  // activation vector with vinsertps (36 a step on AVX2).
+  // (Masking the nibbles in place, as the 2-bit kernel does, saved the
+  // shifts but held more registers than AVX2 has: the loop spilled 2-3x
+  // as much and was no faster.)
+  Value xt = activationPlanes(b, loc, blockColumns(b, loc, x, v));
   SmallVector<Value> columns;
   for (int64_t m = 0; m < kASTCBlockDim; ++m)
-    columns.push_back(mapElementwise(
-        b, loc, ValueRange{blockColumn(b, loc, xs, m)}, b.getF32Type(),
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          return castFloat(nb, l, args[0], nb.getF32Type());
-        }));
+    columns.push_back(activationPlane(b, loc, xt, m));
   Value sums = rowPairKernel(
       b, loc, x, type, v, columns,
       [&](OpBuilder &nb, Location l, Value codes, Value tail, ValueRange xm,
@@ -570,10 +587,11 @@ static Value astcBlockMatmul(OpBuilder &b, Location loc, Value x,
           Value byteShift = arith::AddIOp::create(
               nb, l, shift,
               arith::ConstantIntOp::create(nb, l, i32, 8 * (m % 4)));
-          Value q = arith::UIToFPOp::create(
+          // In [0, 15]: the signed conversion is exact and one instruction.
+          Value q = arith::SIToFPOp::create(
               nb, l, nb.getF32Type(),
               nibbles(nb, l, m < 4 ? codes : tail, byteShift, 0xf));
-          sum = sum ? multiplyAdd(nb, l, xm[m], q, sum)
+          sum = sum ? math::FmaOp::create(nb, l, xm[m], q, sum).getResult()
                     : arith::MulFOp::create(nb, l, xm[m], q).getResult();
         }
         return sum;

@@ -31,10 +31,10 @@
 // from its nibble and multiply-added with its activation into the group's
 // f32 sum (math.fma: one rounding per code; a multiply and an add took
 // 14.4 ms for the paper's head on 1 thread, the fused form 12.3, and 7.6
-// -> 6.4 on 2, afm-bench on AMD EPYC Zen 5). The kernels of
-// CompressedKernels.cpp keep a multiply and an add: their bodies must stay
-// contractions for the vectorizer (as fma, the 2-bit f32 GEMV ran 10x
-// slower).
+// -> 6.4 on 2, afm-bench on AMD EPYC Zen 5). In every such kernel the
+// yielded value must be a plain add into the output (the vectorizer's
+// reduction combiner): with the output first used by an fma, the 2-bit
+// f32 GEMV was left scalar and ran 10x slower.
 //
 // Rows go one at a time (register tiles of one row, afm.whole_tile_dims),
 // so the codes stream in address order. Tiles of four rows shared each

@@ -116,11 +116,9 @@ func.func @linear(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>) -> tensor<?x128x
 // CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[CODES:.*]]: tensor<128x16xi8>, %[[SCALES:.*]]: tensor<128xf32>)
 // CHECK: %[[XS:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2, 3]] output_shape [%{{.*}}, 1, 16, 4]
 // CHECK: %[[CG:.*]] = tensor.expand_shape %[[CODES]] {{\[}}[0, 1], [2, 3]] output_shape [128, 1, 1, 16]
-// CHECK: %[[XT:.*]] = linalg.generic {{.*}} ins(%[[XS]] : tensor<?x1x16x4xf32>) outs(%{{.*}} : tensor<?x4x1x16xf32>)
-// CHECK: %[[PLANE:.*]] = linalg.index 1 : index
-// CHECK: %[[STEP:.*]] = arith.muli %{{.*}}, %c2_i32 : i32
-// CHECK: %[[FOUR:.*]] = arith.shli %c1_i32, %[[STEP]] : i32
-// CHECK: arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[FACTORS:.*]] = arith.constant dense<[1.000000e+00, 2.500000e-01, 6.250000e-02, 1.562500e-02]> : tensor<4xf32>
+// CHECK: %[[XT:.*]] = linalg.generic {{.*}} ins(%[[XS]], %[[FACTORS]] : tensor<?x1x16x4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<?x4x1x16xf32>)
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : f32
 // CHECK: %[[OFFSETS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[XS]] : tensor<?x1x16x4xf32>) outs(%{{.*}} : tensor<?x1x16xf32>)
 // CHECK: %[[HALVES:.*]] = arith.constant -1.500000e+00 : f32
 // CHECK: math.fma %{{.*}}, %[[HALVES]], %{{.*}} : f32
@@ -162,8 +160,10 @@ func.func @linear_q2(%x: tensor<?x64xf32>, %codes: tensor<128x16xi8>, %scales: t
 // 16 stored block columns) and multiplies by the stored f16 biases (zero
 // in the padding block columns 11..15) once per block row, not per row;
 // the rows of a block row share the sum. The block kernel is split-K: x padded to the 16
-// stored block columns and copied once to one contiguous [T, group, lane]
-// slice per block column; then over (t, block row, row pair, row of the
+// stored block columns and copied once by a transposing op to
+// [T, column, group, lane], one contiguous slice per block column (an
+// element-wise copy of a strided slice folds away, and the kernel then
+// gathered its activations); then over (t, block row, row pair, row of the
 // pair, group, lane) one partial sum per output and lane: the row's six
 // nibbles of the codes [Nb, 3, Kb] (columns 0..3) and tail codes (4, 5),
 // shifted by 4 * (row of the pair), times the six columns, times the f16
@@ -183,12 +183,15 @@ func.func @linear_q2(%x: tensor<?x64xf32>, %codes: tensor<128x16xi8>, %scales: t
 // CHECK: %[[T:.*]] = tensor.expand_shape %[[TAIL]] {{\[}}[0], [1], [2, 3]] output_shape [6, 3, 1, 16] : tensor<6x3x16xi16> into tensor<6x3x1x16xi16>
 // CHECK: %[[SC:.*]] = tensor.expand_shape %[[S]] {{\[}}[0], [1, 2]] output_shape [6, 1, 16] : tensor<6x16xf16> into tensor<6x1x16xf16>
 // CHECK: tensor.pad %[[X]] low[0, 0] high[0, 32]
-// CHECK: %[[X0:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<?x1x16xf32>) outs(%{{.*}} : tensor<?x1x16xf32>)
-// CHECK-COUNT-5: linalg.generic {{.*}} ins(%{{.*}} : tensor<?x1x16xf32>) outs(%{{.*}} : tensor<?x1x16xf32>)
+// CHECK: %[[XT:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<?x1x16x6xf32>) outs(%{{.*}} : tensor<?x6x1x16xf32>)
+// CHECK: %[[X0:.*]] = tensor.extract_slice %[[XT]][0, 0, 0, 0] [%{{.*}}, 1, 1, 16] [1, 1, 1, 1] : tensor<?x6x1x16xf32> to tensor<?x1x16xf32>
+// CHECK-COUNT-5: tensor.extract_slice %[[XT]][0, {{[1-5]}}, 0, 0] [%{{.*}}, 1, 1, 16] [1, 1, 1, 1] : tensor<?x6x1x16xf32> to tensor<?x1x16xf32>
 // CHECK: %[[P:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[C]], %[[T]], %[[X0]], {{.*}}, %[[SC]] : tensor<6x3x1x16xi32>, tensor<6x3x1x16xi16>, tensor<?x1x16xf32>, tensor<?x1x16xf32>, tensor<?x1x16xf32>, tensor<?x1x16xf32>, tensor<?x1x16xf32>, tensor<?x1x16xf32>, tensor<6x1x16xf16>) outs(%{{.*}} : tensor<?x6x3x2x16xf32>) attrs =  {afm.whole_tile_dims = array<i64: 2, 3>}
 // CHECK: %[[ROW:.*]] = linalg.index 3 : index
 // CHECK-COUNT-4: arith.shrui %{{.*}}, %{{.*}} : i32
 // CHECK-COUNT-2: arith.extui %{{.*}} : i16 to i32
+// CHECK-NOT: arith.uitofp
+// CHECK: math.fma
 // CHECK: arith.extf %{{.*}} : f16 to f32
 // CHECK: tensor.collapse_shape %[[P]] {{\[}}[0], [1, 2, 3], [4]] : tensor<?x6x3x2x16xf32> into tensor<?x36x16xf32>
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<?x36x16xf32>) outs(%{{.*}} : tensor<?x36xf32>)
