@@ -143,17 +143,7 @@ static Value activationPlanes(OpBuilder &b, Location loc, Value xs,
 /// contiguous.
 static Value activationPlane(OpBuilder &b, Location loc, Value planes,
                              int64_t p) {
-  auto type = cast<RankedTensorType>(planes.getType());
-  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)),
-      sizes = getSizes(b, loc, planes), strides(4, b.getIndexAttr(1));
-  offsets[1] = b.getIndexAttr(p);
-  sizes[1] = b.getIndexAttr(1);
-  return tensor::ExtractSliceOp::create(
-      b, loc,
-      RankedTensorType::get({type.getDimSize(0), type.getDimSize(2),
-                             type.getDimSize(3)},
-                            type.getElementType()),
-      planes, offsets, sizes, strides);
+  return sliceAt(b, loc, planes, {{1, p}});
 }
 
 //===----------------------------------------------------------------------===//
@@ -548,16 +538,7 @@ static Value blockColumns(OpBuilder &b, Location loc, Value x,
 /// Column `m` of every block of `xs` ([T, groups, lanes, 6]):
 /// [T, groups, lanes].
 static Value blockColumn(OpBuilder &b, Location loc, Value xs, int64_t m) {
-  auto type = cast<RankedTensorType>(xs.getType());
-  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)),
-      sizes = getSizes(b, loc, xs), strides(4, b.getIndexAttr(1));
-  offsets[3] = b.getIndexAttr(m);
-  sizes[3] = b.getIndexAttr(1);
-  return tensor::ExtractSliceOp::create(
-      b, loc,
-      RankedTensorType::get(type.getShape().drop_back(),
-                            type.getElementType()),
-      xs, offsets, sizes, strides);
+  return sliceAt(b, loc, xs, {{3, m}});
 }
 
 static Value astcBlockMatmul(OpBuilder &b, Location loc, Value x,

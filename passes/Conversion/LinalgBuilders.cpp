@@ -132,6 +132,27 @@ Value afm::splitColumns(OpBuilder &b, Location loc, Value x,
       outputShape);
 }
 
+Value afm::sliceAt(OpBuilder &b, Location loc, Value value,
+                   ArrayRef<std::pair<int64_t, int64_t>> at) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+      sizes = getSizes(b, loc, value), strides(rank, b.getIndexAttr(1));
+  SmallVector<bool> dropped(rank, false);
+  for (auto [dim, index] : at) {
+    offsets[dim] = b.getIndexAttr(index);
+    sizes[dim] = b.getIndexAttr(1);
+    dropped[dim] = true;
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t dim = 0; dim < rank; ++dim)
+    if (!dropped[dim])
+      shape.push_back(type.getDimSize(dim));
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), value,
+      offsets, sizes, strides);
+}
+
 SmallVector<AffineMap> afm::mapsOf(unsigned dims,
                                      ArrayRef<SmallVector<AffineExpr>> results,
                                      MLIRContext *ctx) {

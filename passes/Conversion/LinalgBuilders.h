@@ -69,6 +69,12 @@ Value padColumns(OpBuilder &b, Location loc, Value x, int64_t cols);
 Value splitColumns(OpBuilder &b, Location loc, Value x,
                    ArrayRef<int64_t> inner);
 
+/// `value` at index `at[i].second` of its dimension `at[i].first`, for each
+/// pair, with those dimensions dropped (a rank-reducing
+/// tensor.extract_slice): a code plane or a block column of activations.
+Value sliceAt(OpBuilder &b, Location loc, Value value,
+              ArrayRef<std::pair<int64_t, int64_t>> at);
+
 /// A zero-filled f32 `[T, cols...]` for accumulating over the rows of `x`.
 Value zerosLike(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> cols);
 

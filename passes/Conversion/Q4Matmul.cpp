@@ -121,19 +121,9 @@ static Value planeOperands(
   bindDims(ctx, t, w, j, set, lane);
   SmallVector<Value> inputs;
   SmallVector<SmallVector<AffineExpr>> maps;
-  auto xsType = cast<RankedTensorType>(xs.getType());
   for (int64_t m : bytes) {
     // Byte m of every word: [T, sets, 16, words, 2].
-    SmallVector<OpFoldResult> offsets(6, b.getIndexAttr(0)),
-        sizes = getSizes(b, loc, xs), strides(6, b.getIndexAttr(1));
-    offsets[4] = b.getIndexAttr(m);
-    sizes[4] = b.getIndexAttr(1);
-    inputs.push_back(tensor::ExtractSliceOp::create(
-        b, loc,
-        RankedTensorType::get({xsType.getDimSize(0), q.sets,
-                               kQ4InterleavedGroups, q.words, 2},
-                              xsType.getElementType()),
-        xs, offsets, sizes, strides));
+    inputs.push_back(sliceAt(b, loc, xs, {{4, m}}));
     maps.push_back({t, set, lane, w, j});
   }
   for (Value v : perRow) {
@@ -156,18 +146,7 @@ static Value planeOperands(
 /// `[T, sets, 16]` slice (w, j) of `[T, words, 2, sets, 16]`.
 static Value planeSlice(OpBuilder &b, Location loc, Value planes, int64_t w,
                         int64_t j) {
-  auto type = cast<RankedTensorType>(planes.getType());
-  SmallVector<OpFoldResult> offsets(5, b.getIndexAttr(0)),
-      sizes = getSizes(b, loc, planes), strides(5, b.getIndexAttr(1));
-  offsets[1] = b.getIndexAttr(w);
-  offsets[2] = b.getIndexAttr(j);
-  sizes[1] = sizes[2] = b.getIndexAttr(1);
-  return tensor::ExtractSliceOp::create(
-      b, loc,
-      RankedTensorType::get({type.getDimSize(0), type.getDimSize(3),
-                             type.getDimSize(4)},
-                            type.getElementType()),
-      planes, offsets, sizes, strides);
+  return sliceAt(b, loc, planes, {{1, w}, {2, j}});
 }
 
 /// Appends the `[T, sets, 16]` slices of `planes` (`[T, words, 2, sets,
