@@ -130,7 +130,8 @@ static Value activationPlanes(OpBuilder &b, Location loc, Value xs,
                                     b.getIndexAttr(groups),
                                     b.getIndexAttr(lanes)},
           b.getF32Type()),
-      mapsOf(4, maps, ctx), SmallVector<IteratorType>(4, IteratorType::parallel),
+      mapsOf(4, maps, ctx),
+      SmallVector<IteratorType>(4, IteratorType::parallel),
       [&](OpBuilder &nb, Location l, ValueRange args) {
         Value x = castFloat(nb, l, args[0], nb.getF32Type());
         if (planeBits.empty())
@@ -179,11 +180,11 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
   // the byte widened to i32 once, code p masked in place (byte & (3 <<
   // 2p), which is 4^p times the code), converted and multiplied by plane
   // p's activation / 4^p: both scalings are powers of two, so the product
-  // is x * code exactly (while x / 64 is not subnormal). No shifts: with a shift and a mask per code,
-  // LLVM narrowed them to byte vectors and widened each plane again (28
-  // shuffles per 32 code bytes on AVX2, 1.4 ms for 1x4096x4096 against
-  // 0.81-0.84 now on a Zen 3 VM; docs/bench/q2-f32-gemv-lane-sums-zen3-
-  // 2026-12-06.txt). The level's offset, sum_k x[k] * (code - 1.5) =
+  // is x * code exactly (while x / 64 is not subnormal). No shifts: with a
+  // shift and a mask per code, LLVM narrowed them to byte vectors and
+  // widened each plane again (28 shuffles per 32 code bytes on AVX2, 1.4
+  // ms for 1x4096x4096 against 0.83 now on a Zen 3 VM; docs/bench/
+  // q2-f32-gemv-lane-sums-zen3-2026-12-06.txt). The level's offset, sum_k x[k] * (code - 1.5) =
   // sum_k x[k] * code - 1.5 * sum_k x[k], starts the step's sum: -1.5
   // times the four planes' activations at (group, lane), the same for
   // every output row, computed once per call ([T, groups, lanes]).
