@@ -216,11 +216,17 @@ scf::ForOp afm::liftLaneSumsOutOfLoop(RewriterBase &rewriter,
     Value zeros = arith::ConstantOp::create(
         rewriter, loc, rewriter.getZeroAttr(lanesType));
     Value init = loop.getInitArgs()[i];
+    // A product the kernel marked contractable (fastmath<contract>) stays
+    // so with the add that accumulates it, and LLVM fuses the two into an
+    // fma: the reduction's own combiner carries no flags.
+    arith::FastMathFlags flags = arith::FastMathFlags::none;
+    if (auto product = lanes.getDefiningOp<arith::MulFOp>())
+      flags = product.getFastmath() & arith::FastMathFlags::contract;
     FailureOr<scf::ForOp> grown = carryInstead(
         rewriter, loop, i, zeros,
         [&](OpBuilder &b, Location l, ValueRange args) {
           return SmallVector<Value>{
-              arith::AddFOp::create(b, l, args.front(), lanes)};
+              arith::AddFOp::create(b, l, args.front(), lanes, flags)};
         });
     if (failed(grown))
       return loop;

@@ -10,8 +10,11 @@
 #ifndef AFM_PASSES_PREFETCH_H
 #define AFM_PASSES_PREFETCH_H
 
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+
+namespace mlir::scf {
+class ForOp;
+} // namespace mlir::scf
 
 namespace mlir::afm {
 

@@ -147,6 +147,50 @@ static Value activationPlane(OpBuilder &b, Location loc, Value planes,
   return sliceAt(b, loc, planes, {{1, p}});
 }
 
+/// `factor` times the sum of the planes' activations at each (t, group,
+/// lane) of `xs` ([T, groups, lanes, planes]; `x` the activations it was
+/// split from): [T, groups, lanes] f32. The kernels whose codes are
+/// unsigned stand-ins for offset levels (code - c) start a step's sum with
+/// it, -c sum_k x[k], the same for every output row and computed once per
+/// call.
+static Value planeOffsets(OpBuilder &b, Location loc, Value xs, Value x,
+                          float factor) {
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(xs.getType()).getShape();
+  AffineExpr t, g, lane, p;
+  bindDims(ctx, t, g, lane, p);
+  return buildGeneric(
+      b, loc, ValueRange{xs}, zerosLike(b, loc, x, {shape[1], shape[2]}),
+      mapsOf(4, {{t, g, lane, p}, {t, g, lane}}, ctx),
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+       IteratorType::reduction},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        return math::FmaOp::create(
+            nb, l, castFloat(nb, l, args[0], nb.getF32Type()),
+            arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(factor)),
+            args[1]);
+      });
+}
+
+/// `sum` plus, for each code p of `bits` bits in the byte `word` (widened
+/// to i32), the code masked in place (word & (2^bits - 1) << bits * p:
+/// 2^(bits * p) times the code) times `activations[p]`, which the caller
+/// divided by 2^(bits * p): an fma chain, no shifts.
+static Value sumMaskedCodes(OpBuilder &b, Location loc, Value word,
+                            int64_t bits, ValueRange activations, Value sum) {
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  for (auto [p, x] : llvm::enumerate(activations)) {
+    Value code = arith::AndIOp::create(
+        b, loc, word,
+        arith::ConstantIntOp::create(b, loc, i32,
+                                     ((1 << bits) - 1) << (bits * p)));
+    // Below 256: the signed conversion is exact and one instruction.
+    Value level = arith::SIToFPOp::create(b, loc, f32, code);
+    sum = math::FmaOp::create(b, loc, x, level, sum);
+  }
+  return sum;
+}
+
 //===----------------------------------------------------------------------===//
 // 2-bit: y = acc + s * sum_k x[k] * level(q[n, k])
 //===----------------------------------------------------------------------===//
@@ -184,31 +228,19 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
   // shift and a mask per code, LLVM narrowed them to byte vectors and
   // widened each plane again (28 shuffles per 32 code bytes on AVX2, 1.4
   // ms for 1x4096x4096 against 0.83 now on a Zen 3 VM; docs/bench/
-  // q2-f32-gemv-lane-sums-zen3-2026-12-06.txt). The level's offset, sum_k x[k] * (code - 1.5) =
-  // sum_k x[k] * code - 1.5 * sum_k x[k], starts the step's sum: -1.5
-  // times the four planes' activations at (group, lane), the same for
-  // every output row, computed once per call ([T, groups, lanes]).
-  AffineExpr t, o, g, lane, p;
-  bindDims(ctx, t, g, lane, p);
-  Value levelOffsets = buildGeneric(
-      b, loc, ValueRange{xs},
-      zerosLike(b, loc, x, {groups, lanes}),
-      mapsOf(4, {{t, g, lane, p}, {t, g, lane}}, ctx),
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction},
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        return math::FmaOp::create(
-            nb, l, castFloat(nb, l, args[0], nb.getF32Type()),
-            arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(-1.5)),
-            args[1]);
-      });
+  // q2-f32-gemv-lane-sums-zen3-2026-12-06.txt). The level's offset,
+  // sum_k x[k] * (code - 1.5) = sum_k x[k] * code - 1.5 * sum_k x[k],
+  // starts the step's sum: -1.5 times the four planes' activations at
+  // (group, lane), the same for every output row, computed once per call
+  // ([T, groups, lanes]).
+  Value levelOffsets = planeOffsets(b, loc, xs, x, -1.5f);
   SmallVector<Value> planes;
   for (int64_t plane = 0; plane < 4; ++plane)
     planes.push_back(activationPlane(b, loc, xt, plane));
   planes.append({codes, levelOffsets});
   // Register tiles of one row (row = o, tileRow = 0), whose code bytes
   // stream in address order, as the 4-bit head's.
-  AffineExpr tileRow;
+  AffineExpr t, o, tileRow, g, lane;
   bindDims(ctx, t, o, tileRow, g, lane);
   SmallVector<AffineExpr> activation = {t, g, lane};
   auto kernel = linalg::GenericOp::create(
@@ -228,17 +260,8 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
         // vectorizer takes that add as the reduction's combiner (with the
         // output first used elsewhere it does not vectorize), and the
         // lane sums' chain is one add a step.
-        SmallVector<Value> levels;
-        for (int64_t plane = 0; plane < 4; ++plane) {
-          Value code = arith::AndIOp::create(
-              nb, l, word,
-              arith::ConstantIntOp::create(nb, l, i32, 3 << (2 * plane)));
-          // Below 256: the signed conversion is exact and one instruction.
-          levels.push_back(arith::SIToFPOp::create(nb, l, f32, code));
-        }
-        Value sum = args[5];
-        for (int64_t plane = 0; plane < 4; ++plane)
-          sum = math::FmaOp::create(nb, l, args[plane], levels[plane], sum);
+        Value sum =
+            sumMaskedCodes(nb, l, word, /*bits=*/2, args.take_front(4), args[5]);
         linalg::YieldOp::create(
             nb, l, arith::AddFOp::create(nb, l, args[6], sum).getResult());
       });
@@ -328,13 +351,13 @@ static Value addAccumulator(OpBuilder &b, Location loc, Value sums, Value acc,
                         });
 }
 
-/// One row of x times a 4-bit table (the LM head of a decode step) in
-/// split-K form, as the 2-bit kernel: each output keeps one partial sum per
-/// byte position of a group (group / 2 lanes: 16, one AVX-512 register, for
-/// the usual group of 32), so the inner loop is element-wise over the code
-/// bytes of one group and one nibble plane, with the group's scale a
-/// scalar, and the horizontal sum happens once per output. Null for more
-/// rows or odd groups.
+/// One row of x times a 4-bit table in plain code order (the LM head of a
+/// decode step whose width is not a multiple of 16 groups) in split-K
+/// form, as the 2-bit kernel: each output keeps one partial sum per byte
+/// position of a group (group / 2 lanes: 16 for the usual group of 32),
+/// so the inner loop is element-wise over a group's code bytes, with the
+/// group's scale a scalar, and the lanes are summed once per output. Null
+/// for more rows or odd groups.
 bool afm::canBuildQ4GemvSplitK(RankedTensorType x, Q4WeightType type) {
   int64_t d = type.getCols(), g = type.getGroup();
   return x.getDimSize(0) == 1 && g % 2 == 0 && d % g == 0;
@@ -349,49 +372,72 @@ static Value q4GemvSplitK(OpBuilder &b, Location loc, Value x,
   if (!canBuildQ4GemvSplitK(xType, type))
     return {};
   int64_t groups = d / g, half = g / 2;
-  // Nibble plane j of a group's bytes: columns G * g + 2 * b + j.
-  Value xt =
-      activationPlanes(b, loc, splitColumns(b, loc, x, {groups, half, 2}));
-  // Rows in register tiles of `tile` (one activation vector serves them
-  // all): outputs o = ob * tile + oi.
-  int64_t tile = v % 4 == 0 ? 4 : v % 2 == 0 ? 2 : 1, blocks = v / tile;
+  // A byte holds two signed nibbles, columns G * g + 2 * lane (low) and
+  // + 1 (high). Each step reads a code byte once: flipping the nibbles'
+  // sign bits (byte ^ 0x88) makes each code + 8 unsigned, so that
+  // (byte ^ 0x88) & 0x0f is the low code + 8 and & 0xf0 16 times the high
+  // code + 8, masked in place (no shift, as the 2-bit kernel: a shift per
+  // code made LLVM narrow and widen them again), against the high
+  // nibbles' activations / 16 (exact: a power of two). The +8 comes back
+  // as -8 times both nibbles' activations at (group, lane), which starts
+  // the step's sum.
+  Value xs = splitColumns(b, loc, x, {groups, half, 2});
+  Value xt = activationPlanes(b, loc, xs, /*planeBits=*/{0, 4});
+  Value offsets = planeOffsets(b, loc, xs, x, -8.0f);
+  // Rows in register tiles of `tile` (their lanes held in registers for
+  // the whole loop over the groups, afm.whole_tile_dims; one activation
+  // vector serves them all): outputs o = ob * tile + oi. Two: with four,
+  // AVX2's 16 registers spilled the masks and step sums, no faster.
+  int64_t tile = v % 2 == 0 ? 2 : 1, blocks = v / tile;
   Value codes = tensor::ExpandShapeOp::create(
       b, loc, RankedTensorType::get({blocks, tile, groups, half}, b.getI8Type()),
       parts[0], SmallVector<ReassociationIndices>{{0, 1}, {2, 3}});
   Value scales = tensor::ExpandShapeOp::create(
       b, loc, RankedTensorType::get({blocks, tile, groups}, b.getF32Type()),
       parts[1], SmallVector<ReassociationIndices>{{0, 1}, {2}});
-  // The plane loop outside the group loop, as in the 2-bit kernel: one
-  // shift per vector op.
-  AffineExpr t, ob, oi, j, gi, lane;
-  bindDims(ctx, t, ob, oi, j, gi, lane);
+  AffineExpr t, ob, oi, gi, lane;
+  bindDims(ctx, t, ob, oi, gi, lane);
+  SmallVector<AffineExpr> activation = {t, gi, lane};
+  Type f32 = b.getF32Type();
   auto kernel = linalg::GenericOp::create(
-      b, loc, TypeRange{RankedTensorType::get({1, blocks, tile, half},
-                                              b.getF32Type())},
-      ValueRange{xt, codes, scales, codeShifts(b, loc, 4)},
+      b, loc, TypeRange{RankedTensorType::get({1, blocks, tile}, f32)},
+      ValueRange{activationPlane(b, loc, xt, 0),
+                 activationPlane(b, loc, xt, 1), codes, scales, offsets},
       ValueRange{createFilled(b, loc,
                               {b.getIndexAttr(1), b.getIndexAttr(blocks),
-                               b.getIndexAttr(tile), b.getIndexAttr(half)},
-                              b.getF32Type(), 0.0)},
-      mapsOf(6,
-             {{t, j, gi, lane}, {ob, oi, gi, lane}, {ob, oi, gi}, {j},
-              {t, ob, oi, lane}},
+                               b.getIndexAttr(tile)},
+                              f32, 0.0)},
+      mapsOf(5,
+             {activation, activation, {ob, oi, gi, lane}, {ob, oi, gi},
+              activation, {t, ob, oi}},
              ctx),
       SmallVector<IteratorType>{IteratorType::parallel, IteratorType::parallel,
                                 IteratorType::parallel, IteratorType::reduction,
-                                IteratorType::reduction, IteratorType::parallel},
+                                IteratorType::reduction},
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value q = codeAtShift(nb, l, args[1], args[3], 4, true);
-        Value w = arith::MulFOp::create(nb, l, q, args[2]);
-        linalg::YieldOp::create(nb, l, multiplyAdd(nb, l, args[0], w, args[4]));
+        Type i8 = nb.getI8Type(), i32 = nb.getI32Type();
+        Value flipped = arith::XOrIOp::create(
+            nb, l, args[2], arith::ConstantIntOp::create(nb, l, i8, 0x88));
+        Value word = arith::ExtUIOp::create(nb, l, i32, flipped);
+        Value sum =
+            sumMaskedCodes(nb, l, word, /*bits=*/4, args.take_front(2), args[4]);
+        // The group's scale, then one add into the output (the
+        // vectorizer's combiner; as an fma it does not vectorize), both
+        // contractable: the add that carries the lanes keeps the flag
+        // (liftLaneSumsOutOfLoop), and LLVM makes the pair one fma.
+        auto contract = arith::FastMathFlagsAttr::get(
+            nb.getContext(), arith::FastMathFlags::contract);
+        Value scaled = arith::MulFOp::create(nb, l, args[3], sum, contract);
+        linalg::YieldOp::create(
+            nb, l,
+            arith::AddFOp::create(nb, l, args[5], scaled, contract).getResult());
       });
   contracts(kernel).getWholeTileDimsAttrHelper().setAttr(
-      kernel, b.getDenseI64ArrayAttr({2}));
-  Value partial = tensor::CollapseShapeOp::create(
-      b, loc, RankedTensorType::get({1, v, half}, b.getF32Type()),
-      kernel.getResult(0), SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
-  return addAccumulator(b, loc, sumInnermost(b, loc, partial), Value(),
-                        elementType);
+      kernel, b.getDenseI64ArrayAttr({2, 4}));
+  Value sums = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({1, v}, f32), kernel.getResult(0),
+      SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  return addAccumulator(b, loc, sums, Value(), elementType);
 }
 
 //===----------------------------------------------------------------------===//

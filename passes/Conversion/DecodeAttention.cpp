@@ -293,6 +293,9 @@ private:
   Value everyNextRowBelow(Value filledSlots);
   /// Rows of the cache per readOncePrefetch.spacing bytes (1: every row).
   int64_t nextRowsApart() const;
+  /// Bytes of one row of the cache: one slot of one KV head's keys (or
+  /// values).
+  int64_t cacheRowBytes() const;
   /// Chunks of a value row pass 3 takes at a time: the most (a divisor of
   /// D / 16) whose R x that accumulators fill at most half the target's
   /// vector registers.
@@ -368,10 +371,7 @@ void DecodeAttention::prefetchRows(Value g, Value slot0) {
 
 void DecodeAttention::prefetchRow(int64_t half, Value g, Value slot,
                                   int64_t localityHint) {
-  auto cacheType = cast<MemRefType>(spec.cache.getType());
-  int64_t rowBytes =
-      headDim * static_cast<int64_t>(cacheType.getElementTypeBitWidth()) / 8;
-  int64_t lineElements = std::max<int64_t>(1, headDim * 64 / rowBytes);
+  int64_t lineElements = std::max<int64_t>(1, headDim * 64 / cacheRowBytes());
   for (int64_t e = 0; e < headDim; e += lineElements)
     memref::PrefetchOp::create(b, loc, spec.cache,
                                ValueRange{index(half), g, slot, index(e)},
@@ -379,13 +379,16 @@ void DecodeAttention::prefetchRow(int64_t half, Value g, Value slot,
                                /*isDataCache=*/true);
 }
 
-int64_t DecodeAttention::nextRowsApart() const {
+int64_t DecodeAttention::cacheRowBytes() const {
   auto cacheType = cast<MemRefType>(spec.cache.getType());
-  int64_t rowBytes =
-      headDim * static_cast<int64_t>(cacheType.getElementTypeBitWidth()) / 8;
+  return headDim * static_cast<int64_t>(cacheType.getElementTypeBitWidth()) /
+         8;
+}
+
+int64_t DecodeAttention::nextRowsApart() const {
   int64_t spacing =
       static_cast<int64_t>(spec.codegen.readOncePrefetch.spacing);
-  return std::max<int64_t>(1, spacing / rowBytes);
+  return std::max<int64_t>(1, spacing / cacheRowBytes());
 }
 
 int64_t DecodeAttention::valueGroupChunks() const {
@@ -409,10 +412,8 @@ Value DecodeAttention::everyNextRowBelow(Value filledSlots) {
   if (nextRowsApart() == 1)
     return Value();
   // Bytes of keys and values a filled slot adds to the layer's reads.
-  auto cacheType = cast<MemRefType>(spec.cache.getType());
-  uint64_t slotBytes = 2 * static_cast<uint64_t>(kvHeads) *
-                       static_cast<uint64_t>(headDim) *
-                       cacheType.getElementTypeBitWidth() / 8;
+  uint64_t slotBytes =
+      2 * static_cast<uint64_t>(kvHeads) * uint64_t(cacheRowBytes());
   uint64_t fromSlots = llvm::divideCeil(
       spec.codegen.readOncePrefetch.sparseFromBytes, slotBytes);
   if (fromSlots > static_cast<uint64_t>(capacity))

@@ -52,6 +52,32 @@ func.func @decode_next_rows_spacing(%q: tensor<1x24x128xf32>, %kv: memref<2x8x40
   return %o : tensor<1x24x128xf32>
 }
 
+// With 8 query heads per KV head (64 over 8), pass 3 takes two chunks of a
+// value row at a time (their 16 accumulators half of the 32 zmm), so it
+// makes four passes: two deal out the next task's key rows, two its value
+// rows, each pass the rows at its own phase of them: every other row while
+// the cache is short, every other one of the rows 1 KiB apart beyond it.
+// RUN: afm-opt %s --afm-set-target=target=intel-sapphire-rapids -afm-lower-attention | FileCheck %s --check-prefix=DEALT
+// DEALT-LABEL: func.func @decode_next_rows_dealt
+// DEALT: %[[EVERY:.*]] = arith.cmpi ult, %{{.*}}, %c3072 : index
+// DEALT: %[[AT1:.*]] = arith.remui %[[OFFSET:.*]], %c2{{(_[0-9]+)?}} : index
+// DEALT: %[[ON1:.*]] = arith.cmpi eq, %[[AT1]], %c0
+// DEALT: %[[AT8:.*]] = arith.remui %[[OFFSET]], %c16{{(_[0-9]+)?}} : index
+// DEALT: %[[ON8:.*]] = arith.cmpi eq, %[[AT8]], %c0
+// DEALT: %[[DUE:.*]] = arith.select %[[EVERY]], %[[ON1]], %[[ON8]] : i1
+// DEALT: scf.if %[[DUE]] {
+// DEALT: memref.prefetch %{{.*}}, read, locality<1>, data
+// The second pass: the odd rows, and the rows 8 past each multiple of 16.
+// DEALT: arith.remui %{{.*}}, %c2{{(_[0-9]+)?}} : index
+// DEALT: arith.cmpi eq, %{{.*}}, %c1{{(_[0-9]+)?}} : index
+// DEALT: arith.remui %{{.*}}, %c16{{(_[0-9]+)?}} : index
+// DEALT: arith.cmpi eq, %{{.*}}, %c8{{(_[0-9]+)?}} : index
+// DEALT: arith.select %[[EVERY]]
+func.func @decode_next_rows_dealt(%q: tensor<1x64x128xf32>, %kv: memref<2x8x4096x128xi8>, %s: memref<2x8x4096xf32>, %pos: index) -> tensor<1x64x128xf32> {
+  %o = afm.shared_kv_attention global %q from %kv scales %s at %pos {int8_query} : tensor<1x64x128xf32>, memref<2x8x4096x128xi8>, memref<2x8x4096xf32> -> tensor<1x64x128xf32>
+  return %o : tensor<1x64x128xf32>
+}
+
 // Integer scores (int8_query over tiled keys) on a target whose int8 dot
 // product takes unsigned bytes below 128 only (x86-64-v3: vpmaddubsw)
 // multiply the key codes' magnitudes, masked below 128, once per tile for

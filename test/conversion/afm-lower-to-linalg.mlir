@@ -129,19 +129,20 @@ func.func @linear(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>) -> tensor<?x128x
 // CHECK: %[[PART:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[P0]], %[[P1]], %[[P2]], %[[P3]], %[[CG]], %[[OFFSETS]] : {{.*}}) outs(%{{.*}} : tensor<?x128x1xf32>) attrs = {afm.whole_tile_dims = array<i64: 2, 4>}
 // CHECK: ^bb0(%[[X0:.*]]: f32, %[[X1:.*]]: f32, %[[X2:.*]]: f32, %[[X3:.*]]: f32, %[[BYTE:.*]]: i8, %[[OFF:.*]]: f32, %[[ACC:.*]]: f32):
 // CHECK: %[[WORD:.*]] = arith.extui %[[BYTE]] : i8 to i32
+// CHECK-NOT: arith.shrui
 // CHECK: arith.andi %[[WORD]], %c3_i32
 // CHECK: %[[C0:.*]] = arith.sitofp
+// CHECK: %[[S0:.*]] = math.fma %[[X0]], %[[C0]], %[[OFF]] : f32
 // CHECK: arith.andi %[[WORD]], %c12_i32
 // CHECK: %[[C1:.*]] = arith.sitofp
+// CHECK: %[[S1:.*]] = math.fma %[[X1]], %[[C1]], %[[S0]] : f32
 // CHECK: arith.andi %[[WORD]], %c48_i32
 // CHECK: %[[C2:.*]] = arith.sitofp
+// CHECK: %[[S2:.*]] = math.fma %[[X2]], %[[C2]], %[[S1]] : f32
 // CHECK: arith.andi %[[WORD]], %c192_i32
 // CHECK: %[[C3:.*]] = arith.sitofp
-// CHECK-NOT: arith.shrui
-// CHECK: %[[S0:.*]] = math.fma %[[X0]], %[[C0]], %[[OFF]] : f32
-// CHECK: %[[S1:.*]] = math.fma %[[X1]], %[[C1]], %[[S0]] : f32
-// CHECK: %[[S2:.*]] = math.fma %[[X2]], %[[C2]], %[[S1]] : f32
 // CHECK: %[[S3:.*]] = math.fma %[[X3]], %[[C3]], %[[S2]] : f32
+// CHECK-NOT: arith.shrui
 // CHECK: %[[NEXT:.*]] = arith.addf %[[ACC]], %[[S3]] : f32
 // CHECK: linalg.yield %[[NEXT]] : f32
 // CHECK: %[[SUMS:.*]] = tensor.collapse_shape %[[PART]] {{\[}}[0], [1, 2]] : tensor<?x128x1xf32> into tensor<?x128xf32>
@@ -225,6 +226,51 @@ func.func @embedding_q4(%tokens: tensor<?xi32>, %codes: tensor<256x32xi8>, %scal
   %t = afm.bound_weight %codes, %scales : tensor<256x32xi8>, tensor<256x2xf32> -> !afm.q4<256x64, group = 32>
   %h = afm.embedding %t[%tokens] : !afm.q4<256x64, group = 32>, tensor<?xi32> -> tensor<?x64xf32>
   return %h : tensor<?x64xf32>
+}
+
+// -----
+
+// A tied 4-bit head in plain code order (64 columns: 2 groups, not 16)
+// over one decode row is split-K: one partial sum per byte of a group (16
+// lanes), the lanes and 2 rows one register tile (afm.whole_tile_dims)
+// summed once per output. A step reads a code byte once: its sign bits
+// flipped (xor 0x88: each nibble's code + 8, unsigned), widened to i32
+// once, the nibbles masked in place (15, 240: no shift) and multiplied
+// (fma) by the low column's activations and the high column's divided by
+// 16; -8 times both columns' activations (once per call) starts the sum,
+// which the group's scale multiplies into the output with one add, both
+// contractable (an fma once the lanes are carried in registers).
+// CHECK-LABEL: func.func @lm_head_q4_plain
+// CHECK-SAME: (%[[X:.*]]: tensor<1x64xf32>, %[[CODES:.*]]: tensor<256x32xi8>, %[[SCALES:.*]]: tensor<256x2xf32>)
+// CHECK: %[[XS:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2, 3]] output_shape [1, 2, 16, 2]
+// CHECK: %[[FACTORS:.*]] = arith.constant dense<[1.000000e+00, 6.250000e-02]> : tensor<2xf32>
+// CHECK: %[[XT:.*]] = linalg.generic {{.*}} ins(%[[XS]], %[[FACTORS]] : tensor<1x2x16x2xf32>, tensor<2xf32>) outs(%{{.*}} : tensor<1x2x2x16xf32>)
+// CHECK: %[[OFFSETS:.*]] = linalg.generic {{.*}} ins(%[[XS]] : tensor<1x2x16x2xf32>) outs(%{{.*}} : tensor<1x2x16xf32>)
+// CHECK: math.fma %{{.*}}, %cst{{.*}}, %{{.*}} : f32
+// CHECK: %[[C:.*]] = tensor.expand_shape %[[CODES]] {{\[}}[0, 1], [2, 3]] output_shape [128, 2, 2, 16]
+// CHECK: %[[S:.*]] = tensor.expand_shape %[[SCALES]] {{\[}}[0, 1], [2]] output_shape [128, 2, 2]
+// CHECK: %[[LO:.*]] = tensor.extract_slice %[[XT]][0, 0, 0, 0]
+// CHECK: %[[HI:.*]] = tensor.extract_slice %[[XT]][0, 1, 0, 0]
+// CHECK: %[[PART:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[LO]], %[[HI]], %[[C]], %[[S]], %[[OFFSETS]] : {{.*}}) outs(%{{.*}} : tensor<1x128x2xf32>) attrs = {afm.whole_tile_dims = array<i64: 2, 4>}
+// CHECK: ^bb0(%[[XL:.*]]: f32, %[[XH:.*]]: f32, %[[BYTE:.*]]: i8, %[[SCALE:.*]]: f32, %[[OFF:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK: %[[FLIP:.*]] = arith.xori %[[BYTE]], %c-120_i8 : i8
+// CHECK: %[[WORD:.*]] = arith.extui %[[FLIP]] : i8 to i32
+// CHECK-NOT: arith.shrui
+// CHECK: arith.andi %[[WORD]], %c15_i32
+// CHECK: %[[L:.*]] = arith.sitofp
+// CHECK: %[[S0:.*]] = math.fma %[[XL]], %[[L]], %[[OFF]] : f32
+// CHECK: arith.andi %[[WORD]], %c240_i32
+// CHECK: %[[H:.*]] = arith.sitofp
+// CHECK: %[[S1:.*]] = math.fma %[[XH]], %[[H]], %[[S0]] : f32
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[SCALE]], %[[S1]] fastmath<contract> : f32
+// CHECK: %[[NEXT:.*]] = arith.addf %[[ACC]], %[[SCALED]] fastmath<contract> : f32
+// CHECK: linalg.yield %[[NEXT]] : f32
+// CHECK: tensor.collapse_shape %[[PART]] {{\[}}[0], [1, 2]] : tensor<1x128x2xf32> into tensor<1x256xf32>
+// CHECK-NOT: tensor<256x64xf32>
+func.func @lm_head_q4_plain(%h: tensor<1x64xf32>, %codes: tensor<256x32xi8>, %scales: tensor<256x2xf32>) -> tensor<1x256xf32> {
+  %t = afm.bound_weight %codes, %scales : tensor<256x32xi8>, tensor<256x2xf32> -> !afm.q4<256x64, group = 32>
+  %l = afm.lm_head %h, %t : tensor<1x64xf32>, !afm.q4<256x64, group = 32> -> tensor<1x256xf32>
+  return %l : tensor<1x256xf32>
 }
 
 // -----

@@ -296,7 +296,7 @@ func.func @count(%in: memref<3x5xf32>, %out: memref<f32>) {
 // SPLITK: memref.prefetch %{{.*}}[%[[ROW]], {{.*}} read, locality<3>, data : memref<4096x1x6x16xf32>
 // SPLITK: afm_cpu.dot_bytes {{.*}} : vector<1x1x1x1x16xi32>
 // SPLITK-NOT: vector.multi_reduction
-// SPLITK: arith.addf {{.*}} : vector<1x1x1x1x16xf32>
+// SPLITK: arith.addf %{{[^ ]*}}, %{{[^ ]*}} : vector<1x1x1x1x16xf32>
 // SPLITK: scf.yield
 // SPLITK: vector.multi_reduction <add>, %[[SUMS]]#1, %{{.*}} [3, 4] : vector<1x1x1x1x16xf32> to vector<1x1x1xf32>
 // SPLITK: vector.transfer_write
@@ -312,6 +312,38 @@ func.func @lanes_reduced_whole_tile(%codes: memref<4096x1x6x16xi32>, %x: memref<
     %f = arith.sitofp %d : i32 to f32
     %m = arith.mulf %f, %scale : f32
     %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#W = affine_map<(t, n, i, g, l) -> (n, i, g, l)>
+#X = affine_map<(t, n, i, g, l) -> (t, g, l)>
+#V = affine_map<(t, n, i, g, l) -> (n, i, g, l)>
+#Y = affine_map<(t, n, i, g, l) -> (t, n, i)>
+// The same with the scaling product contractable (fastmath<contract>, as
+// the plain-order 4-bit head's): the add that carries the lanes keeps the
+// flag, so LLVM fuses the two into an fma; without it (above) the add has
+// none.
+// SPLITK-LABEL: func.func @lanes_reduced_contractable
+// SPLITK: scf.for
+// SPLITK: arith.mulf {{.*}} fastmath<contract> : vector<1x1x1x1x16xf32>
+// SPLITK-NEXT: arith.addf {{.*}} fastmath<contract> : vector<1x1x1x1x16xf32>
+// SPLITK: scf.yield
+func.func @lanes_reduced_contractable(%codes: memref<4096x1x6x16xi32>, %x: memref<1x6x16xi32>,
+                                      %s: memref<4096x1x6x16xf32>, %y: memref<1x4096x1xf32>) {
+  linalg.generic {indexing_maps = [#W, #X, #V, #Y],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%codes, %x, %s : memref<4096x1x6x16xi32>, memref<1x6x16xi32>, memref<4096x1x6x16xf32>)
+      outs(%y : memref<1x4096x1xf32>) attrs = {afm.whole_tile_dims = array<i64: 2, 4>} {
+  ^bb0(%c: i32, %a: i32, %scale: f32, %acc: f32):
+    %zero = arith.constant 0 : i32
+    %d = afm_cpu.dot_bytes %zero, %c, %a : i32
+    %f = arith.sitofp %d : i32 to f32
+    %m = arith.mulf %f, %scale fastmath<contract> : f32
+    %r = arith.addf %acc, %m fastmath<contract> : f32
     linalg.yield %r : f32
   }
   return

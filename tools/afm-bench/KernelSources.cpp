@@ -32,6 +32,10 @@ std::vector<KernelSpec> afm_bench::defaultKernels() {
   kernels.push_back({"4-bit LM head", F::Q4, 1, 150000, 3072});
   kernels.push_back({"4-bit LM head (int8 activations)", F::Q4, 1, 150000,
                      3072, 0, 0, /*int8Activations=*/true});
+  // A tied head whose width is not a multiple of 16 groups of 32 (Qwen2
+  // 0.5B's 151936 x 896; Gemma 3 1B's 1152 is another) keeps its codes in
+  // plain order and runs the split-K 4-bit GEMV, not the interleaved one.
+  kernels.push_back({"4-bit LM head (plain order)", F::Q4, 1, 151936, 896});
   // An untied head of the same shape in the linear layers' formats
   // (lm_head_format "q2" and "astc").
   for (bool int8 : {false, true}) {
