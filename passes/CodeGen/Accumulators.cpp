@@ -5,6 +5,7 @@
 #include "dialects/afm_cpu/IR/AFMCPUDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
@@ -190,6 +191,30 @@ scf::ForOp afm::liftReductionsOutOfLoop(RewriterBase &rewriter,
   return loop;
 }
 
+/// The fmas of `lanes` = fma(a_n, b_n, ... fma(a_1, b_1, 0)), innermost
+/// first, when there are at least two, each is marked `reassoc` and each
+/// but the last is used only by the next: a sum of products in no
+/// particular order. Empty otherwise.
+static SmallVector<math::FmaOp> reassociableProducts(Value lanes) {
+  SmallVector<math::FmaOp> chain;
+  Value addend = lanes;
+  while (auto fma = addend.getDefiningOp<math::FmaOp>()) {
+    if (!arith::bitEnumContainsAll(fma.getFastmath(),
+                                   arith::FastMathFlags::reassoc) ||
+        (!chain.empty() && !fma->hasOneUse()))
+      return {};
+    chain.push_back(fma);
+    addend = fma.getC();
+  }
+  if (chain.size() < 2 || !matchPattern(addend, m_AnyZeroFloat()))
+    return {};
+  std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
+/// Lane accumulators a reassociable chain of products is dealt over.
+static constexpr size_t kProductAccumulators = 2;
+
 scf::ForOp afm::liftLaneSumsOutOfLoop(RewriterBase &rewriter,
                                       scf::ForOp loop) {
   for (unsigned i = 0; i < loop.getNumRegionIterArgs(); ++i) {
@@ -222,22 +247,48 @@ scf::ForOp afm::liftLaneSumsOutOfLoop(RewriterBase &rewriter,
     arith::FastMathFlags flags = arith::FastMathFlags::none;
     if (auto product = lanes.getDefiningOp<arith::MulFOp>())
       flags = product.getFastmath() & arith::FastMathFlags::contract;
+    // A step that is a sum of products the kernel let reassociate
+    // (fma(a_n, b_n, ... fma(a_1, b_1, 0)), each fma `reassoc`: the 2-bit
+    // kernel's planes) accumulates them straight into the carried lanes,
+    // dealt over two accumulators: no add a step, and each accumulator's
+    // chain is half the products (as one chain from an offset and an add
+    // into the lanes, the 2-bit GEMV with f32 activations was 1.15-1.4x
+    // slower on 1 thread of a Zen 3 VM; docs/bench/
+    // q2-f32-two-accumulators-zen3-2026-12-07.txt).
+    SmallVector<math::FmaOp> products = reassociableProducts(lanes);
+    size_t accumulators = products.empty() ? 1 : kProductAccumulators;
     FailureOr<scf::ForOp> grown = carryInstead(
-        rewriter, loop, i, zeros,
+        rewriter, loop, i, SmallVector<Value>(accumulators, zeros),
         [&](OpBuilder &b, Location l, ValueRange args) {
-          return SmallVector<Value>{
-              arith::AddFOp::create(b, l, args.front(), lanes, flags)};
+          if (products.empty())
+            return SmallVector<Value>{
+                arith::AddFOp::create(b, l, args.front(), lanes, flags)};
+          SmallVector<Value> sums(args.begin(), args.end());
+          for (auto [k, fma] : llvm::enumerate(products))
+            sums[k % accumulators] = math::FmaOp::create(
+                b, l, fma.getA(), fma.getB(), sums[k % accumulators],
+                fma.getFastmathAttr());
+          return sums;
         });
     if (failed(grown))
       return loop;
     scf::ForOp lifted = *grown;
     rewriter.setInsertionPointAfter(lifted);
+    Value lanesSum = nullptr;
+    for (Value sum : lifted.getResults().take_back(accumulators))
+      lanesSum = lanesSum ? arith::AddFOp::create(rewriter, loc, lanesSum, sum)
+                                .getResult()
+                          : sum;
     Value total = vector::MultiDimReductionOp::create(
-        rewriter, loc, lifted.getResults().back(), init,
-        reduction.getReductionMask(), vector::CombiningKind::ADD);
+        rewriter, loc, lanesSum, init, reduction.getReductionMask(),
+        vector::CombiningKind::ADD);
     rewriter.replaceAllUsesWith(lifted.getResult(i), total);
     if (isOpTriviallyDead(reduction))
       rewriter.eraseOp(reduction);
+    // The chain the accumulators replaced, outermost first.
+    for (math::FmaOp fma : llvm::reverse(products))
+      if (isOpTriviallyDead(fma))
+        rewriter.eraseOp(fma);
     return lifted;
   }
   return loop;

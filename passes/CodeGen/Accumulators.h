@@ -40,8 +40,11 @@ scf::ForOp liftReductionsOutOfLoop(RewriterBase &rewriter, scf::ForOp loop);
 /// split-K step's lanes summed into an output without them), carries the
 /// vector sum of the X instead and reduces it once after the loop: one
 /// horizontal sum per output instead of one per step. Float sums change
-/// their association, as split-K partial sums already do. Rewrites one
-/// such iter_arg; returns the loop, a new one when it rewrote.
+/// their association, as split-K partial sums already do. When X is a
+/// chain fma(a_n, b_n, ... fma(a_1, b_1, 0)) whose fmas are all marked
+/// `reassoc`, the products go straight into two carried sums, alternately
+/// (no add a step, chains half as long). Rewrites one such iter_arg;
+/// returns the loop, a new one when it rewrote.
 scf::ForOp liftLaneSumsOutOfLoop(RewriterBase &rewriter, scf::ForOp loop);
 
 } // namespace mlir::afm

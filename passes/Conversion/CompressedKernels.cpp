@@ -147,23 +147,24 @@ static Value activationPlane(OpBuilder &b, Location loc, Value planes,
   return sliceAt(b, loc, planes, {{1, p}});
 }
 
-/// `factor` times the sum of the planes' activations at each (t, group,
-/// lane) of `xs` ([T, groups, lanes, planes]; `x` the activations it was
-/// split from): [T, groups, lanes] f32. The kernels whose codes are
-/// unsigned stand-ins for offset levels (code - c) start a step's sum with
-/// it, -c sum_k x[k], the same for every output row and computed once per
-/// call.
+/// `factor` times the sum over the innermost dimension of `xs` (`x`'s
+/// columns split, [T, ..., planes], or `x` itself): [T, ...] f32. The
+/// kernels whose codes are unsigned stand-ins for offset levels (code - c)
+/// add -c sum_k x[k], the same for every output row and computed once per
+/// call: per (t, group, lane) of the planes where a group's scale must
+/// multiply it, per t where one scale multiplies the whole row.
 static Value planeOffsets(OpBuilder &b, Location loc, Value xs, Value x,
                           float factor) {
   MLIRContext *ctx = b.getContext();
   ArrayRef<int64_t> shape = cast<RankedTensorType>(xs.getType()).getShape();
-  AffineExpr t, g, lane, p;
-  bindDims(ctx, t, g, lane, p);
+  unsigned rank = shape.size();
+  SmallVector<IteratorType> iterators(rank, IteratorType::parallel);
+  iterators.back() = IteratorType::reduction;
+  AffineMap all = AffineMap::getMultiDimIdentityMap(rank, ctx);
   return buildGeneric(
-      b, loc, ValueRange{xs}, zerosLike(b, loc, x, {shape[1], shape[2]}),
-      mapsOf(4, {{t, g, lane, p}, {t, g, lane}}, ctx),
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction},
+      b, loc, ValueRange{xs},
+      zerosLike(b, loc, x, shape.slice(1, rank - 2)),
+      {all, all.dropResult(rank - 1)}, iterators,
       [&](OpBuilder &nb, Location l, ValueRange args) {
         return math::FmaOp::create(
             nb, l, castFloat(nb, l, args[0], nb.getF32Type()),
@@ -175,10 +176,13 @@ static Value planeOffsets(OpBuilder &b, Location loc, Value xs, Value x,
 /// `sum` plus, for each code p of `bits` bits in the byte `word` (widened
 /// to i32), the code masked in place (word & (2^bits - 1) << bits * p:
 /// 2^(bits * p) times the code) times `activations[p]`, which the caller
-/// divided by 2^(bits * p): an fma chain, no shifts.
+/// divided by 2^(bits * p): an fma chain, no shifts, each fma with `flags`.
 static Value sumMaskedCodes(OpBuilder &b, Location loc, Value word,
-                            int64_t bits, ValueRange activations, Value sum) {
+                            int64_t bits, ValueRange activations, Value sum,
+                            arith::FastMathFlags flags =
+                                arith::FastMathFlags::none) {
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto flagsAttr = arith::FastMathFlagsAttr::get(b.getContext(), flags);
   for (auto [p, x] : llvm::enumerate(activations)) {
     Value code = arith::AndIOp::create(
         b, loc, word,
@@ -186,7 +190,7 @@ static Value sumMaskedCodes(OpBuilder &b, Location loc, Value word,
                                      ((1 << bits) - 1) << (bits * p)));
     // Below 256: the signed conversion is exact and one instruction.
     Value level = arith::SIToFPOp::create(b, loc, f32, code);
-    sum = math::FmaOp::create(b, loc, x, level, sum);
+    sum = math::FmaOp::create(b, loc, x, level, sum, flagsAttr);
   }
   return sum;
 }
@@ -230,14 +234,17 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
   // ms for 1x4096x4096 against 0.83 now on a Zen 3 VM; docs/bench/
   // q2-f32-gemv-lane-sums-zen3-2026-12-06.txt). The level's offset,
   // sum_k x[k] * (code - 1.5) = sum_k x[k] * code - 1.5 * sum_k x[k],
-  // starts the step's sum: -1.5 times the four planes' activations at
-  // (group, lane), the same for every output row, computed once per call
-  // ([T, groups, lanes]).
-  Value levelOffsets = planeOffsets(b, loc, xs, x, -1.5f);
+  // is added once per output: -1.5 times the row of activations, the same
+  // for every output row, computed once per call ([T]). A step is then
+  // only products, in no particular order (`reassoc`), which the lanes
+  // accumulate directly over two accumulators (liftLaneSumsOutOfLoop): as
+  // an fma chain from the offset added into the lanes, the loop waited on
+  // the chain's latency.
+  Value levelOffsets = planeOffsets(b, loc, x, x, -1.5f);
   SmallVector<Value> planes;
   for (int64_t plane = 0; plane < 4; ++plane)
     planes.push_back(activationPlane(b, loc, xt, plane));
-  planes.append({codes, levelOffsets});
+  planes.push_back(codes);
   // Register tiles of one row (row = o, tileRow = 0), whose code bytes
   // stream in address order, as the 4-bit head's.
   AffineExpr t, o, tileRow, g, lane;
@@ -249,36 +256,38 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
       planes, ValueRange{zerosLike(b, loc, x, {n, 1})},
       mapsOf(5,
              {activation, activation, activation, activation,
-              {o, tileRow, g, lane}, activation, {t, o, tileRow}},
+              {o, tileRow, g, lane}, {t, o, tileRow}},
              ctx),
       {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
        IteratorType::reduction, IteratorType::reduction},
       [&](OpBuilder &nb, Location l, ValueRange args) {
         Type i32 = nb.getI32Type();
         Value word = arith::ExtUIOp::create(nb, l, i32, args[4]);
-        // The step's own sum, then one add into the output: the
+        // The step's own sum from zero, then one add into the output: the
         // vectorizer takes that add as the reduction's combiner (with the
-        // output first used elsewhere it does not vectorize), and the
-        // lane sums' chain is one add a step.
-        Value sum =
-            sumMaskedCodes(nb, l, word, /*bits=*/2, args.take_front(4), args[5]);
+        // output first used elsewhere it does not vectorize), and once the
+        // lanes are carried the products go into them directly.
+        Value zero = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
+        Value sum = sumMaskedCodes(nb, l, word, /*bits=*/2, args.take_front(4),
+                                   zero, arith::FastMathFlags::reassoc);
         linalg::YieldOp::create(
-            nb, l, arith::AddFOp::create(nb, l, args[6], sum).getResult());
+            nb, l, arith::AddFOp::create(nb, l, args[5], sum).getResult());
       });
   contracts(kernel).getWholeTileDimsAttrHelper().setAttr(
       kernel, b.getDenseI64ArrayAttr({2, 4}));
   Value sums = tensor::CollapseShapeOp::create(
       b, loc, RankedTensorType::get({xtType.getDimSize(0), n}, f32),
       kernel.getResult(0), SmallVector<ReassociationIndices>{{0}, {1, 2}});
-  // The scale multiplies the sums once per output, not once per weight.
+  // The offset is added and the scale multiplied once per output, not
+  // once per weight.
   AffineExpr r, c;
   bindDims(ctx, r, c);
   AffineExpr scaleIndex =
       type.getGranularity() == ScaleGranularity::PerTensor
           ? getAffineConstantExpr(0, ctx)
           : c;
-  SmallVector<Value> inputs = {sums, parts[1]};
-  SmallVector<SmallVector<AffineExpr>> indexing = {{r, c}, {scaleIndex}};
+  SmallVector<Value> inputs = {sums, levelOffsets, parts[1]};
+  SmallVector<SmallVector<AffineExpr>> indexing = {{r, c}, {r}, {scaleIndex}};
   if (acc) {
     inputs.push_back(acc);
     indexing.push_back({r, c});
@@ -292,10 +301,11 @@ static Value q2Matmul(OpBuilder &b, Location loc, Value x, Q2WeightType type,
       b, loc, inputs, init, mapsOf(2, indexing, ctx),
       {IteratorType::parallel, IteratorType::parallel},
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value y = arith::MulFOp::create(nb, l, args[0], args[1]);
+        Value sum = arith::AddFOp::create(nb, l, args[0], args[1]);
+        Value y = arith::MulFOp::create(nb, l, sum, args[2]);
         if (acc)
           y = arith::AddFOp::create(
-              nb, l, castFloat(nb, l, args[2], nb.getF32Type()), y);
+              nb, l, castFloat(nb, l, args[3], nb.getF32Type()), y);
         return castFloat(nb, l, y, elementType);
       });
 }

@@ -106,12 +106,13 @@ func.func @linear(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>) -> tensor<?x128x
 // activations are moved to code planes ([T, 4, groups, lanes]), plane p
 // divided by 4^p; a step reads a code byte once, widens it to i32 once and
 // masks its four codes in place (3, 12, 48, 192: 4^p times the code, no
-// shift), each multiplied (fma) by its plane's activation. The balanced
-// level (q - 1.5) is one term a step: -1.5 times the four planes'
-// activations at (group, lane), computed once for every output row from
-// the unscaled activations; the step's sum goes into the output with one
-// add. The per-channel scale multiplies each output once. No [128, 64]
-// float weight appears.
+// shift), each multiplied (fma) by its plane's activation. A step is only
+// products, marked reassoc (the lanes may take them over two accumulators,
+// test/passes/afm-tile-for-target.mlir @lanes_fma_chain), from zero; the
+// step's sum goes into the output with one add. The balanced level (q -
+// 1.5) is -1.5 times the row of activations, computed once per call, added
+// to each output once with the per-channel scale. No [128, 64] float
+// weight appears.
 // CHECK-LABEL: func.func @linear_q2
 // CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[CODES:.*]]: tensor<128x16xi8>, %[[SCALES:.*]]: tensor<128xf32>)
 // CHECK: %[[XS:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2, 3]] output_shape [%{{.*}}, 1, 16, 4]
@@ -119,34 +120,37 @@ func.func @linear(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>) -> tensor<?x128x
 // CHECK: %[[FACTORS:.*]] = arith.constant dense<[1.000000e+00, 2.500000e-01, 6.250000e-02, 1.562500e-02]> : tensor<4xf32>
 // CHECK: %[[XT:.*]] = linalg.generic {{.*}} ins(%[[XS]], %[[FACTORS]] : tensor<?x1x16x4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<?x4x1x16xf32>)
 // CHECK: arith.mulf %{{.*}}, %{{.*}} : f32
-// CHECK: %[[OFFSETS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[XS]] : tensor<?x1x16x4xf32>) outs(%{{.*}} : tensor<?x1x16xf32>)
+// CHECK: %[[OFFSETS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<?x64xf32>) outs(%{{.*}} : tensor<?xf32>)
 // CHECK: %[[HALVES:.*]] = arith.constant -1.500000e+00 : f32
 // CHECK: math.fma %{{.*}}, %[[HALVES]], %{{.*}} : f32
 // CHECK: %[[P0:.*]] = tensor.extract_slice %[[XT]][0, 0, 0, 0]
 // CHECK: %[[P1:.*]] = tensor.extract_slice %[[XT]][0, 1, 0, 0]
 // CHECK: %[[P2:.*]] = tensor.extract_slice %[[XT]][0, 2, 0, 0]
 // CHECK: %[[P3:.*]] = tensor.extract_slice %[[XT]][0, 3, 0, 0]
-// CHECK: %[[PART:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[P0]], %[[P1]], %[[P2]], %[[P3]], %[[CG]], %[[OFFSETS]] : {{.*}}) outs(%{{.*}} : tensor<?x128x1xf32>) attrs = {afm.whole_tile_dims = array<i64: 2, 4>}
-// CHECK: ^bb0(%[[X0:.*]]: f32, %[[X1:.*]]: f32, %[[X2:.*]]: f32, %[[X3:.*]]: f32, %[[BYTE:.*]]: i8, %[[OFF:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK: %[[PART:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[P0]], %[[P1]], %[[P2]], %[[P3]], %[[CG]] : {{.*}}) outs(%{{.*}} : tensor<?x128x1xf32>) attrs = {afm.whole_tile_dims = array<i64: 2, 4>}
+// CHECK: ^bb0(%[[X0:.*]]: f32, %[[X1:.*]]: f32, %[[X2:.*]]: f32, %[[X3:.*]]: f32, %[[BYTE:.*]]: i8, %[[ACC:.*]]: f32):
 // CHECK: %[[WORD:.*]] = arith.extui %[[BYTE]] : i8 to i32
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-NOT: arith.shrui
 // CHECK: arith.andi %[[WORD]], %c3_i32
 // CHECK: %[[C0:.*]] = arith.sitofp
-// CHECK: %[[S0:.*]] = math.fma %[[X0]], %[[C0]], %[[OFF]] : f32
+// CHECK: %[[S0:.*]] = math.fma %[[X0]], %[[C0]], %[[ZERO]] fastmath<reassoc> : f32
 // CHECK: arith.andi %[[WORD]], %c12_i32
 // CHECK: %[[C1:.*]] = arith.sitofp
-// CHECK: %[[S1:.*]] = math.fma %[[X1]], %[[C1]], %[[S0]] : f32
+// CHECK: %[[S1:.*]] = math.fma %[[X1]], %[[C1]], %[[S0]] fastmath<reassoc> : f32
 // CHECK: arith.andi %[[WORD]], %c48_i32
 // CHECK: %[[C2:.*]] = arith.sitofp
-// CHECK: %[[S2:.*]] = math.fma %[[X2]], %[[C2]], %[[S1]] : f32
+// CHECK: %[[S2:.*]] = math.fma %[[X2]], %[[C2]], %[[S1]] fastmath<reassoc> : f32
 // CHECK: arith.andi %[[WORD]], %c192_i32
 // CHECK: %[[C3:.*]] = arith.sitofp
-// CHECK: %[[S3:.*]] = math.fma %[[X3]], %[[C3]], %[[S2]] : f32
+// CHECK: %[[S3:.*]] = math.fma %[[X3]], %[[C3]], %[[S2]] fastmath<reassoc> : f32
 // CHECK-NOT: arith.shrui
 // CHECK: %[[NEXT:.*]] = arith.addf %[[ACC]], %[[S3]] : f32
 // CHECK: linalg.yield %[[NEXT]] : f32
 // CHECK: %[[SUMS:.*]] = tensor.collapse_shape %[[PART]] {{\[}}[0], [1, 2]] : tensor<?x128x1xf32> into tensor<?x128xf32>
-// CHECK: linalg.generic {{.*}} ins(%[[SUMS]], %[[SCALES]] : tensor<?x128xf32>, tensor<128xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[SUMS]], %[[OFFSETS]], %[[SCALES]] : tensor<?x128xf32>, tensor<?xf32>, tensor<128xf32>)
+// CHECK: %[[LEVELS:.*]] = arith.addf
+// CHECK: arith.mulf %[[LEVELS]]
 // CHECK-NOT: tensor<128x64xf32>
 func.func @linear_q2(%x: tensor<?x64xf32>, %codes: tensor<128x16xi8>, %scales: tensor<128xf32>) -> tensor<?x128xf32> {
   %w = afm.bound_weight %codes, %scales : tensor<128x16xi8>, tensor<128xf32> -> !afm.q2<128x64, per_channel>

@@ -354,6 +354,145 @@ func.func @lanes_reduced_contractable(%codes: memref<4096x1x6x16xi32>, %x: memre
 #W = affine_map<(t, n, i, g, l) -> (n, i, g, l)>
 #X = affine_map<(t, n, i, g, l) -> (t, g, l)>
 #Y = affine_map<(t, n, i, g, l) -> (t, n, i)>
+// A step that is only products, from zero, each fma marked reassoc (the
+// 2-bit kernel with f32 activations): the lanes take them directly, dealt
+// over two carried accumulators (products 0 and 2 into one, 1 and 3 into
+// the other: no add a step, chains half as long), summed once after the
+// loop.
+// SPLITK-LABEL: func.func @lanes_fma_chain
+// SPLITK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<1x1x1x1x32xf32>
+// SPLITK: %[[SUMS:.*]]:3 = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[A:.*]] = %[[ZEROS]], %[[B:.*]] = %[[ZEROS]])
+// SPLITK: %[[A0:.*]] = math.fma %{{.*}}, %{{.*}}, %[[A]] fastmath<reassoc> : vector<1x1x1x1x32xf32>
+// SPLITK: %[[B0:.*]] = math.fma %{{.*}}, %{{.*}}, %[[B]] fastmath<reassoc>
+// SPLITK: %[[A1:.*]] = math.fma %{{.*}}, %{{.*}}, %[[A0]] fastmath<reassoc>
+// SPLITK: %[[B1:.*]] = math.fma %{{.*}}, %{{.*}}, %[[B0]] fastmath<reassoc>
+// SPLITK-NOT: arith.addf
+// SPLITK: scf.yield %{{.*}}, %[[A1]], %[[B1]]
+// SPLITK: %[[BOTH:.*]] = arith.addf %[[SUMS]]#1, %[[SUMS]]#2 : vector<1x1x1x1x32xf32>
+// SPLITK: vector.multi_reduction <add>, %[[BOTH]], %{{.*}} [3, 4]
+func.func @lanes_fma_chain(%codes: memref<4096x1x32x32xi8>, %x0: memref<1x32x32xf32>, %x1: memref<1x32x32xf32>,
+    %x2: memref<1x32x32xf32>, %x3: memref<1x32x32xf32>, %y: memref<1x4096x1xf32>) {
+  linalg.generic {indexing_maps = [#W, #X, #X, #X, #X, #Y],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%codes, %x0, %x1, %x2, %x3 : memref<4096x1x32x32xi8>, memref<1x32x32xf32>, memref<1x32x32xf32>,
+          memref<1x32x32xf32>, memref<1x32x32xf32>)
+      outs(%y : memref<1x4096x1xf32>) attrs = {afm.whole_tile_dims = array<i64: 2, 4>} {
+  ^bb0(%c: i8, %a0: f32, %a1: f32, %a2: f32, %a3: f32, %acc: f32):
+    %w = arith.extui %c : i8 to i32
+    %zero = arith.constant 0.0 : f32
+    %m0 = arith.constant 3 : i32
+    %m1 = arith.constant 12 : i32
+    %m2 = arith.constant 48 : i32
+    %m3 = arith.constant 192 : i32
+    %c0 = arith.andi %w, %m0 : i32
+    %f0 = arith.sitofp %c0 : i32 to f32
+    %s0 = math.fma %a0, %f0, %zero fastmath<reassoc> : f32
+    %c1 = arith.andi %w, %m1 : i32
+    %f1 = arith.sitofp %c1 : i32 to f32
+    %s1 = math.fma %a1, %f1, %s0 fastmath<reassoc> : f32
+    %c2 = arith.andi %w, %m2 : i32
+    %f2 = arith.sitofp %c2 : i32 to f32
+    %s2 = math.fma %a2, %f2, %s1 fastmath<reassoc> : f32
+    %c3 = arith.andi %w, %m3 : i32
+    %f3 = arith.sitofp %c3 : i32 to f32
+    %s3 = math.fma %a3, %f3, %s2 fastmath<reassoc> : f32
+    %r = arith.addf %acc, %s3 : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#W = affine_map<(t, n, i, g, l) -> (n, i, g, l)>
+#X = affine_map<(t, n, i, g, l) -> (t, g, l)>
+#Y = affine_map<(t, n, i, g, l) -> (t, n, i)>
+// The same chain without reassoc keeps its order: one accumulator, the
+// step's sum added into it.
+// SPLITK-LABEL: func.func @lanes_fma_chain_ordered
+// SPLITK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[A:.*]] = %{{.*}}) -> (vector<1x1x1xf32>, vector<1x1x1x1x32xf32>)
+// SPLITK-COUNT-4: math.fma
+// SPLITK: arith.addf %[[A]], %{{.*}} : vector<1x1x1x1x32xf32>
+func.func @lanes_fma_chain_ordered(%codes: memref<4096x1x32x32xi8>, %x0: memref<1x32x32xf32>, %x1: memref<1x32x32xf32>,
+    %x2: memref<1x32x32xf32>, %x3: memref<1x32x32xf32>, %y: memref<1x4096x1xf32>) {
+  linalg.generic {indexing_maps = [#W, #X, #X, #X, #X, #Y],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%codes, %x0, %x1, %x2, %x3 : memref<4096x1x32x32xi8>, memref<1x32x32xf32>, memref<1x32x32xf32>,
+          memref<1x32x32xf32>, memref<1x32x32xf32>)
+      outs(%y : memref<1x4096x1xf32>) attrs = {afm.whole_tile_dims = array<i64: 2, 4>} {
+  ^bb0(%c: i8, %a0: f32, %a1: f32, %a2: f32, %a3: f32, %acc: f32):
+    %w = arith.extui %c : i8 to i32
+    %zero = arith.constant 0.0 : f32
+    %m0 = arith.constant 3 : i32
+    %m1 = arith.constant 12 : i32
+    %m2 = arith.constant 48 : i32
+    %m3 = arith.constant 192 : i32
+    %c0 = arith.andi %w, %m0 : i32
+    %f0 = arith.sitofp %c0 : i32 to f32
+    %s0 = math.fma %a0, %f0, %zero : f32
+    %c1 = arith.andi %w, %m1 : i32
+    %f1 = arith.sitofp %c1 : i32 to f32
+    %s1 = math.fma %a1, %f1, %s0 : f32
+    %c2 = arith.andi %w, %m2 : i32
+    %f2 = arith.sitofp %c2 : i32 to f32
+    %s2 = math.fma %a2, %f2, %s1 : f32
+    %c3 = arith.andi %w, %m3 : i32
+    %f3 = arith.sitofp %c3 : i32 to f32
+    %s3 = math.fma %a3, %f3, %s2 : f32
+    %r = arith.addf %acc, %s3 : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#W = affine_map<(t, n, i, g, l) -> (n, i, g, l)>
+#X = affine_map<(t, n, i, g, l) -> (t, g, l)>
+#Y = affine_map<(t, n, i, g, l) -> (t, n, i)>
+// A chain that starts from a value (an offset) is not only products: one
+// accumulator, as above.
+// SPLITK-LABEL: func.func @lanes_fma_chain_from_offset
+// SPLITK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[A:.*]] = %{{.*}}) -> (vector<1x1x1xf32>, vector<1x1x1x1x32xf32>)
+// SPLITK-COUNT-4: math.fma
+// SPLITK: arith.addf %[[A]], %{{.*}} : vector<1x1x1x1x32xf32>
+func.func @lanes_fma_chain_from_offset(%codes: memref<4096x1x32x32xi8>, %x0: memref<1x32x32xf32>, %x1: memref<1x32x32xf32>,
+    %x2: memref<1x32x32xf32>, %x3: memref<1x32x32xf32>, %o: memref<1x32x32xf32>, %y: memref<1x4096x1xf32>) {
+  linalg.generic {indexing_maps = [#W, #X, #X, #X, #X, #X, #Y],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%codes, %x0, %x1, %x2, %x3, %o : memref<4096x1x32x32xi8>, memref<1x32x32xf32>, memref<1x32x32xf32>,
+          memref<1x32x32xf32>, memref<1x32x32xf32>, memref<1x32x32xf32>)
+      outs(%y : memref<1x4096x1xf32>) attrs = {afm.whole_tile_dims = array<i64: 2, 4>} {
+  ^bb0(%c: i8, %a0: f32, %a1: f32, %a2: f32, %a3: f32, %off: f32, %acc: f32):
+    %w = arith.extui %c : i8 to i32
+    %zero = arith.constant 0.0 : f32
+    %m0 = arith.constant 3 : i32
+    %m1 = arith.constant 12 : i32
+    %m2 = arith.constant 48 : i32
+    %m3 = arith.constant 192 : i32
+    %c0 = arith.andi %w, %m0 : i32
+    %f0 = arith.sitofp %c0 : i32 to f32
+    %s0 = math.fma %a0, %f0, %off fastmath<reassoc> : f32
+    %c1 = arith.andi %w, %m1 : i32
+    %f1 = arith.sitofp %c1 : i32 to f32
+    %s1 = math.fma %a1, %f1, %s0 fastmath<reassoc> : f32
+    %c2 = arith.andi %w, %m2 : i32
+    %f2 = arith.sitofp %c2 : i32 to f32
+    %s2 = math.fma %a2, %f2, %s1 fastmath<reassoc> : f32
+    %c3 = arith.andi %w, %m3 : i32
+    %f3 = arith.sitofp %c3 : i32 to f32
+    %s3 = math.fma %a3, %f3, %s2 fastmath<reassoc> : f32
+    %r = arith.addf %acc, %s3 : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#W = affine_map<(t, n, i, g, l) -> (n, i, g, l)>
+#X = affine_map<(t, n, i, g, l) -> (t, g, l)>
+#Y = affine_map<(t, n, i, g, l) -> (t, n, i)>
 // Two inputs that are views of one array (the 4-bit head's code words, a
 // word of each group apiece) are one stream: the full 8 KiB ahead, 11 rows
 // of the array's 768 bytes (two arrays would make it 6).
