@@ -31,7 +31,11 @@
 // from its nibble and multiply-added with its activation into the group's
 // f32 sum (math.fma: one rounding per code; a multiply and an add took
 // 14.4 ms for the paper's head on 1 thread, the fused form 12.3, and 7.6
-// -> 6.4 on 2, afm-bench on AMD EPYC Zen 5). In every such kernel the
+// -> 6.4 on 2, afm-bench on AMD EPYC Zen 5). The group's codes alternate
+// between two such sums, added at the end: one chain of 32 fmas was
+// 1.13-1.3x slower on 1 thread of a Zen 3 VM (the paper's head, 27-31 ms
+// against 34-35; four chains spilled on AVX2; docs/bench/
+// q4-head-f32-two-chains-zen3-2026-12-07.txt). In every such kernel the
 // yielded value must be a plain add into the output (the vectorizer's
 // reduction combiner): with the output first used by an fma, the 2-bit
 // f32 GEMV was left scalar and ran 10x slower.
@@ -287,6 +291,10 @@ static Value int8Group(OpBuilder &b, Location loc, Value x, Value words,
                               amax, Value(), elementType);
 }
 
+/// Independent sums a group's 32 f32 products are dealt over (header).
+static constexpr int64_t kQ4F32Chains = 2;
+static_assert(kQ4F32Chains == 2, "f32Group adds the two chains");
+
 /// f32 products: one activation operand per column of a group's word.
 static Value f32Group(OpBuilder &b, Location loc, Value x, Value words,
                       Value scales, const Q4Tiling &q, Type elementType) {
@@ -306,7 +314,9 @@ static Value f32Group(OpBuilder &b, Location loc, Value x, Value words,
   Value sums = groupKernel(
       b, loc, x, words, scales, activations, q,
       [&](OpBuilder &nb, Location l, ValueRange codes, ValueRange xf) {
-        Value sum;
+        // Code c of the group goes to chain c mod kQ4F32Chains (header).
+        SmallVector<Value> chains(kQ4F32Chains);
+        int64_t c = 0;
         for (int64_t w = 0; w < q.words; ++w)
           for (int64_t m = 0; m < 4; ++m)
             for (int64_t j = 0; j < 2; ++j) {
@@ -321,10 +331,11 @@ static Value f32Group(OpBuilder &b, Location loc, Value x, Value words,
               Value value = arith::SIToFPOp::create(nb, l, f32, code);
               // A multiply-add into the group's running sum (header).
               Value xv = xf[(m * q.words + w) * 2 + j];
+              Value &sum = chains[c++ % kQ4F32Chains];
               sum = sum ? math::FmaOp::create(nb, l, value, xv, sum).getResult()
                         : arith::MulFOp::create(nb, l, value, xv).getResult();
             }
-        return sum;
+        return arith::AddFOp::create(nb, l, chains[0], chains[1]).getResult();
       });
   return mapElementwise(b, loc, ValueRange{sums}, elementType,
                         [&](OpBuilder &nb, Location l, ValueRange args) {

@@ -279,6 +279,34 @@ func.func @lm_head_q4_plain(%h: tensor<1x64xf32>, %codes: tensor<256x32xi8>, %sc
 
 // -----
 
+// A tied 4-bit head 16 groups of 32 wide keeps its codes interleaved: one
+// i32 word per group and lane (four words a group), each group's sum in
+// one lane. With f32 activations the group's 32 products alternate between
+// two fma chains (each starting with a multiply), added once, then scaled
+// by the group's scale into the output with one add.
+// CHECK-LABEL: func.func @lm_head_q4_interleaved
+// CHECK: linalg.generic {{.*}} attrs = {afm.whole_tile_dims = array<i64: 2, 4>}
+// CHECK: ^bb0(
+// CHECK: %[[A0:.*]] = arith.mulf
+// CHECK: %[[B0:.*]] = arith.mulf
+// CHECK: %[[A1:.*]] = math.fma %{{.*}}, %{{.*}}, %[[A0]] : f32
+// CHECK: %[[B1:.*]] = math.fma %{{.*}}, %{{.*}}, %[[B0]] : f32
+// CHECK: %[[A2:.*]] = math.fma %{{.*}}, %{{.*}}, %[[A1]] : f32
+// CHECK: %[[B2:.*]] = math.fma %{{.*}}, %{{.*}}, %[[B1]] : f32
+// CHECK-COUNT-26: math.fma
+// CHECK-NOT: math.fma
+// CHECK: %[[BOTH:.*]] = arith.addf %[[A:.*]], %[[B:.*]] : f32
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[BOTH]], %{{.*}} : f32
+// CHECK: %[[NEXT:.*]] = arith.addf %{{.*}}, %[[SCALED]] : f32
+// CHECK: linalg.yield %[[NEXT]] : f32
+func.func @lm_head_q4_interleaved(%h: tensor<1x512xf32>, %codes: tensor<32x256xi8>, %scales: tensor<32x16xf32>) -> tensor<1x32xf32> {
+  %w = afm.bound_weight %codes, %scales : tensor<32x256xi8>, tensor<32x16xf32> -> !afm.q4<32x512, group = 32>
+  %y = afm.lm_head %h, %w : tensor<1x512xf32>, !afm.q4<32x512, group = 32> -> tensor<1x32xf32>
+  return %y : tensor<1x32xf32>
+}
+
+// -----
+
 // LoRA: (x a^T) scaled by alpha / r = 16 / 8, then multiplied by b^T into the base.
 // CHECK-LABEL: func.func @lora
 // CHECK-SAME: (%[[BASE:.*]]: tensor<?x128xf32>, %[[X:.*]]: tensor<?x64xf32>, %[[A:.*]]: tensor<8x64xf32>, %[[B:.*]]: tensor<128x8xf32>)
