@@ -15,6 +15,16 @@
 using namespace mlir;
 using namespace mlir::afm;
 
+/// The carried accumulators of a lifted loop added together, in order, once
+/// after the loop (integer or float lanes alike).
+static Value sumAccumulators(OpBuilder &b, Location loc, ValueRange sums) {
+  Value total = sums.front();
+  for (Value sum : llvm::drop_begin(sums))
+    total = vector::makeArithReduction(b, loc, vector::CombiningKind::ADD,
+                                       total, sum);
+  return total;
+}
+
 scf::ForOp afm::hoistAccumulators(RewriterBase &rewriter, scf::ForOp loop) {
   Block *body = loop.getBody();
   for (auto write : llvm::make_early_inc_range(
@@ -174,12 +184,8 @@ scf::ForOp afm::liftReductionsOutOfLoop(RewriterBase &rewriter,
       if (isOpTriviallyDead(op))
         rewriter.eraseOp(op);
     rewriter.setInsertionPointAfter(lifted);
-    Value lanesSum = nullptr;
-    for (Value sum : lifted.getResults().take_back(accumulators))
-      lanesSum =
-          lanesSum
-              ? arith::AddIOp::create(rewriter, loc, lanesSum, sum).getResult()
-              : sum;
+    Value lanesSum = sumAccumulators(
+        rewriter, loc, lifted.getResults().take_back(accumulators));
     Value reduced = vector::ReductionOp::create(
         rewriter, loc, vector::CombiningKind::ADD, lanesSum);
     Value total = arith::AddIOp::create(
@@ -274,11 +280,8 @@ scf::ForOp afm::liftLaneSumsOutOfLoop(RewriterBase &rewriter,
       return loop;
     scf::ForOp lifted = *grown;
     rewriter.setInsertionPointAfter(lifted);
-    Value lanesSum = nullptr;
-    for (Value sum : lifted.getResults().take_back(accumulators))
-      lanesSum = lanesSum ? arith::AddFOp::create(rewriter, loc, lanesSum, sum)
-                                .getResult()
-                          : sum;
+    Value lanesSum = sumAccumulators(
+        rewriter, loc, lifted.getResults().take_back(accumulators));
     Value total = vector::MultiDimReductionOp::create(
         rewriter, loc, lanesSum, init, reduction.getReductionMask(),
         vector::CombiningKind::ADD);

@@ -293,7 +293,6 @@ static Value int8Group(OpBuilder &b, Location loc, Value x, Value words,
 
 /// Independent sums a group's 32 f32 products are dealt over (header).
 static constexpr int64_t kQ4F32Chains = 2;
-static_assert(kQ4F32Chains == 2, "f32Group adds the two chains");
 
 /// f32 products: one activation operand per column of a group's word.
 static Value f32Group(OpBuilder &b, Location loc, Value x, Value words,
@@ -335,7 +334,10 @@ static Value f32Group(OpBuilder &b, Location loc, Value x, Value words,
               sum = sum ? math::FmaOp::create(nb, l, value, xv, sum).getResult()
                         : arith::MulFOp::create(nb, l, value, xv).getResult();
             }
-        return arith::AddFOp::create(nb, l, chains[0], chains[1]).getResult();
+        Value sum = chains.front();
+        for (Value chain : llvm::drop_begin(chains))
+          sum = arith::AddFOp::create(nb, l, sum, chain);
+        return sum;
       });
   return mapElementwise(b, loc, ValueRange{sums}, elementType,
                         [&](OpBuilder &nb, Location l, ValueRange args) {
