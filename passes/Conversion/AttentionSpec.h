@@ -41,6 +41,9 @@ struct AttentionCodegen {
   /// AVX-512's 32 x 512 bits without a target.
   unsigned vectorRegisters = 32;
   unsigned vectorBits = 512;
+  /// TargetDescription::l1dBytes: whether a decode task's value rows stay
+  /// in L1 between its passes over them; x86-64-v4's without a target.
+  uint64_t l1dBytes = 48 * 1024;
 };
 
 /// What both attention ops lower from.

@@ -892,6 +892,7 @@ struct AFMLowerAttentionPass
           hasTargetInt8Dot(*target, 8, /*unsignedBelow128=*/true);
       codegen.vectorRegisters = target->vectorRegisters;
       codegen.vectorBits = target->vectorBits;
+      codegen.l1dBytes = target->l1dBytes;
     }
     IRRewriter rewriter(&getContext());
     for (Operation *op : ops) {

@@ -165,3 +165,35 @@ func.func @decode_value_groups(%q: tensor<1x24x128xf32>, %kv: memref<2x8x4096x12
   %o = afm.shared_kv_attention global %q from %kv scales %s at %pos {int8_query} : tensor<1x24x128xf32>, memref<2x8x4096x128xi8>, memref<2x8x4096xf32> -> tensor<1x24x128xf32>
   return %o : tensor<1x24x128xf32>
 }
+
+// An f16 cache: a block of 256 value rows of 128 lanes is 64 KiB, beyond
+// x86-64-v3's 32 KiB L1, so every pass over the rows after the first would
+// read them again from L2. Pass 3 then takes 4 chunks at a time (12
+// accumulators for 3 heads, though they spill) in 2 passes. At 64 slots a
+// block is 16 KiB, the rows stay in L1 and the register rule holds: 1
+// chunk, 8 passes (after the scores' loop, also of 3 accumulators). f32
+// rows, which measured no faster in fewer passes, keep the register rule
+// at any size.
+// RUN: afm-opt %s --afm-set-target=target=x86-64-v3 -afm-lower-attention | FileCheck %s --check-prefix=F16
+// F16-LABEL: func.func @decode_value_groups_f16(
+// F16-COUNT-2: step %c16{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// F16-NOT: step %c16{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>
+// F16-LABEL: func.func @decode_value_groups_f16_in_l1(
+// F16-COUNT-9: step %c16{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// F16-NOT: step %c16{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>
+// F16-LABEL: func.func @decode_value_groups_f32(
+// F16-COUNT-9: step %c16{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// F16-NOT: step %c16{{(_[0-9]+)?}} iter_args({{.*}}) -> (vector<16xf32>
+// F16: return
+func.func @decode_value_groups_f16(%q: tensor<1x24x128xf32>, %kv: memref<2x8x4096x128xf16>, %pos: index) -> tensor<1x24x128xf32> {
+  %o = afm.shared_kv_attention global %q from %kv at %pos : tensor<1x24x128xf32>, memref<2x8x4096x128xf16> -> tensor<1x24x128xf32>
+  return %o : tensor<1x24x128xf32>
+}
+func.func @decode_value_groups_f16_in_l1(%q: tensor<1x24x128xf32>, %kv: memref<2x8x64x128xf16>, %pos: index) -> tensor<1x24x128xf32> {
+  %o = afm.shared_kv_attention global %q from %kv at %pos : tensor<1x24x128xf32>, memref<2x8x64x128xf16> -> tensor<1x24x128xf32>
+  return %o : tensor<1x24x128xf32>
+}
+func.func @decode_value_groups_f32(%q: tensor<1x24x128xf32>, %kv: memref<2x8x4096x128xf32>, %pos: index) -> tensor<1x24x128xf32> {
+  %o = afm.shared_kv_attention global %q from %kv at %pos : tensor<1x24x128xf32>, memref<2x8x4096x128xf32> -> tensor<1x24x128xf32>
+  return %o : tensor<1x24x128xf32>
+}
