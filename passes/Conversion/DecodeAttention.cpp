@@ -113,7 +113,7 @@ namespace {
 constexpr int64_t kLanes = 16;
 /// Most slots per task.
 constexpr int64_t kBlockSlots = 256;
-/// Passes over a block's f16 value rows when they outgrow L1
+/// Passes over a block's value rows when they outgrow L1
 /// (DecodeAttention::valueGroupChunks).
 constexpr int64_t kMostValuePasses = 2;
 /// Bytes of codes per vector of 16 i32 lanes (integer scores).
@@ -408,20 +408,18 @@ int64_t DecodeAttention::valueGroupChunks() const {
                           static_cast<int64_t>(spec.codegen.vectorBits)));
   int64_t most = static_cast<int64_t>(spec.codegen.vectorRegisters) / 2 /
                  (group * chunkRegisters);
-  // f16 rows outgrow L1 (a block of 256 rows of 128 lanes is 64 KiB; of
-  // int8 32 KiB), and every pass after the first reads them again from L2:
-  // there two passes beat eight whatever the spills. On x86-64-v3, 24/8
-  // heads, an f16 cache at 4096 positions took a median 1.83 ms a step on
-  // 1 thread with 4 chunks (24 ymm accumulators, 2 passes) against 2.34
-  // with 1, 2.31 with 2 and 2.64 with 8 (1 pass, 48 accumulators), faster
-  // than 1 chunk in 8 of 9 alternated rounds; on 2 threads 1.27 against
-  // 1.21, within the spread (1.08-1.49 against 1.15-1.54 ms).
-  // f32 rows (128 KiB a block) measured no different either way in the 3B
-  // at context 2040 and keep the register rule
+  // f16 and f32 rows outgrow L1 (a block of 256 rows of 128 lanes is 64
+  // or 128 KiB; of int8 32 KiB), and every pass after the first reads them
+  // again from L2: there two passes beat eight whatever the spills. On
+  // x86-64-v3, 24/8 heads, an f16 cache at 4096 positions took a median
+  // 1.83 ms a step on 1 thread with 4 chunks (24 ymm accumulators, 2
+  // passes) against 2.34 with 1, 2.31 with 2 and 2.64 with 8 (1 pass, 48
+  // accumulators), faster than 1 chunk in 8 of 9 alternated rounds; on 2
+  // threads 1.27 against 1.21, within the spread (1.08-1.49 against
+  // 1.15-1.54 ms). An f32 cache: 2.90 against 3.34 ms on 1 thread, 1.74
+  // against 2.12 on 2, faster in each of 3 rounds
   // (docs/bench/attention-value-groups-zen3-2026-12-06.txt).
-  bool halfRows = cacheRowBytes() == 2 * headDim;
-  if (halfRows &&
-      block * cacheRowBytes() > static_cast<int64_t>(spec.codegen.l1dBytes))
+  if (block * cacheRowBytes() > static_cast<int64_t>(spec.codegen.l1dBytes))
     most = std::max<int64_t>(most, chunks / kMostValuePasses);
   return divisorAtMost(chunks, std::max<int64_t>(1, most));
 }

@@ -67,6 +67,10 @@ std::vector<KernelSpec> afm_bench::defaultKernels() {
   // the bytes per position of int8, the same arithmetic in f32.
   kernels.push_back({"f16-KV attention decode", F::F16Attention, 1, 4096, 128,
                      /*heads=*/24, /*kvHeads=*/8});
+  // An f32 cache (kv_cache_dtype "f32") with the same heads: four times
+  // int8's bytes per position.
+  kernels.push_back({"f32-KV attention decode", F::F32Attention, 1, 4096, 128,
+                     /*heads=*/24, /*kvHeads=*/8});
   // A prefill chunk of 128 rows at the end of a 1024-token prompt, with
   // the 3B preset's heads (afm-on-device-3b: 24 query and 8 KV heads).
   kernels.push_back({"int8-KV attention prefill (int8 query)",
@@ -81,6 +85,7 @@ std::string afm_bench::shapeLabel(const KernelSpec &s) {
     return llvm::formatv("{0} of {1}x{2}", s.m, s.n, s.k);
   case KernelFormat::I8Attention:
   case KernelFormat::F16Attention:
+  case KernelFormat::F32Attention:
     if (s.m > 1)
       return llvm::formatv("{0} rows to {1}, {2}/{3}x{4}", s.m, s.n, s.heads,
                            s.kvHeads, s.k);
@@ -282,24 +287,28 @@ static KernelSource embeddingSource(const KernelSpec &s) {
   return source;
 }
 
-/// One decode step of global attention over an i8 or f16 cache of N
+/// One decode step of global attention over an i8, f16 or f32 cache of N
 /// positions (N - 1 cached, the new one appended at slot N - 1, the same on
 /// every call): reads every code and scale (or half) of the cache.
 static KernelSource attentionSource(const KernelSpec &s) {
   int64_t t = s.m, context = s.n, dim = s.k, heads = s.heads,
           kvHeads = s.kvHeads;
   bool half = s.format == KernelFormat::F16Attention;
+  bool full = s.format == KernelFormat::F32Attention;
+  bool scaled = !half && !full; // an i8 cache takes its scales
   std::string q = llvm::formatv("tensor<{0}x{1}x{2}xf32>", t, heads, dim);
   std::string kv = llvm::formatv("tensor<{0}x{1}x{2}xf32>", t, kvHeads, dim);
   std::string cache = llvm::formatv("memref<2x{0}x{1}x{2}x{3}>", kvHeads,
-                                    context, dim, half ? "f16" : "i8");
+                                    context, dim,
+                                    half ? "f16" : full ? "f32" : "i8");
   // An i8 cache takes its scales as one more argument and operand.
   std::string scales =
-      half ? ""
-           : llvm::formatv("memref<2x{0}x{1}xf32>", kvHeads, context).str();
-  std::string scalesArgument = half ? "" : ", %scales: " + scales;
-  std::string scalesOperand = half ? "" : " scales %scales";
-  std::string scalesType = half ? "" : ", " + scales;
+      !scaled
+          ? ""
+          : llvm::formatv("memref<2x{0}x{1}xf32>", kvHeads, context).str();
+  std::string scalesArgument = !scaled ? "" : ", %scales: " + scales;
+  std::string scalesOperand = !scaled ? "" : " scales %scales";
+  std::string scalesType = !scaled ? "" : ", " + scales;
   KernelSource source;
   source.mlir = llvm::formatv(
       "func.func @main(%q: {0}, %k: {1}, %v: {1}, %pos: tensor<1xi64>, "
@@ -312,15 +321,17 @@ static KernelSource attentionSource(const KernelSpec &s) {
       "  return %o : {0}\n}\n",
       q, kv, cache, scalesArgument, scalesOperand, scalesType,
       s.int8Activations ? "{int8_query} " : "");
-  size_t cacheBytes = bytes(2 * kvHeads * context * dim, half ? 2 : 1),
-         scaleBytes = half ? 0 : bytes(2 * kvHeads * context, 4);
+  size_t cacheBytes =
+             bytes(2 * kvHeads * context * dim, half ? 2 : full ? 4 : 1),
+         scaleBytes = !scaled ? 0 : bytes(2 * kvHeads * context, 4);
   source.arguments = {
       {bytes(t * heads * dim, 4), Rotation::None, floats(1.0f)},
       {bytes(t * kvHeads * dim, 4), Rotation::None, floats(1.0f)},
       {bytes(t * kvHeads * dim, 4), Rotation::None, floats(1.0f)},
       {8, Rotation::None, constant<int64_t>(context - t)},
-      {cacheBytes, Rotation::Weights, half ? randomHalves() : randomBytes()}};
-  if (!half)
+      {cacheBytes, Rotation::Weights,
+       half ? randomHalves() : full ? floats(1.0f) : randomBytes()}};
+  if (scaled)
     source.arguments.push_back(
         {scaleBytes, Rotation::Weights, constant(0.01f)});
   source.outputBytes = bytes(t * heads * dim, 4);
@@ -344,6 +355,7 @@ KernelSource afm_bench::buildKernelSource(const KernelSpec &spec) {
     return embeddingSource(spec);
   case KernelFormat::I8Attention:
   case KernelFormat::F16Attention:
+  case KernelFormat::F32Attention:
     return attentionSource(spec);
   default:
     return linearSource(spec);

@@ -26,6 +26,7 @@ enum class KernelFormat {
   Q4Embedding, // afm.embedding over !afm.q4, group 32
   I8Attention,  // afm.attention over an i8 KV cache (with its scales)
   F16Attention, // afm.attention over an f16 KV cache
+  F32Attention, // afm.attention over an f32 KV cache
 };
 
 /// One kernel at one shape. Linear kernels: y[M, N] = x[M, K] @ W^T. The

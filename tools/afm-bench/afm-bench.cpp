@@ -277,6 +277,7 @@ int main(int argc, char **argv) {
       "  query and 8 KV heads of 128), f32 and int8-rounded query, and with\n"
       "  the 3B preset's 24 query and 8 KV heads (int8-rounded query);\n"
       "  f16-KV attention decode step (the same, 24 query and 8 KV heads);\n"
+      "  f32-KV attention decode step (the same);\n"
       "  int8-KV attention prefill chunk (128 query rows at the end of a\n"
       "  1024-token prompt, 24 query and 8 KV heads of 128: the 3B preset).\n"
       "GB/s counts the weight bytes read (embedding: rows and scales;\n"
