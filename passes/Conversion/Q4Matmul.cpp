@@ -27,18 +27,27 @@
 // sum u * xq - 8 sum xq = sum q * xq. Two vpdpbusd per 64 code bytes on
 // AVX-512 VNNI; a[t] multiplies once per output.
 //
-// With f32 activations each of the 8 codes of a word is sign-extended
-// from its nibble and multiply-added with its activation into the group's
-// f32 sum (math.fma: one rounding per code; a multiply and an add took
-// 14.4 ms for the paper's head on 1 thread, the fused form 12.3, and 7.6
-// -> 6.4 on 2, afm-bench on AMD EPYC Zen 5). The group's codes alternate
-// between two such sums, added at the end: one chain of 32 fmas was
-// 1.13-1.3x slower on 1 thread of a Zen 3 VM (the paper's head, 27-31 ms
-// against 34-35; four chains spilled on AVX2; docs/bench/
-// q4-head-f32-two-chains-zen3-2026-12-07.txt). In every such kernel the
-// yielded value must be a plain add into the output (the vectorizer's
-// reduction combiner): with the output first used by an fma, the 2-bit
-// f32 GEMV was left scalar and ran 10x slower.
+// With f32 activations each of the 8 codes of a word is multiply-added
+// with its activation into the group's f32 sum (math.fma: one rounding per
+// code; a multiply and an add took 14.4 ms for the paper's head on 1
+// thread, the fused form 12.3, and 7.6 -> 6.4 on 2, afm-bench on AMD EPYC
+// Zen 5). A code takes an and and a conversion, not a shift pair and a
+// conversion: with u = q + 8 (the word's sign bits flipped once), nibble n
+// masked in place converts exactly to u * 16^n, its activation is x *
+// 16^-n (exact: a power of two, applied once a step), the top nibble is
+// shifted down instead (u), and the group's sum starts at -8 * its sum of
+// activations. 25 instructions per 8 codes and 8 lanes instead of 31: the
+// paper's head 26.9-27.8 -> 23.7-25.0 ms on 1 thread, 13.8-14.2 -> 11.9-
+// 13.1 on 2 (afm-bench on a Zen 3 VM, 3 rounds alternated;
+// docs/bench/q4-head-f32-masked-codes-zen3-2026-12-07.txt). The group's
+// codes alternate between two such sums, added at the end: one chain of 32
+// fmas was 1.13-1.3x slower on 1 thread of a Zen 3 VM (the paper's head,
+// 27-31 ms against 34-35;
+// docs/bench/q4-head-f32-two-chains-zen3-2026-12-07.txt), and four, with
+// the masks, spill on AVX2 and gained nothing (the masked-codes file). In
+// every such kernel the yielded value must be a plain add into the output
+// (the vectorizer's reduction combiner): with the output first used by an
+// fma, the 2-bit f32 GEMV was left scalar and ran 10x slower.
 //
 // Rows go one at a time (register tiles of one row, afm.whole_tile_dims),
 // so the codes stream in address order. Tiles of four rows shared each
@@ -61,6 +70,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::afm;
@@ -294,46 +305,101 @@ static Value int8Group(OpBuilder &b, Location loc, Value x, Value words,
 /// Independent sums a group's 32 f32 products are dealt over (header).
 static constexpr int64_t kQ4F32Chains = 2;
 
-/// f32 products: one activation operand per column of a group's word.
+/// Nibble n = 2m + j of a word, masked in place, converts to u * 16^n
+/// exactly (at most 4 significant bits), and the top one, shifted down,
+/// to u: the factor its activation is multiplied by beforehand (header).
+static double nibbleActivationFactor(int64_t n) {
+  return n == 7 ? 1.0 : std::ldexp(1.0, -4 * int(n));
+}
+
+/// f32 products: one activation operand per column of a group's word,
+/// scaled for its nibble's place, after each group's -8 * its sum.
 static Value f32Group(OpBuilder &b, Location loc, Value x, Value words,
                       Value scales, const Q4Tiling &q, Type elementType) {
   Type f32 = b.getF32Type();
+  MLIRContext *ctx = b.getContext();
+  int64_t tokens = cast<RankedTensorType>(x.getType()).getDimSize(0);
   Value xs = groupColumns(b, loc, x, q);
-  SmallVector<Value> activations;
+  AffineExpr t, set, lane, w, m, j;
+  bindDims(ctx, t, set, lane, w, m, j);
+  // x * 16^-n for the nibble in place, [T, sets, 16, words, 4, 2]: exact
+  // (a power of two).
+  SmallVector<float> factors;
+  for (int64_t n = 0; n < 8; ++n)
+    factors.push_back(float(nibbleActivationFactor(n)));
+  auto factorType = RankedTensorType::get({4, 2}, f32);
+  Value factor = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(factorType, ArrayRef<float>(factors)));
+  SmallVector<IteratorType> parallel6(6, IteratorType::parallel);
+  Value placed = buildGeneric(
+      b, loc, ValueRange{xs, factor},
+      tensor::EmptyOp::create(b, loc, getSizes(b, loc, xs), f32),
+      mapsOf(6,
+             {{t, set, lane, w, m, j}, {m, j}, {t, set, lane, w, m, j}}, ctx),
+      parallel6, [&](OpBuilder &nb, Location l, ValueRange args) {
+        return arith::MulFOp::create(nb, l, castFloat(nb, l, args[0], f32),
+                                     args[1])
+            .getResult();
+      });
+  // -8 * the group's sum of activations, [T, sets, 16]: the codes are
+  // read as u = q + 8.
+  Value offsets = buildGeneric(
+      b, loc, ValueRange{xs},
+      createFilled(b, loc,
+                   {b.getIndexAttr(tokens), b.getIndexAttr(q.sets),
+                    b.getIndexAttr(kQ4InterleavedGroups)},
+                   f32, 0.0),
+      mapsOf(6, {{t, set, lane, w, m, j}, {t, set, lane}}, ctx),
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+       IteratorType::reduction, IteratorType::reduction,
+       IteratorType::reduction},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value minusEight =
+            arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(-8));
+        return math::FmaOp::create(nb, l, minusEight,
+                                   castFloat(nb, l, args[0], f32), args[1])
+            .getResult();
+      });
+  SmallVector<Value> activations = {offsets};
   // [T, words, 2, sets, 16] per byte m: 4 tensors.
-  for (int64_t m = 0; m < 4; ++m) {
+  for (int64_t byte = 0; byte < 4; ++byte) {
     Value plane = planeOperands(
-        b, loc, xs, {m}, {}, f32, q,
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          return castFloat(nb, l, args[0], nb.getF32Type());
-        });
+        b, loc, placed, {byte}, {}, f32, q,
+        [&](OpBuilder &, Location, ValueRange args) { return args[0]; });
     appendPlanes(b, loc, plane, q, activations);
   }
-  // activations[(m * words + w) * 2 + j]
+  // activations[1 + (m * words + w) * 2 + j]
   Value sums = groupKernel(
       b, loc, x, words, scales, activations, q,
       [&](OpBuilder &nb, Location l, ValueRange codes, ValueRange xf) {
-        // Code c of the group goes to chain c mod kQ4F32Chains (header).
+        // Code c of the group goes to chain c mod kQ4F32Chains (header);
+        // the first chain starts at the group's offset.
         SmallVector<Value> chains(kQ4F32Chains);
+        chains.front() = xf[0];
         int64_t c = 0;
-        for (int64_t w = 0; w < q.words; ++w)
+        for (int64_t w = 0; w < q.words; ++w) {
+          // u = q + 8 in each nibble: its sign bit flipped.
+          Value u = arith::XOrIOp::create(
+              nb, l, codes[w], i32Const(nb, l, int64_t(0x88888888)));
           for (int64_t m = 0; m < 4; ++m)
             for (int64_t j = 0; j < 2; ++j) {
-              // Nibble 2m + j to the top, then down with its sign.
-              int64_t up = 28 - 4 * (2 * m + j);
-              Value top = up ? arith::ShLIOp::create(nb, l, codes[w],
-                                                     i32Const(nb, l, up))
-                                   .getResult()
-                             : codes[w];
-              Value code = arith::ShRSIOp::create(nb, l, top,
-                                                  i32Const(nb, l, 28));
+              int64_t n = 2 * m + j;
+              Value code =
+                  n == 7 ? arith::ShRUIOp::create(nb, l, u,
+                                                  i32Const(nb, l, 28))
+                               .getResult()
+                         : arith::AndIOp::create(
+                               nb, l, u,
+                               i32Const(nb, l, int64_t(0xf) << (4 * n)))
+                               .getResult();
               Value value = arith::SIToFPOp::create(nb, l, f32, code);
               // A multiply-add into the group's running sum (header).
-              Value xv = xf[(m * q.words + w) * 2 + j];
+              Value xv = xf[1 + (m * q.words + w) * 2 + j];
               Value &sum = chains[c++ % kQ4F32Chains];
               sum = sum ? math::FmaOp::create(nb, l, value, xv, sum).getResult()
                         : arith::MulFOp::create(nb, l, value, xv).getResult();
             }
+        }
         Value sum = chains.front();
         for (Value chain : llvm::drop_begin(chains))
           sum = arith::AddFOp::create(nb, l, sum, chain);

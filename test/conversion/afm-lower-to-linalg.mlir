@@ -281,19 +281,34 @@ func.func @lm_head_q4_plain(%h: tensor<1x64xf32>, %codes: tensor<256x32xi8>, %sc
 
 // A tied 4-bit head 16 groups of 32 wide keeps its codes interleaved: one
 // i32 word per group and lane (four words a group), each group's sum in
-// one lane. With f32 activations the group's 32 products alternate between
-// two fma chains (each starting with a multiply), added once, then scaled
-// by the group's scale into the output with one add.
+// one lane. With f32 activations the activation of nibble n = 2m + j of a
+// word is scaled by 16^-n beforehand ([m, j] below; the top nibble's by
+// 1), and each group's sum starts at -8 times its sum of activations. In
+// the kernel each word's sign bits are flipped once (u = q + 8); nibble n
+// is masked in place (u * 16^n exactly), the top one shifted down, and the
+// group's 32 products alternate between two fma chains (the first starting
+// at the offset, the second with a multiply), added once, then scaled by
+// the group's scale into the output with one add.
 // CHECK-LABEL: func.func @lm_head_q4_interleaved
+// CHECK: arith.constant dense<{{\[}}[1.000000e+00, 6.250000e-02], [3.906250e-03, 2.44140625E-4], [1.52587891E-5, 9.53674316E-7], [5.96046448E-8, 1.000000e+00]]> : tensor<4x2xf32>
+// CHECK: arith.constant -8.000000e+00 : f32
 // CHECK: linalg.generic {{.*}} attrs = {afm.whole_tile_dims = array<i64: 2, 4>}
-// CHECK: ^bb0(
-// CHECK: %[[A0:.*]] = arith.mulf
-// CHECK: %[[B0:.*]] = arith.mulf
+// CHECK: ^bb0(%{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %{{[^:]*}}: i32, %[[OFFSET:[^:]*]]: f32,
+// CHECK: %[[U:.*]] = arith.xori %{{.*}}, %c-2004318072_i32 : i32
+// CHECK: %[[N0:.*]] = arith.andi %[[U]], %c15_i32 : i32
+// CHECK: %[[V0:.*]] = arith.sitofp %[[N0]] : i32 to f32
+// CHECK: %[[A0:.*]] = math.fma %[[V0]], %{{.*}}, %[[OFFSET]] : f32
+// CHECK: %[[N1:.*]] = arith.andi %[[U]], %c240_i32 : i32
+// CHECK: %[[V1:.*]] = arith.sitofp %[[N1]] : i32 to f32
+// CHECK: %[[B0:.*]] = arith.mulf %[[V1]], %{{.*}} : f32
+// CHECK: arith.andi %[[U]], %c3840_i32 : i32
 // CHECK: %[[A1:.*]] = math.fma %{{.*}}, %{{.*}}, %[[A0]] : f32
+// CHECK: arith.andi %[[U]], %c61440_i32 : i32
 // CHECK: %[[B1:.*]] = math.fma %{{.*}}, %{{.*}}, %[[B0]] : f32
-// CHECK: %[[A2:.*]] = math.fma %{{.*}}, %{{.*}}, %[[A1]] : f32
-// CHECK: %[[B2:.*]] = math.fma %{{.*}}, %{{.*}}, %[[B1]] : f32
-// CHECK-COUNT-26: math.fma
+// CHECK: arith.andi %[[U]], %c251658240_i32 : i32
+// CHECK: %[[TOP:.*]] = arith.shrui %[[U]], %c28_i32 : i32
+// CHECK: arith.sitofp %[[TOP]] : i32 to f32
+// CHECK-COUNT-25: math.fma
 // CHECK-NOT: math.fma
 // CHECK: %[[BOTH:.*]] = arith.addf %[[A:.*]], %[[B:.*]] : f32
 // CHECK: %[[SCALED:.*]] = arith.mulf %[[BOTH]], %{{.*}} : f32

@@ -287,28 +287,45 @@ static KernelSource embeddingSource(const KernelSpec &s) {
   return source;
 }
 
+/// The element of a decode attention kernel's KV cache.
+struct CacheElement {
+  const char *type; // the cache memref's element type
+  int64_t bytes;    // bytes of one element
+  Fill fill;        // the cache's contents
+  bool scaled;      // an i8 cache takes one f32 scale a position and head
+};
+
+static CacheElement cacheElement(KernelFormat format) {
+  switch (format) {
+  case KernelFormat::F16Attention:
+    return {"f16", 2, randomHalves(), false};
+  case KernelFormat::F32Attention:
+    return {"f32", 4, floats(1.0f), false};
+  default:
+    return {"i8", 1, randomBytes(), true};
+  }
+}
+
 /// One decode step of global attention over an i8, f16 or f32 cache of N
 /// positions (N - 1 cached, the new one appended at slot N - 1, the same on
-/// every call): reads every code and scale (or half) of the cache.
+/// every call): reads every element of the cache, and an i8 cache's scales.
 static KernelSource attentionSource(const KernelSpec &s) {
   int64_t t = s.m, context = s.n, dim = s.k, heads = s.heads,
           kvHeads = s.kvHeads;
-  bool half = s.format == KernelFormat::F16Attention;
-  bool full = s.format == KernelFormat::F32Attention;
-  bool scaled = !half && !full; // an i8 cache takes its scales
+  CacheElement element = cacheElement(s.format);
   std::string q = llvm::formatv("tensor<{0}x{1}x{2}xf32>", t, heads, dim);
   std::string kv = llvm::formatv("tensor<{0}x{1}x{2}xf32>", t, kvHeads, dim);
   std::string cache = llvm::formatv("memref<2x{0}x{1}x{2}x{3}>", kvHeads,
-                                    context, dim,
-                                    half ? "f16" : full ? "f32" : "i8");
+                                    context, dim, element.type);
   // An i8 cache takes its scales as one more argument and operand.
-  std::string scales =
-      !scaled
-          ? ""
-          : llvm::formatv("memref<2x{0}x{1}xf32>", kvHeads, context).str();
-  std::string scalesArgument = !scaled ? "" : ", %scales: " + scales;
-  std::string scalesOperand = !scaled ? "" : " scales %scales";
-  std::string scalesType = !scaled ? "" : ", " + scales;
+  std::string scalesArgument, scalesOperand, scalesType;
+  if (element.scaled) {
+    std::string scales =
+        llvm::formatv("memref<2x{0}x{1}xf32>", kvHeads, context).str();
+    scalesArgument = ", %scales: " + scales;
+    scalesOperand = " scales %scales";
+    scalesType = ", " + scales;
+  }
   KernelSource source;
   source.mlir = llvm::formatv(
       "func.func @main(%q: {0}, %k: {1}, %v: {1}, %pos: tensor<1xi64>, "
@@ -321,17 +338,15 @@ static KernelSource attentionSource(const KernelSpec &s) {
       "  return %o : {0}\n}\n",
       q, kv, cache, scalesArgument, scalesOperand, scalesType,
       s.int8Activations ? "{int8_query} " : "");
-  size_t cacheBytes =
-             bytes(2 * kvHeads * context * dim, half ? 2 : full ? 4 : 1),
-         scaleBytes = !scaled ? 0 : bytes(2 * kvHeads * context, 4);
+  size_t cacheBytes = bytes(2 * kvHeads * context * dim, element.bytes),
+         scaleBytes = element.scaled ? bytes(2 * kvHeads * context, 4) : 0;
   source.arguments = {
       {bytes(t * heads * dim, 4), Rotation::None, floats(1.0f)},
       {bytes(t * kvHeads * dim, 4), Rotation::None, floats(1.0f)},
       {bytes(t * kvHeads * dim, 4), Rotation::None, floats(1.0f)},
       {8, Rotation::None, constant<int64_t>(context - t)},
-      {cacheBytes, Rotation::Weights,
-       half ? randomHalves() : full ? floats(1.0f) : randomBytes()}};
-  if (scaled)
+      {cacheBytes, Rotation::Weights, element.fill}};
+  if (element.scaled)
     source.arguments.push_back(
         {scaleBytes, Rotation::Weights, constant(0.01f)});
   source.outputBytes = bytes(t * heads * dim, 4);

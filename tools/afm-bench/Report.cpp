@@ -146,8 +146,9 @@ void afm_bench::printTable(llvm::raw_ostream &os, const MachineLimits &limits,
   }
   if (!kernels.empty())
     os << "GB/s: weight bytes read per second (embedding: the gathered rows "
-          "and their scales; attention: KV codes and scales, or halves); "
-          "% BW and % peak against the limit on the same number of threads; % adj: "
+          "and their scales; attention: the KV cache, with an i8 "
+          "cache's scales); % BW and % peak against the limit on the same "
+          "number of threads; % adj: "
           "against the better of the read rates measured on as many "
           "threads right before and right after the kernel (a VM's memory "
           "can change state between the limit's measurement and the "

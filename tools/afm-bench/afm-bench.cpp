@@ -281,7 +281,7 @@ int main(int argc, char **argv) {
       "  int8-KV attention prefill chunk (128 query rows at the end of a\n"
       "  1024-token prompt, 24 query and 8 KV heads of 128: the 3B preset).\n"
       "GB/s counts the weight bytes read (embedding: rows and scales;\n"
-      "attention: KV codes and scales, or halves), GFLOP/s 2 per\n"
+      "attention: the KV cache, with an i8 cache's scales), GFLOP/s 2 per\n"
       "multiply-add; each is a fraction of the limit on the same number\n"
       "of threads. GB/s is also a fraction of the read rate measured just\n"
       "before and just after the kernel (% adj): a VM's memory can change\n"
