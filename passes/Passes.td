@@ -145,7 +145,9 @@ def AFMFuseMinShiftPass : Pass<"afm-fuse-min-shift", "mlir::ModuleOp"> {
     as the accumulator init, and the linear layer decodes blocks as it
     multiplies: no reconstructed weight is materialized. An existing
     accumulator is added to the offset term; an `afm.lm_head` becomes the
-    `afm.linear` of the last line, at the head's location.
+    `afm.linear` of the last line, at the head's location; an `afm.swiglu`
+    with an ASTC weight is first split into its three linear layers and
+    the gate's element-wise math (as afm-svd-split splits it).
 
     With `dequantize=true` the pass does the opposite, for testing: every
     ASTC weight of a linear, LM head, SwiGLU or MoE layer is replaced by its materialized
@@ -155,7 +157,8 @@ def AFMFuseMinShiftPass : Pass<"afm-fuse-min-shift", "mlir::ModuleOp"> {
     Option<"dequantize", "dequantize", "bool", /*default=*/"false",
            "Materialize D + m instead of fusing (the unfused math)">,
   ];
-  let dependentDialects = ["mlir::arith::ArithDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::math::MathDialect"];
 }
 
 def AFMBindEntryABIPass : Pass<"afm-bind-entry-abi", "mlir::ModuleOp"> {

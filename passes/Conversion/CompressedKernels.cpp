@@ -1046,13 +1046,15 @@ Value afm::buildMinShift(OpBuilder &b, Location loc, Value x, Value offsets,
   // offsets (the stored f16 biases, zero in their padding columns; other
   // offsets are padded the same way). For one row (a decode step) it is
   // split-K like the ASTC kernel: 16 partial sums per block row over
-  // contiguous columns. Several rows (a prompt, where the weights are
-  // reused across rows and this term is cheap) keep one sum per block row
-  // in column order: with int8 activations a different summation order
+  // contiguous columns. Several rows (a prompt) run it as a GEMM (the
+  // blocked f32 GEMM of afm-pack-gemm), which still sums each output in
+  // column order: with int8 activations a different summation order
   // moves a later layer's input by an ulp, which can flip one rounded
   // activation (by amax / 127) and move the logits by about 1e-2 against
   // the reference evaluator (seen in astc-int8-activations.test's prefill
-  // with split-K sums here).
+  // with split-K sums here). As one sum per block row in a generic, the
+  // codegen left it a scalar loop storing its sum every step: 0.9 of the
+  // 1.27 s of a 512x4096x4096 ASTC GEMM on a Zen 3 VM (afm-bench, perf).
   int64_t lanes =
       cast<RankedTensorType>(x.getType()).getDimSize(0) == 1 ? 16 : 1;
   int64_t cols = ceilDiv(offsetsType.getDimSize(1), lanes) * lanes;
@@ -1061,15 +1063,35 @@ Value afm::buildMinShift(OpBuilder &b, Location loc, Value x, Value offsets,
   Value xs = splitColumns(b, loc, padColumns(b, loc, x, cols * blockCols),
                           {cols, blockCols});
   // S[t, kb]: the activations under each block column.
-  Value sums = splitColumns(b, loc, sumInnermost(b, loc, xs),
-                            {cols / lanes, lanes});
-  Value grouped = tensor::ExpandShapeOp::create(
-      b, loc,
-      RankedTensorType::get({nb, cols / lanes, lanes},
-                            offsetsType.getElementType()),
-      offsets, SmallVector<ReassociationIndices>{{0}, {1, 2}});
-  // M[t, bn] = sum_kb offsets[bn, kb] * S[t, kb], once per block row.
-  Value partial = splitKPartialSums(b, loc, x, sums, grouped);
+  Value blockSums = sumInnermost(b, loc, xs);
+  // M[t, bn] = sum_kb offsets[bn, kb] * S[t, kb], once per block row, as
+  // [T, Nb, lanes] partial sums.
+  Value partial;
+  if (lanes == 1) {
+    Type f32 = b.getF32Type();
+    Value offsetsF32 = mapElementwise(
+        b, loc, ValueRange{offsets}, f32,
+        [&](OpBuilder &nbld, Location l, ValueRange args) {
+          return castFloat(nbld, l, args[0], f32);
+        });
+    Value m = matmulTransposeB(b, loc, blockSums, offsetsF32, f32);
+    auto mType = cast<RankedTensorType>(m.getType());
+    partial = tensor::ExpandShapeOp::create(
+        b, loc,
+        RankedTensorType::get({mType.getDimSize(0), nb, 1}, f32), m,
+        SmallVector<ReassociationIndices>{{0}, {1, 2}},
+        SmallVector<OpFoldResult>{getSizes(b, loc, m)[0],
+                                  b.getIndexAttr(nb), b.getIndexAttr(1)});
+  } else {
+    Value grouped = tensor::ExpandShapeOp::create(
+        b, loc,
+        RankedTensorType::get({nb, cols / lanes, lanes},
+                              offsetsType.getElementType()),
+        offsets, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+    partial = splitKPartialSums(
+        b, loc, x, splitColumns(b, loc, blockSums, {cols / lanes, lanes}),
+        grouped);
+  }
   // result[t, bn * R + br] = sum over the lanes of partial[t, bn]: the
   // block row's rows share it.
   AffineExpr t3, bn3, br3, lane3;

@@ -8,11 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/Transforms/DecomposeSwiGLU.h"
 
 #include "dialects/afm/IR/AFMOps.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/Debug.h"
 
@@ -54,36 +53,12 @@ struct AFMSVDSplitPass : afm::impl::AFMSVDSplitPassBase<AFMSVDSplitPass> {
         ffns.push_back(op);
     });
     for (SwiGLUOp op : ffns)
-      decompose(op);
+      decomposeSwiGLU(op);
     SmallVector<LinearOp> linears;
     module.walk([&](LinearOp op) { linears.push_back(op); });
     for (LinearOp op : linears)
       if (failed(addAdapter(op, r, a)))
         return signalPassFailure();
-  }
-
-  /// `down(silu(gate(x)) * up(x))` as linear layers and element-wise
-  /// tensor ops (silu(g) = g / (1 + exp(-g)), in f32 like afm.swiglu).
-  static void decompose(SwiGLUOp op) {
-    OpBuilder b(op);
-    Location loc = op.getLoc();
-    auto type = cast<RankedTensorType>(op.getType());
-    auto [f, d] = *getWeightMatrixShape(op.getGate().getType());
-    auto hiddenType = RankedTensorType::get({type.getDimSize(0), f},
-                                            b.getF32Type());
-    Value x = op.getInput();
-    Value gate = LinearOp::create(b, loc, hiddenType, x, op.getGate());
-    Value up = LinearOp::create(b, loc, hiddenType, x, op.getUp());
-    Value one = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(hiddenType, b.getF32FloatAttr(1.0)));
-    Value denom = arith::AddFOp::create(
-        b, loc, one,
-        math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, gate)));
-    Value silu = arith::DivFOp::create(b, loc, gate, denom);
-    Value hidden = arith::MulFOp::create(b, loc, silu, up);
-    Value down = LinearOp::create(b, loc, type, hidden, op.getDown());
-    op.replaceAllUsesWith(down);
-    op.erase();
   }
 
   LogicalResult addAdapter(LinearOp op, int64_t r, double a) {

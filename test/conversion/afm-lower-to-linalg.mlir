@@ -163,7 +163,8 @@ func.func @linear_q2(%x: tensor<?x64xf32>, %codes: tensor<128x16xi8>, %scales: t
 // The fused ASTC form (afm-fuse-min-shift's output) on the CPU form: the
 // min-shift term sums x over each 6-column block (x padded 64 -> 96, the
 // 16 stored block columns) and multiplies by the stored f16 biases (zero
-// in the padding block columns 11..15) once per block row, not per row;
+// in the padding block columns 11..15) once per block row, not per row,
+// with rows of any count a GEMM (linalg.matmul over the biases in f32);
 // the rows of a block row share the sum. The block kernel is split-K: x padded to the 16
 // stored block columns and copied once by a transposing op to
 // [T, column, group, lane], one contiguous slice per block column (an
@@ -179,9 +180,10 @@ func.func @linear_q2(%x: tensor<?x64xf32>, %codes: tensor<128x16xi8>, %scales: t
 // CHECK-LABEL: func.func @linear_astc_fused
 // CHECK-SAME: (%[[X:.*]]: tensor<?x64xf32>, %[[CODES:.*]]: tensor<6x3x16xi32>, %[[TAIL:.*]]: tensor<6x3x16xi16>, %[[S:.*]]: tensor<6x16xf16>, %[[BIAS:.*]]: tensor<6x16xf16>)
 // CHECK: tensor.pad %[[X]] low[0, 0] high[0, 32]
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<?x16x6xf32>) outs(%{{.*}} : tensor<?x16xf32>)
-// CHECK: %[[BIASES:.*]] = tensor.expand_shape %[[BIAS]] {{\[}}[0], [1, 2]] output_shape [6, 16, 1] : tensor<6x16xf16> into tensor<6x16x1xf16>
-// CHECK: %[[PM:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[BIASES]] : tensor<?x16x1xf32>, tensor<6x16x1xf16>) outs(%{{.*}} : tensor<?x6x1xf32>)
+// CHECK: %[[BLOCKSUMS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<?x16x6xf32>) outs(%{{.*}} : tensor<?x16xf32>)
+// CHECK: %[[BIASES:.*]] = linalg.generic {{.*}} ins(%[[BIAS]] : tensor<6x16xf16>) outs(%{{.*}} : tensor<6x16xf32>)
+// CHECK: %[[M:.*]] = linalg.matmul {{.*}} ins(%[[BLOCKSUMS]], %[[BIASES]] : tensor<?x16xf32>, tensor<6x16xf32>) outs(%{{.*}} : tensor<?x6xf32>)
+// CHECK: %[[PM:.*]] = tensor.expand_shape %[[M]] {{\[}}[0], [1, 2]] output_shape [%{{.*}}, 6, 1] : tensor<?x6xf32> into tensor<?x6x1xf32>
 // CHECK: %[[SHIFT:.*]] = linalg.generic {{.*}} ins(%[[PM]] : tensor<?x6x1xf32>) outs(%{{.*}} : tensor<?x6x6xf32>)
 // CHECK: %[[ACC:.*]] = tensor.extract_slice %{{.*}}[0, 0] [%{{.*}}, 32] [1, 1] : tensor<?x36xf32> to tensor<?x32xf32>
 // CHECK: %[[C:.*]] = tensor.expand_shape %[[CODES]] {{\[}}[0], [1], [2, 3]] output_shape [6, 3, 1, 16] : tensor<6x3x16xi32> into tensor<6x3x1x16xi32>
