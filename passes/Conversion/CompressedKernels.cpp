@@ -783,16 +783,40 @@ static BoundWeightOp requireBound(Value weight, Location loc) {
   return bound;
 }
 
+/// `acc + min_shift(x, m)` for bound ASTC weight `type` (its stored f16
+/// biases m), in `elementType`: what afm-fuse-min-shift builds before a
+/// fused layer, over the activations the block kernel multiplies (rounded
+/// to int8 when it rounds them).
+static Value addMinShift(OpBuilder &b, Location loc, Value x,
+                         ASTCWeightType type, BoundWeightOp bound,
+                         Type elementType, Value acc,
+                         const LinearLowering &how) {
+  Value input = how.int8Activations ? buildInt8RoundTrip(b, loc, x) : x;
+  Value shift = buildMinShift(b, loc, input, bound.getParts()[kASTCBiasesPart],
+                              type.getRows(), type.getBlockRows(),
+                              type.getBlockCols());
+  if (!acc && elementType == b.getF32Type())
+    return shift;
+  return addAccumulator(b, loc, shift, acc, elementType);
+}
+
 Value afm::buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
                        Type elementType, Value acc,
                        const LinearLowering &how) {
   auto decode = weight.getDefiningOp<ASTCDecodeOp>();
   Value packed = decode ? decode.getWeight() : weight;
   BoundWeightOp bound = getBound(packed);
+  auto astc = dyn_cast<ASTCWeightType>(packed.getType());
+  // A bound ASTC weight taken whole (an expert FFN's, which afm-lower-moe
+  // creates after afm-fuse-min-shift has run): its offsets become the
+  // min-shift term here, and the blocks are multiplied as if decoded.
+  // Materialized instead, every call rebuilt D + m element by element.
+  if (astc && bound && !decode)
+    acc = addMinShift(b, loc, x, astc, bound, elementType, acc, how);
   LinearChoice choice = chooseLinearKernel(
       cast<RankedTensorType>(x.getType()), weight.getType(),
-      decode ? cast<ASTCWeightType>(packed.getType()) : ASTCWeightType(),
-      bool(bound), bool(acc), how);
+      decode || bound ? astc : ASTCWeightType(), bool(bound),
+      bool(acc), how);
   if (choice.roundActivations)
     x = buildInt8RoundTrip(b, loc, x);
   switch (choice.kernel) {

@@ -34,9 +34,10 @@ struct LinearLowering {
 /// `acc + x * W^T` for `x [T, K]` with the kernel chooseLinearKernel
 /// (LinearKernelChoice.h) picks, for any weight value a linear layer may
 /// take: a plain tensor, a bound `!afm.q2`/`!afm.q4` weight, a bound ASTC
-/// weight (materialized first: this is the unfused path), or
-/// `afm.astc_decode` of a bound ASTC weight (decoded block by block inside
-/// the kernel). `acc` may be null (zero). Returns null with a diagnostic on
+/// weight (its min-shift term added to `acc` here, as afm-fuse-min-shift
+/// would), or `afm.astc_decode` of a bound ASTC weight whose min-shift is
+/// already in `acc`; the blocks are decoded inside the kernel. (The
+/// unfused path passes `afm.dequantize`'s tensor: a plain weight.) `acc` may be null (zero). Returns null with a diagnostic on
 /// `loc` when the weight is compressed but not bound.
 Value buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
                   Type elementType, Value acc,

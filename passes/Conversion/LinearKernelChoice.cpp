@@ -49,8 +49,6 @@ LinearChoice afm::chooseLinearKernel(RankedTensorType x, Type weightType,
       return {LinearKernel::Q2F32GEMV};
     return {LinearKernel::Dequantized, int8};
   }
-  if (isa<ASTCWeightType>(weightType))
-    return {LinearKernel::Dequantized, int8};
   if (auto q4 = dyn_cast<Q4WeightType>(weightType); q4 && !hasAccumulator) {
     if (canBuildQ4InterleavedMatmul(x, q4))
       return {LinearKernel::Q4Interleaved};

@@ -39,7 +39,7 @@ enum class LinearKernel {
   /// accumulator), then a plain-weight kernel.
   DecodedBlocks,
   /// The reconstructed weight materialized, then a plain-weight kernel
-  /// (2-bit over many rows, unfused ASTC, odd 4-bit groups).
+  /// (2-bit over many rows, odd 4-bit groups).
   Dequantized,
 };
 
@@ -57,8 +57,9 @@ inline constexpr int64_t kMinRowsForDecodedGEMM = 32;
 
 /// The kernel for `x [T, K]` times the layer's weight operand of type
 /// `operandType` (a tensor or a compressed weight type). `decodedFrom` is
-/// the ASTC weight when the operand is its `afm.astc_decode` (min-shift
-/// fused), else null; `bound`: the compressed weight's buffers are bound;
+/// the ASTC weight when the operand is its `afm.astc_decode` or the bound
+/// weight itself (either way, its offsets are in the accumulator), else
+/// null; `bound`: the compressed weight's buffers are bound;
 /// `hasAccumulator`: the layer adds into an accumulator.
 LinearChoice chooseLinearKernel(RankedTensorType x, Type operandType,
                                 ASTCWeightType decodedFrom, bool bound,

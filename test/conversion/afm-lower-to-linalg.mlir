@@ -216,6 +216,33 @@ func.func @linear_astc_fused(%x: tensor<?x64xf32>, %codes: tensor<6x3x16xi32>, %
 
 // -----
 
+// An FFN taking bound ASTC weights whole (as afm-lower-moe's expert tiles
+// do, after afm-fuse-min-shift has run) fuses each of its three products
+// itself: the block sums of its input times the stored biases (split-K,
+// one decode row), then the block kernel, whose sums add to that term.
+// No reconstructed weight is ever materialized.
+// CHECK-LABEL: func.func @swiglu_astc_whole
+// CHECK-SAME: (%[[X:.*]]: tensor<1x64xf32>, %[[CODES:.*]]: tensor<6x3x16xi32>, %[[TAIL:.*]]: tensor<6x3x16xi16>, %[[S:.*]]: tensor<6x16xf16>, %[[BIAS:.*]]: tensor<6x16xf16>,
+// CHECK-NOT: tensor<32x64xf32>
+// CHECK: %[[B:.*]] = tensor.expand_shape %[[BIAS]] {{\[}}[0], [1, 2]] output_shape [6, 1, 16] : tensor<6x16xf16> into tensor<6x1x16xf16>
+// CHECK: %[[PM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%{{.*}}, %[[B]] : tensor<1x1x16xf32>, tensor<6x1x16xf16>) outs(%{{.*}} : tensor<1x6x16xf32>)
+// CHECK: %[[SHIFT:.*]] = tensor.extract_slice %{{.*}}[0, 0] [1, 32] [1, 1] : tensor<1x36xf32> to tensor<1x32xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<6x3x1x16xi32>, tensor<6x3x1x16xi16>, {{.*}}) outs(%{{.*}} : tensor<1x6x3x2x16xf32>) attrs =  {afm.whole_tile_dims = array<i64: 2, 3>}
+// CHECK: %[[SUMS:.*]] = tensor.extract_slice %{{.*}}[0, 0] [1, 32] [1, 1] : tensor<1x36xf32> to tensor<1x32xf32>
+// CHECK: %[[GATE:.*]] = linalg.generic {{.*}} ins(%[[SUMS]], %[[SHIFT]] : tensor<1x32xf32>, tensor<1x32xf32>) outs(%{{.*}} : tensor<1x32xf32>)
+// CHECK: outs(%{{.*}} : tensor<1x6x3x2x16xf32>) attrs =  {afm.whole_tile_dims = array<i64: 2, 3>}
+// CHECK: outs(%{{.*}} : tensor<1x11x3x2x16xf32>) attrs =  {afm.whole_tile_dims = array<i64: 2, 3>}
+// CHECK-NOT: tensor<64x32xf32>
+// CHECK: return
+func.func @swiglu_astc_whole(%x: tensor<1x64xf32>, %c: tensor<6x3x16xi32>, %t: tensor<6x3x16xi16>, %s: tensor<6x16xf16>, %bias: tensor<6x16xf16>, %c2: tensor<11x3x16xi32>, %t2: tensor<11x3x16xi16>, %s2: tensor<11x16xf16>, %b2: tensor<11x16xf16>) -> tensor<1x64xf32> {
+  %w = afm.bound_weight %c, %t, %s, %bias : tensor<6x3x16xi32>, tensor<6x3x16xi16>, tensor<6x16xf16>, tensor<6x16xf16> -> !afm.astc<32x64, block = 6x6, offset = linear_segment>
+  %d = afm.bound_weight %c2, %t2, %s2, %b2 : tensor<11x3x16xi32>, tensor<11x3x16xi16>, tensor<11x16xf16>, tensor<11x16xf16> -> !afm.astc<64x32, block = 6x6, offset = linear_segment>
+  %y = afm.swiglu %x, %w, %w, %d : tensor<1x64xf32>, !afm.astc<32x64, block = 6x6, offset = linear_segment>, !afm.astc<32x64, block = 6x6, offset = linear_segment>, !afm.astc<64x32, block = 6x6, offset = linear_segment>
+  return %y : tensor<1x64xf32>
+}
+
+// -----
+
 // A 4-bit embedding dequantizes only the looked-up rows: byte col/2 of row
 // tokens[t], its nibble sign-extended (shift left, then arithmetic right),
 // times the scale of group col/32.
