@@ -12,6 +12,7 @@
 #include "dialects/afm_cpu/IR/AFMCPUDialect.h"
 #include "passes/Conversion/CompressedKernels.h"
 #include "passes/Conversion/LinalgBuilders.h"
+#include "passes/GateActivation.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -486,29 +487,6 @@ struct LowerLoRA : OpConversionPattern<LoRAOp> {
 // SwiGLU / GeGLU: down(act(gate(x)) * up(x))
 //===----------------------------------------------------------------------===//
 
-/// silu(g) = g / (1 + exp(-g)).
-static Value buildSiLU(OpBuilder &b, Location l, Value g) {
-  Value denom = arith::AddFOp::create(
-      b, l, f32Const(b, l, 1.0),
-      math::ExpOp::create(b, l, arith::NegFOp::create(b, l, g)));
-  return arith::DivFOp::create(b, l, g, denom);
-}
-
-/// GELU, tanh form (PyTorch's approximate="tanh"):
-/// 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))).
-static Value buildGELUTanh(OpBuilder &b, Location l, Value g) {
-  Value cube = arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, g, g),
-                                     g);
-  Value inner = arith::AddFOp::create(
-      b, l, g, arith::MulFOp::create(b, l, f32Const(b, l, 0.044715), cube));
-  Value t = math::TanhOp::create(
-      b, l,
-      arith::MulFOp::create(b, l, f32Const(b, l, 0.7978845608028654), inner));
-  Value half = arith::MulFOp::create(b, l, f32Const(b, l, 0.5), g);
-  return arith::MulFOp::create(
-      b, l, half, arith::AddFOp::create(b, l, f32Const(b, l, 1.0), t));
-}
-
 struct LowerSwiGLU : OpConversionPattern<SwiGLUOp> {
   LowerSwiGLU(MLIRContext *ctx, LinearLowering how)
       : OpConversionPattern(ctx), how(how) {}
@@ -536,10 +514,7 @@ struct LowerSwiGLU : OpConversionPattern<SwiGLUOp> {
     Value hidden = mapElementwise(
         rewriter, loc, ValueRange{gate, up}, elementType,
         [&](OpBuilder &b, Location l, ValueRange args) {
-          Value g = args[0];
-          Value active = activation == GateActivation::SiLU
-                             ? buildSiLU(b, l, g)
-                             : buildGELUTanh(b, l, g);
+          Value active = buildGateActivation(b, l, args[0], activation);
           return castFloat(b, l, arith::MulFOp::create(b, l, active, args[1]),
                            elementType);
         });

@@ -158,6 +158,36 @@ static Value planeOperands(
                       body);
 }
 
+/// `[T, sets, 16]`: each group's sum over its activations (`xs`, as
+/// groupColumns gives them), starting from `zero`; `accumulate(x,
+/// perRow..., sum)` adds one activation's term. The group kernels start
+/// from it: with the codes read as u = q + 8, each group's sum is offset
+/// by -8 times a sum of its activations.
+static Value groupSums(
+    OpBuilder &b, Location loc, Value xs, ArrayRef<Value> perRow,
+    TypedAttr zero, const Q4Tiling &q,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> accumulate) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr t, set, lane, w, m, j;
+  bindDims(ctx, t, set, lane, w, m, j);
+  SmallVector<Value> inputs = {xs};
+  SmallVector<SmallVector<AffineExpr>> maps = {{t, set, lane, w, m, j}};
+  for (Value v : perRow) {
+    inputs.push_back(v);
+    maps.push_back({t});
+  }
+  maps.push_back({t, set, lane});
+  SmallVector<IteratorType> iterators(3, IteratorType::parallel);
+  iterators.append(3, IteratorType::reduction);
+  return buildGeneric(
+      b, loc, inputs,
+      createFilled(b, loc,
+                   {getSizes(b, loc, xs)[0], b.getIndexAttr(q.sets),
+                    b.getIndexAttr(kQ4InterleavedGroups)},
+                   zero),
+      mapsOf(6, maps, ctx), iterators, accumulate);
+}
+
 /// `[T, sets, 16]` slice (w, j) of `[T, words, 2, sets, 16]`.
 static Value planeSlice(OpBuilder &b, Location loc, Value planes, int64_t w,
                         int64_t j) {
@@ -255,22 +285,11 @@ static Value int8Group(OpBuilder &b, Location loc, Value x, Value words,
         }
         return word;
       });
-  // -8 * the group's sum of codes, [T, sets, 16].
-  MLIRContext *ctx = b.getContext();
-  AffineExpr t, set, lane, w, m, j;
-  bindDims(ctx, t, set, lane, w, m, j);
+  // -8 * the group's sum of codes.
   int64_t tokens = cast<RankedTensorType>(x.getType()).getDimSize(0);
-  Value offsets = buildGeneric(
-      b, loc, ValueRange{xs, amax},
-      createFilled(b, loc,
-                   {b.getIndexAttr(tokens), b.getIndexAttr(q.sets),
-                    b.getIndexAttr(kQ4InterleavedGroups)},
-                   b.getI32IntegerAttr(0)),
-      mapsOf(6, {{t, set, lane, w, m, j}, {t}, {t, set, lane}}, ctx),
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction, IteratorType::reduction,
-       IteratorType::reduction},
-      [&](OpBuilder &nb, Location l, ValueRange args) {
+  Value offsets = groupSums(
+      b, loc, xs, {amax}, b.getI32IntegerAttr(0), q,
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
         Value code = arith::ExtSIOp::create(
             nb, l, i32, buildInt8Code(nb, l, args[0], args[1]));
         return arith::SubIOp::create(
@@ -318,7 +337,6 @@ static Value f32Group(OpBuilder &b, Location loc, Value x, Value words,
                       Value scales, const Q4Tiling &q, Type elementType) {
   Type f32 = b.getF32Type();
   MLIRContext *ctx = b.getContext();
-  int64_t tokens = cast<RankedTensorType>(x.getType()).getDimSize(0);
   Value xs = groupColumns(b, loc, x, q);
   AffineExpr t, set, lane, w, m, j;
   bindDims(ctx, t, set, lane, w, m, j);
@@ -341,24 +359,14 @@ static Value f32Group(OpBuilder &b, Location loc, Value x, Value words,
                                      args[1])
             .getResult();
       });
-  // -8 * the group's sum of activations, [T, sets, 16]: the codes are
-  // read as u = q + 8.
-  Value offsets = buildGeneric(
-      b, loc, ValueRange{xs},
-      createFilled(b, loc,
-                   {b.getIndexAttr(tokens), b.getIndexAttr(q.sets),
-                    b.getIndexAttr(kQ4InterleavedGroups)},
-                   f32, 0.0),
-      mapsOf(6, {{t, set, lane, w, m, j}, {t, set, lane}}, ctx),
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction, IteratorType::reduction,
-       IteratorType::reduction},
-      [&](OpBuilder &nb, Location l, ValueRange args) {
+  // -8 * the group's sum of activations.
+  Value offsets = groupSums(
+      b, loc, xs, {}, b.getF32FloatAttr(0), q,
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
         Value minusEight =
             arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(-8));
         return math::FmaOp::create(nb, l, minusEight,
-                                   castFloat(nb, l, args[0], f32), args[1])
-            .getResult();
+                                   castFloat(nb, l, args[0], f32), args[1]);
       });
   SmallVector<Value> activations = {offsets};
   // [T, words, 2, sets, 16] per byte m: 4 tensors.
