@@ -74,6 +74,15 @@ afm::createTargetMachine(const TargetDescription &target) {
 llvm::Expected<std::unique_ptr<llvm::Module>>
 afm::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
                           llvm::TargetMachine &machine) {
+  auto llvmModule = translateForTarget(module, context, machine);
+  if (llvmModule)
+    optimizeForTarget(**llvmModule, machine);
+  return llvmModule;
+}
+
+llvm::Expected<std::unique_ptr<llvm::Module>>
+afm::translateForTarget(ModuleOp module, llvm::LLVMContext &context,
+                        llvm::TargetMachine &machine) {
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context, "afm-model");
   if (!llvmModule)
@@ -90,7 +99,11 @@ afm::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
     f.addFnAttr("target-cpu", machine.getTargetCPU());
     f.addFnAttr("target-features", machine.getTargetFeatureString());
   }
+  return llvmModule;
+}
 
+void afm::optimizeForTarget(llvm::Module &llvmModule,
+                            llvm::TargetMachine &machine) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -103,9 +116,8 @@ afm::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
   builder.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager passes =
       builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  passes.run(*llvmModule, mam);
-  addSMEABIRoutines(*llvmModule);
-  return llvmModule;
+  passes.run(llvmModule, mam);
+  addSMEABIRoutines(llvmModule);
 }
 
 llvm::Expected<std::string> afm::emitObject(llvm::Module &module,

@@ -60,3 +60,45 @@ afm::toSharedLibrary(ModuleOp module, const TargetDescription &target) {
     return object.takeError();
   return linkSharedLibrary(*object, target);
 }
+
+afm::BackgroundLibraryBuild
+afm::BackgroundLibraryBuild::start(ModuleOp module,
+                                   const TargetDescription &target) {
+  using Result = llvm::Expected<std::string>;
+  auto failed = [](llvm::Error error) {
+    std::promise<Result> promise;
+    promise.set_value(Result(std::move(error)));
+    return afm::BackgroundLibraryBuild(promise.get_future());
+  };
+  auto machine = createTargetMachine(target);
+  if (!machine)
+    return failed(machine.takeError());
+  // The context goes to the build's thread with the module: nothing else
+  // uses it.
+  auto context = std::make_unique<llvm::LLVMContext>();
+  auto llvmModule = translateForTarget(module, *context, **machine);
+  if (!llvmModule)
+    return failed(llvmModule.takeError());
+  return afm::BackgroundLibraryBuild(std::async(
+      std::launch::async,
+      [target, machine = std::move(*machine), context = std::move(context),
+       llvmModule = std::move(*llvmModule)]() mutable -> Result {
+        optimizeForTarget(*llvmModule, *machine);
+        auto object = emitObject(*llvmModule, *machine);
+        // The IR's memory goes back before linking.
+        llvmModule.reset();
+        context.reset();
+        if (!object)
+          return object.takeError();
+        return linkSharedLibrary(*object, target);
+      }));
+}
+
+llvm::Expected<std::string> afm::BackgroundLibraryBuild::take() {
+  return result.get();
+}
+
+afm::BackgroundLibraryBuild::~BackgroundLibraryBuild() {
+  if (result.valid())
+    llvm::consumeError(result.get().takeError());
+}

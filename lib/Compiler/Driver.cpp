@@ -823,21 +823,25 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
     (*llvmModule)->print(os, nullptr);
     return finish();
   }
-  auto object = toObject(*module, *target);
-  if (!object)
-    return error(llvm::toString(object.takeError()));
-  if (opts.emit == Emit::Object) {
-    os << *object;
-    return finish();
-  }
-  auto library = linkSharedLibrary(*object, *target);
-  if (!library)
-    return error(llvm::toString(library.takeError()));
-  if (opts.emit == Emit::Library) {
+  if (opts.emit == Emit::Object || opts.emit == Emit::Library) {
+    auto object = toObject(*module, *target);
+    if (!object)
+      return error(llvm::toString(object.takeError()));
+    if (opts.emit == Emit::Object) {
+      os << *object;
+      return finish();
+    }
+    auto library = linkSharedLibrary(*object, *target);
+    if (!library)
+      return error(llvm::toString(library.takeError()));
     os << *library;
     return finish();
   }
 
+  // LLVM optimizes and generates code on one thread (minutes for a large
+  // model); the weights are encoded meanwhile, and the package waits for
+  // the library only at its end.
+  auto library = BackgroundLibraryBuild::start(*module, *target);
   warnIfArenaExceedsMemory(*module);
 
   // Packaging reads only the module's attributes (the layouts): the code,
@@ -864,8 +868,9 @@ int mlir::afm::runCompileDriver(int argc, char **argv) {
   };
   {
     ::afm::TerminalProgress progress("afm-compile: weights", 0, "GB");
-    if (llvm::Error err = writePackage(os, *module, *library, *target,
-                                       encoder, reportTo(progress), *text))
+    if (llvm::Error err = writePackage(
+            os, *module, [&] { return library.take(); }, *target, encoder,
+            reportTo(progress), *text))
       return error(llvm::toString(std::move(err)));
   }
   if (!opts.dequantizedWeights.empty()) {

@@ -150,16 +150,19 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
                                     const TargetDescription &target,
                                     const mlir::afm::WeightSource *weights) {
   WeightEncoder encoder(weights);
-  return writePackage(os, lowered, library, target, encoder);
+  return writePackage(
+      os, lowered,
+      [&]() -> llvm::Expected<std::string> { return library.str(); }, target,
+      encoder);
 }
 
 llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
-                                    StringRef library,
+                                    LibraryProducer produceLibrary,
                                     const TargetDescription &target,
                                     WeightEncoder &encoder,
                                     const PackageProgress &progress,
                                     const PackageText &text) {
-  // What the code generator freed goes back first: the section and the
+  // What the lowering freed goes back first: the section and the
   // weights in flight come on top of what is resident now.
   returnFreeMemory();
   AFMDialect &afmAttrs = contracts(lowered);
@@ -381,8 +384,11 @@ llvm::Error mlir::afm::writePackage(llvm::raw_ostream &os, ModuleOp lowered,
     manifest.mutable_generation()->add_eos_ids(id);
   }
 
-  ArrayRef<uint8_t> code(reinterpret_cast<const uint8_t *>(library.data()),
-                         library.size());
+  llvm::Expected<std::string> library = produceLibrary();
+  if (!library)
+    return library.takeError();
+  ArrayRef<uint8_t> code(reinterpret_cast<const uint8_t *>(library->data()),
+                         library->size());
   ArrayRef<uint8_t> tokenizer(
       reinterpret_cast<const uint8_t *>(text.tokenizer.data()),
       text.tokenizer.size());

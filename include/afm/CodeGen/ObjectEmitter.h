@@ -35,10 +35,21 @@ llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createTargetMachine(const TargetDescription &target);
 
 /// Translates `module` (LLVM dialect only) to LLVM IR for `machine` and
-/// optimizes it at O3.
+/// optimizes it at O3: translateForTarget, then optimizeForTarget.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
                      llvm::TargetMachine &machine);
+
+/// Translates `module` (LLVM dialect only) to LLVM IR for `machine`: its
+/// triple and data layout, the string routines it uses linked in, the CPU
+/// and features pinned on every function.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateForTarget(ModuleOp module, llvm::LLVMContext &context,
+                   llvm::TargetMachine &machine);
+
+/// Optimizes a translated module at O3 for `machine`, then adds the SME
+/// support routines it needs. Touches nothing but `module`'s context.
+void optimizeForTarget(llvm::Module &module, llvm::TargetMachine &machine);
 
 /// Appends hidden copies of the AAPCS64 SME support routines
 /// (`__arm_tpidr2_save`, `__arm_za_disable`, `__arm_tpidr2_restore`,

@@ -16,6 +16,8 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Error.h"
 
+#include <future>
+
 namespace mlir::afm {
 
 /// Runs the afm-codegen pipeline on `module` in place. Afterwards it is in
@@ -46,6 +48,28 @@ llvm::Expected<std::string> toObject(ModuleOp module,
 /// Shared library of a module already in the LLVM dialect.
 llvm::Expected<std::string> toSharedLibrary(ModuleOp module,
                                             const TargetDescription &target);
+
+/// The shared library of a module already in the LLVM dialect, built on a
+/// thread of its own: `module` is translated to LLVM IR before this
+/// returns (it may then change or go), while optimization, code generation
+/// and linking run on, so that the caller can encode the weights
+/// meanwhile. `take()` waits for the library; a build never taken is
+/// waited for, and its result dropped, on destruction.
+class BackgroundLibraryBuild {
+public:
+  static BackgroundLibraryBuild start(ModuleOp module,
+                                      const TargetDescription &target);
+  BackgroundLibraryBuild(BackgroundLibraryBuild &&) = default;
+  ~BackgroundLibraryBuild();
+
+  llvm::Expected<std::string> take();
+
+private:
+  explicit BackgroundLibraryBuild(
+      std::future<llvm::Expected<std::string>> result)
+      : result(std::move(result)) {}
+  std::future<llvm::Expected<std::string>> result;
+};
 
 } // namespace mlir::afm
 

@@ -53,12 +53,18 @@ struct PackageText {
 using PackageProgress =
     std::function<void(llvm::StringRef weight, uint64_t done, uint64_t total)>;
 
+/// The compiled shared library of a package, asked for once the weights
+/// are encoded (afm-compile builds it meanwhile, on another thread).
+using LibraryProducer = llvm::function_ref<llvm::Expected<std::string>()>;
+
 /// `writePackage` with a caller's encoder, which afterwards holds every
-/// encoded weight (for `printCompileReport` and the effective weights).
-/// Weights are encoded in parallel, each released once it is in the
-/// package. `text` is checked against the model's vocabulary.
+/// encoded weight (for `printCompileReport` and the effective weights), and
+/// the library from `library`, called after the weights are encoded (its
+/// error is returned as it is). Weights are encoded in parallel, each
+/// released once it is in the package. `text` is checked against the
+/// model's vocabulary.
 llvm::Error writePackage(llvm::raw_ostream &os, ModuleOp lowered,
-                         llvm::StringRef library,
+                         LibraryProducer library,
                          const TargetDescription &target,
                          WeightEncoder &encoder,
                          const PackageProgress &progress = nullptr,
