@@ -37,8 +37,9 @@ struct LinearLowering {
 /// weight (its min-shift term added to `acc` here, as afm-fuse-min-shift
 /// would), or `afm.astc_decode` of a bound ASTC weight whose min-shift is
 /// already in `acc`; the blocks are decoded inside the kernel. (The
-/// unfused path passes `afm.dequantize`'s tensor: a plain weight.) `acc` may be null (zero). Returns null with a diagnostic on
-/// `loc` when the weight is compressed but not bound.
+/// unfused path passes `afm.dequantize`'s tensor: a plain weight.) `acc`
+/// may be null (zero). Returns null with a diagnostic on `loc` when the
+/// weight is compressed but not bound.
 Value buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
                   Type elementType, Value acc,
                   const LinearLowering &how = {});
