@@ -296,3 +296,27 @@ scf::ForOp afm::liftLaneSumsOutOfLoop(RewriterBase &rewriter,
   }
   return loop;
 }
+
+void afm::contractUnitReductions(RewriterBase &rewriter, Operation *root) {
+  SmallVector<vector::MultiDimReductionOp> reductions;
+  root->walk([&](vector::MultiDimReductionOp reduction) {
+    auto product = reduction.getSource().getDefiningOp<arith::MulFOp>();
+    auto resultType = dyn_cast<VectorType>(reduction.getDestType());
+    VectorType sourceType = reduction.getSourceVectorType();
+    if (product && resultType &&
+        reduction.getKind() == vector::CombiningKind::ADD &&
+        arith::bitEnumContainsAll(product.getFastmath(),
+                                  arith::FastMathFlags::contract) &&
+        resultType.getNumElements() == sourceType.getNumElements())
+      reductions.push_back(reduction);
+  });
+  for (vector::MultiDimReductionOp reduction : reductions) {
+    rewriter.setInsertionPoint(reduction);
+    Value lanes = vector::ShapeCastOp::create(
+        rewriter, reduction.getLoc(), reduction.getDestType(),
+        reduction.getSource());
+    rewriter.replaceOpWithNewOp<arith::AddFOp>(
+        reduction, reduction.getAcc(), lanes,
+        arith::FastMathFlags::contract);
+  }
+}

@@ -47,6 +47,14 @@ scf::ForOp liftReductionsOutOfLoop(RewriterBase &rewriter, scf::ForOp loop);
 /// returns the loop, a new one when it rewrote.
 scf::ForOp liftLaneSumsOutOfLoop(RewriterBase &rewriter, scf::ForOp loop);
 
+/// Each `vector.multi_reduction <add>` under `root` that reduces unit
+/// dimensions only (an add of one product into an accumulator, as an
+/// int8 dot-product tile's block scale leaves it) and whose source is a
+/// product marked `contract` becomes that add, marked `contract` too, so
+/// LLVM makes the pair one fma. Upstream lowers such a reduction to an
+/// add without flags: a multiply and an add.
+void contractUnitReductions(RewriterBase &rewriter, Operation *root);
+
 } // namespace mlir::afm
 
 #endif // AFM_PASSES_ACCUMULATORS_H

@@ -318,8 +318,10 @@ static int64_t pairSumPiece(const TargetDescription &target, int64_t lanes,
 /// buildDotSum builds it (0 or 1: none is worth it).
 static int64_t dotsPerWidening(const TargetDescription &target, Type type,
                                uint64_t unsignedMax) {
+  // An n-D vector (a register tile's rows, as the ASTC kernel's six)
+  // counts as its lanes: buildDotSum flattens it.
   auto vector = dyn_cast<VectorType>(type);
-  if (!vector || vector.getRank() != 1 || vector.isScalable() ||
+  if (!vector || vector.getRank() == 0 || vector.isScalable() ||
       !vector.getElementType().isInteger(32))
     return 0;
   int64_t piece =
@@ -329,20 +331,30 @@ static int64_t dotsPerWidening(const TargetDescription &target, Type type,
 
 /// `acc + dot(u1, s1) + ... + dot(un, sn)` through one widening
 /// (buildTargetInt8DotSum), in register-wide pieces where the vectors are
-/// wider; n must be at most dotsPerWidening.
+/// wider; n must be at most dotsPerWidening. An n-D vector is summed as
+/// its lanes in a row (shape casts, free once unrolled).
 static Value buildDotSum(OpBuilder &b, Location loc,
                          const TargetDescription &target, Value acc,
                          ArrayRef<afm_cpu::DotBytesOp> dots,
                          uint64_t unsignedMax) {
-  int64_t lanes = cast<VectorType>(acc.getType()).getNumElements();
+  auto accType = cast<VectorType>(acc.getType());
+  int64_t lanes = accType.getNumElements();
   int64_t piece = pairSumPiece(target, lanes, unsignedMax);
+  auto flat = [&](Value v) -> Value {
+    auto type = cast<VectorType>(v.getType());
+    if (type.getRank() == 1)
+      return v;
+    return vector::ShapeCastOp::create(
+        b, loc, VectorType::get({lanes}, type.getElementType()), v);
+  };
   auto slice = [&](Value v, int64_t offset) -> Value {
+    v = flat(v);
     if (piece == lanes)
       return v;
     return vector::ExtractStridedSliceOp::create(b, loc, v, {offset},
                                                  {piece}, {1});
   };
-  Value result = acc;
+  Value result = flat(acc);
   for (int64_t offset = 0; offset < lanes; offset += piece) {
     SmallVector<std::pair<Value, Value>> products;
     for (afm_cpu::DotBytesOp dot : dots)
@@ -356,6 +368,8 @@ static Value buildDotSum(OpBuilder &b, Location loc,
                                   b, loc, sum, result, {offset}, {1})
                                   .getResult();
   }
+  if (accType.getRank() != 1)
+    result = vector::ShapeCastOp::create(b, loc, accType, result);
   return result;
 }
 

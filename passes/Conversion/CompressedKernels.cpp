@@ -556,8 +556,15 @@ static Value rowPairKernel(
                          args.slice(2, count), shift);
         Value scale =
             castFloat(nb, l, args[2 + count], nb.getF32Type());
+        // Contractable, so LLVM makes the scale and the add one fma
+        // (as an fma here the kernel does not vectorize).
+        auto contract = arith::FastMathFlagsAttr::get(
+            nb.getContext(), arith::FastMathFlags::contract);
+        Value scaled = arith::MulFOp::create(nb, l, sum, scale, contract);
         linalg::YieldOp::create(
-            nb, l, multiplyAdd(nb, l, sum, scale, args.back()));
+            nb, l,
+            arith::AddFOp::create(nb, l, args.back(), scaled, contract)
+                .getResult());
       });
   contracts(kernel).getWholeTileDimsAttrHelper().setAttr(
       kernel, b.getDenseI64ArrayAttr({2, 3}));

@@ -148,6 +148,43 @@ func.func @nibble_chain(%acc: vector<16xi32>, %u: vector<16xi32>, %s: vector<16x
   return %d9 : vector<16xi32>
 }
 
+// A register tile's chain (the int8 ASTC kernel's: six rows of 8 lanes,
+// the nibbles of a block's columns 0..3, then of columns 4 and 5) counts
+// as its 48 lanes: each 8-lane piece adds its two pair sums in i16 and
+// widens once, and the tile keeps its shape.
+// AVX2-LABEL: func.func @tile_chain
+// AVX2: vector.shape_cast %{{.*}} : vector<3x2x8xi32> to vector<48xi32>
+// AVX2-NOT: llvm.x86.avx2.pmadd.wd
+// AVX2: arith.addi %{{.*}} : vector<16xi16>
+// AVX2-NEXT: llvm.x86.avx2.pmadd.wd
+// AVX2: arith.addi %{{.*}} : vector<16xi16>
+// AVX2-NEXT: llvm.x86.avx2.pmadd.wd
+// AVX2: arith.addi %{{.*}} : vector<16xi16>
+// AVX2-NEXT: llvm.x86.avx2.pmadd.wd
+// AVX2: arith.addi %{{.*}} : vector<16xi16>
+// AVX2-NEXT: llvm.x86.avx2.pmadd.wd
+// AVX2: arith.addi %{{.*}} : vector<16xi16>
+// AVX2-NEXT: llvm.x86.avx2.pmadd.wd
+// AVX2: arith.addi %{{.*}} : vector<16xi16>
+// AVX2-NEXT: llvm.x86.avx2.pmadd.wd
+// AVX2-NOT: llvm.x86.avx2.pmadd
+// AVX2: vector.shape_cast %{{.*}} : vector<48xi32> to vector<3x2x8xi32>
+// AVX2-NOT: llvm.x86.avx2.pmadd
+// AVX2: return
+// VNNI-LABEL: func.func @tile_chain
+// VNNI-COUNT-12: llvm.x86.avx512.vpdpbusd.256
+// VNNI-NOT: pmadd
+func.func @tile_chain(%u: vector<3x2x8xi32>, %v: vector<3x2x8xi32>, %s: vector<3x2x8xi32>, %t: vector<3x2x8xi32>) -> vector<3x2x8xi32> {
+  %zero = arith.constant dense<0> : vector<3x2x8xi32>
+  %mask = arith.constant dense<0x0F0F0F0F> : vector<3x2x8xi32>
+  %tailMask = arith.constant dense<0x0F0F> : vector<3x2x8xi32>
+  %m = arith.andi %u, %mask : vector<3x2x8xi32>
+  %n = arith.andi %v, %tailMask : vector<3x2x8xi32>
+  %d1 = afm_cpu.dot_bytes %zero, %m, %s : vector<3x2x8xi32>
+  %d2 = afm_cpu.dot_bytes %d1, %n, %t : vector<3x2x8xi32>
+  return %d2 : vector<3x2x8xi32>
+}
+
 // Bytes up to 127: one pair sum can reach 2 * 127 * 128 = 32512, so no two
 // share an i16; each dot product widens on its own.
 // AVX2-LABEL: func.func @wide_bytes

@@ -173,6 +173,13 @@ func.func @split_k_i16_products(%codes: memref<64x4x64xi8>, %x: memref<1x4x64xi1
 // SPLITK-COUNT-3: memref.prefetch %{{.*}}, read, locality<3>, data : memref<2048x3x4x32xi32>
 // SPLITK: memref.prefetch %{{.*}}, read, locality<3>, data : memref<2048x4x32xf16>
 // SPLITK: afm_cpu.dot_bytes {{.*}} : vector<1x1x3x2x1x16xi32>
+// The block's scale and the add into the row's partial sums are marked
+// contractable: the step adds the product (the reduction over the one
+// block of the tile) with the flag kept, which LLVM makes one fma.
+// SPLITK: %[[P:.*]] = arith.mulf {{.*}} fastmath<contract> : vector<1x1x3x2x1x16xf32>
+// SPLITK-NOT: vector.multi_reduction
+// SPLITK: %[[PS:.*]] = vector.shape_cast %[[P]] : vector<1x1x3x2x1x16xf32> to vector<1x1x3x2x16xf32>
+// SPLITK-NEXT: arith.addf %{{.*}}, %[[PS]] fastmath<contract> : vector<1x1x3x2x16xf32>
 // SPLITK: scf.yield
 // SPLITK: vector.transfer_write %[[SUMS]]
 func.func @whole_tile_dims(%codes: memref<2048x3x4x32xi32>, %x: memref<1x4x32xi32>,
@@ -191,8 +198,8 @@ func.func @whole_tile_dims(%codes: memref<2048x3x4x32xi32>, %x: memref<1x4x32xi3
     %d = afm_cpu.dot_bytes %zero, %q, %a : i32
     %f = arith.sitofp %d : i32 to f32
     %w = arith.extf %scale : f16 to f32
-    %m = arith.mulf %f, %w : f32
-    %r = arith.addf %acc, %m : f32
+    %m = arith.mulf %f, %w fastmath<contract> : f32
+    %r = arith.addf %acc, %m fastmath<contract> : f32
     linalg.yield %r : f32
   }
   return
