@@ -233,26 +233,36 @@ scf::ForOp afm::liftLaneSumsOutOfLoop(RewriterBase &rewriter,
         !carried.hasOneUse())
       continue;
     // X cannot depend on the carried value: its one use is the reduction.
-    // A reduction over unit dimensions only is already an add.
     Value lanes = reduction.getSource();
     VectorType lanesType = reduction.getSourceVectorType();
-    if (llvm::none_of(llvm::seq<int64_t>(0, lanesType.getRank()),
-                      [&](int64_t d) {
-                        return reduction.isReducedDim(d) &&
-                               lanesType.getDimSize(d) > 1;
-                      }))
-      continue;
-    Location loc = loop.getLoc();
-    rewriter.setInsertionPoint(loop);
-    Value zeros = arith::ConstantOp::create(
-        rewriter, loc, rewriter.getZeroAttr(lanesType));
-    Value init = loop.getInitArgs()[i];
     // A product the kernel marked contractable (fastmath<contract>) stays
     // so with the add that accumulates it, and LLVM fuses the two into an
     // fma: the reduction's own combiner carries no flags.
     arith::FastMathFlags flags = arith::FastMathFlags::none;
     if (auto product = lanes.getDefiningOp<arith::MulFOp>())
       flags = product.getFastmath() & arith::FastMathFlags::contract;
+    // A reduction over unit dimensions only is already one add a step
+    // (the lanes are blocks, as the ASTC kernels' are, each with its
+    // scale): nothing to carry, but the add keeps the product's flag.
+    if (llvm::none_of(llvm::seq<int64_t>(0, lanesType.getRank()),
+                      [&](int64_t d) {
+                        return reduction.isReducedDim(d) &&
+                               lanesType.getDimSize(d) > 1;
+                      })) {
+      if (flags != arith::FastMathFlags::none) {
+        rewriter.setInsertionPoint(reduction);
+        Value flat = vector::ShapeCastOp::create(
+            rewriter, reduction.getLoc(), reduction.getDestType(), lanes);
+        rewriter.replaceOpWithNewOp<arith::AddFOp>(reduction, carried, flat,
+                                                   flags);
+      }
+      continue;
+    }
+    Location loc = loop.getLoc();
+    rewriter.setInsertionPoint(loop);
+    Value zeros = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getZeroAttr(lanesType));
+    Value init = loop.getInitArgs()[i];
     // A step that is a sum of products the kernel let reassociate
     // (fma(a_n, b_n, ... fma(a_1, b_1, 0)), each fma `reassoc`: the 2-bit
     // kernel's planes) accumulates them straight into the carried lanes,
@@ -295,28 +305,4 @@ scf::ForOp afm::liftLaneSumsOutOfLoop(RewriterBase &rewriter,
     return lifted;
   }
   return loop;
-}
-
-void afm::contractUnitReductions(RewriterBase &rewriter, Operation *root) {
-  SmallVector<vector::MultiDimReductionOp> reductions;
-  root->walk([&](vector::MultiDimReductionOp reduction) {
-    auto product = reduction.getSource().getDefiningOp<arith::MulFOp>();
-    auto resultType = dyn_cast<VectorType>(reduction.getDestType());
-    VectorType sourceType = reduction.getSourceVectorType();
-    if (product && resultType &&
-        reduction.getKind() == vector::CombiningKind::ADD &&
-        arith::bitEnumContainsAll(product.getFastmath(),
-                                  arith::FastMathFlags::contract) &&
-        resultType.getNumElements() == sourceType.getNumElements())
-      reductions.push_back(reduction);
-  });
-  for (vector::MultiDimReductionOp reduction : reductions) {
-    rewriter.setInsertionPoint(reduction);
-    Value lanes = vector::ShapeCastOp::create(
-        rewriter, reduction.getLoc(), reduction.getDestType(),
-        reduction.getSource());
-    rewriter.replaceOpWithNewOp<arith::AddFOp>(
-        reduction, reduction.getAcc(), lanes,
-        arith::FastMathFlags::contract);
-  }
 }

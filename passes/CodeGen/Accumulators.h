@@ -44,16 +44,12 @@ scf::ForOp liftReductionsOutOfLoop(RewriterBase &rewriter, scf::ForOp loop);
 /// chain fma(a_n, b_n, ... fma(a_1, b_1, 0)) whose fmas are all marked
 /// `reassoc`, the products go straight into two carried sums, alternately
 /// (no add a step, chains half as long). Rewrites one such iter_arg;
-/// returns the loop, a new one when it rewrote.
+/// returns the loop, a new one when it rewrote. A reduction over unit
+/// dimensions only (an add of one product a step, as the ASTC kernels'
+/// block scales leave it) stays in the loop, as an add that keeps the
+/// product's `contract` flag, so LLVM makes the pair one fma: upstream
+/// lowers such a reduction to an add without flags.
 scf::ForOp liftLaneSumsOutOfLoop(RewriterBase &rewriter, scf::ForOp loop);
-
-/// Each `vector.multi_reduction <add>` under `root` that reduces unit
-/// dimensions only (an add of one product into an accumulator, as an
-/// int8 dot-product tile's block scale leaves it) and whose source is a
-/// product marked `contract` becomes that add, marked `contract` too, so
-/// LLVM makes the pair one fma. Upstream lowers such a reduction to an
-/// add without flags: a multiply and an add.
-void contractUnitReductions(RewriterBase &rewriter, Operation *root);
 
 } // namespace mlir::afm
 

@@ -347,20 +347,23 @@ static Value buildDotSum(OpBuilder &b, Location loc,
     return vector::ShapeCastOp::create(
         b, loc, VectorType::get({lanes}, type.getElementType()), v);
   };
+  // Each operand flattened once; a piece is a slice of it.
+  SmallVector<std::pair<Value, Value>> operands;
+  for (afm_cpu::DotBytesOp dot : dots)
+    operands.push_back({flat(dot.getLhs()), flat(dot.getRhs())});
+  Value flatAcc = flat(acc);
   auto slice = [&](Value v, int64_t offset) -> Value {
-    v = flat(v);
     if (piece == lanes)
       return v;
     return vector::ExtractStridedSliceOp::create(b, loc, v, {offset},
                                                  {piece}, {1});
   };
-  Value result = flat(acc);
+  Value result = flatAcc;
   for (int64_t offset = 0; offset < lanes; offset += piece) {
     SmallVector<std::pair<Value, Value>> products;
-    for (afm_cpu::DotBytesOp dot : dots)
-      products.push_back(
-          {slice(dot.getLhs(), offset), slice(dot.getRhs(), offset)});
-    Value sum = buildTargetInt8DotSum(b, loc, target, slice(acc, offset),
+    for (auto [lhs, rhs] : operands)
+      products.push_back({slice(lhs, offset), slice(rhs, offset)});
+    Value sum = buildTargetInt8DotSum(b, loc, target, slice(flatAcc, offset),
                                       products, unsignedMax);
     assert(sum && "more dot products than one widening takes");
     result = piece == lanes ? sum

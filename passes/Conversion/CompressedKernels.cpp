@@ -85,12 +85,13 @@ static Value extractCode(OpBuilder &b, Location loc, Value byte, Value slot,
   return codeAtShift(b, loc, byte, shift, bits, isSigned);
 }
 
-/// `out + x * w` in f32.
-static Value multiplyAdd(OpBuilder &b, Location loc, Value x, Value w,
-                         Value out) {
-  Value product =
-      arith::MulFOp::create(b, loc, castFloat(b, loc, x, b.getF32Type()), w);
-  return arith::AddFOp::create(b, loc, out, product);
+/// `out + x * w` in f32, both ops carrying `flags`.
+static Value
+multiplyAdd(OpBuilder &b, Location loc, Value x, Value w, Value out,
+            arith::FastMathFlags flags = arith::FastMathFlags::none) {
+  Value product = arith::MulFOp::create(
+      b, loc, castFloat(b, loc, x, b.getF32Type()), w, flags);
+  return arith::AddFOp::create(b, loc, out, product, flags);
 }
 
 /// Activations split as [T, groups, lanes, planes] (splitColumns) moved to
@@ -435,12 +436,10 @@ static Value q4GemvSplitK(OpBuilder &b, Location loc, Value x,
         // vectorizer's combiner; as an fma it does not vectorize), both
         // contractable: the add that carries the lanes keeps the flag
         // (liftLaneSumsOutOfLoop), and LLVM makes the pair one fma.
-        auto contract = arith::FastMathFlagsAttr::get(
-            nb.getContext(), arith::FastMathFlags::contract);
-        Value scaled = arith::MulFOp::create(nb, l, args[3], sum, contract);
         linalg::YieldOp::create(
             nb, l,
-            arith::AddFOp::create(nb, l, args[5], scaled, contract).getResult());
+            multiplyAdd(nb, l, args[3], sum, args[5],
+                        arith::FastMathFlags::contract));
       });
   contracts(kernel).getWholeTileDimsAttrHelper().setAttr(
       kernel, b.getDenseI64ArrayAttr({2, 4}));
@@ -558,13 +557,10 @@ static Value rowPairKernel(
             castFloat(nb, l, args[2 + count], nb.getF32Type());
         // Contractable, so LLVM makes the scale and the add one fma
         // (as an fma here the kernel does not vectorize).
-        auto contract = arith::FastMathFlagsAttr::get(
-            nb.getContext(), arith::FastMathFlags::contract);
-        Value scaled = arith::MulFOp::create(nb, l, sum, scale, contract);
         linalg::YieldOp::create(
             nb, l,
-            arith::AddFOp::create(nb, l, args.back(), scaled, contract)
-                .getResult());
+            multiplyAdd(nb, l, sum, scale, args.back(),
+                        arith::FastMathFlags::contract));
       });
   contracts(kernel).getWholeTileDimsAttrHelper().setAttr(
       kernel, b.getDenseI64ArrayAttr({2, 3}));
