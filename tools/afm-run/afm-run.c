@@ -104,7 +104,11 @@ static const char usage[] =
     "                      ...), CPU ms per step and share; code outside\n"
     "                      tasks shows as serial code (by op where it is\n"
     "                      an outlined loop), runtime or library.\n"
-    "                      Linux on x86-64 and AArch64\n"
+    "                      Linux on x86-64 and AArch64. With --text the\n"
+    "                      samples span the prefill and the decode steps\n"
+    "  --profile-prefill   the same for the prompt's prefill instead of the\n"
+    "                      decode steps: CPU ms of the whole prefill per op\n"
+    "                      (with --prompt token ids)\n"
     "  --quiet             print only the tokens line\n"
     "  --help              show this help\n"
     "\n"
@@ -153,6 +157,7 @@ typedef struct options {
   const char *adapter;
   bool verify_weights;
   bool profile;
+  bool profile_prefill;
   bool quiet;
 } options;
 
@@ -235,6 +240,12 @@ static int parseArgs(int argc, char **argv, options *o) {
       if (!afm_profile_supported())
         return fail("--profile needs Linux on x86-64 or AArch64");
       o->profile = true;
+      continue;
+    }
+    if (strcmp(arg, "--profile-prefill") == 0) {
+      if (!afm_profile_supported())
+        return fail("--profile-prefill needs Linux on x86-64 or AArch64");
+      o->profile_prefill = true;
       continue;
     }
     if (arg[0] != '-' || arg[1] == '\0') {
@@ -360,9 +371,15 @@ static int parseArgs(int argc, char **argv, options *o) {
                 "and --samples are for --text; with token ids, use --decode");
   if (o->draft_tokens && !o->draft)
     return fail("--draft-tokens goes with --draft MODEL.afmb");
-  if (o->draft && o->profile)
-    return fail("--profile samples one model's decode steps; it does not "
-                "go with --draft");
+  if (o->draft && (o->profile || o->profile_prefill))
+    return fail("--profile and --profile-prefill sample one model; they do "
+                "not go with --draft");
+  if (o->profile && o->profile_prefill)
+    return fail("--profile samples the decode steps and --profile-prefill "
+                "the prefill; give one");
+  if (o->text && o->profile_prefill)
+    return fail("--profile-prefill is for --prompt token ids; with --text, "
+                "--profile samples the prefill and the decode steps");
   return -1;
 }
 
@@ -405,19 +422,29 @@ static int generate(const options *o, afm_model *model, afm_session *session,
                     afm_sampler *sampler, FILE *logitsOut, int32_t *tokens,
                     double *prefillSeconds, double *decodeSeconds) {
   int32_t vocab = afm_model_vocab_size(model);
+  char error[128];
+  if (o->profile_prefill && !afm_profile_start(1000, error, sizeof(error)))
+    return fail("%s", error);
   double start = nowSeconds();
-  if (afm_session_prefill(session, o->prompt, o->prompt_size) != AFM_OK)
+  afm_status prefilled =
+      afm_session_prefill(session, o->prompt, o->prompt_size);
+  if (o->profile_prefill) {
+    *prefillSeconds = nowSeconds() - start;
+    afm_profile_stop();
+  }
+  if (prefilled != AFM_OK)
     return failRuntime();
   for (size_t i = 0; i < o->prompt_size; ++i)
     if (afm_sampler_accept(sampler, o->prompt[i]) != AFM_OK)
       return failRuntime();
   if (!sampleNext(sampler, session, &tokens[0]))
     return failRuntime();
-  *prefillSeconds = nowSeconds() - start;
+  /* Profiled, the prefill's wall time is the one its samples cover. */
+  if (!o->profile_prefill)
+    *prefillSeconds = nowSeconds() - start;
   if (logitsOut && !writeLogits(logitsOut, session, vocab))
     return fail("cannot write --logits-out '%s'", o->logits_out);
 
-  char error[128];
   if (o->profile && !afm_profile_start(1000, error, sizeof(error)))
     return fail("%s", error);
   double decodeTotal = 0;
@@ -636,7 +663,15 @@ static int runText(const options *o, afm_session *session,
     size_t decoded = result.generated_tokens > (size_t)samples
                          ? result.generated_tokens - (size_t)samples
                          : 0;
-    afm_profile_report(stderr, (long)decoded, result.decode_seconds);
+    char span[160];
+    snprintf(span, sizeof(span),
+             "the prefill of %zu tokens and %zu decode steps: %.1f ms wall, "
+             "per decode step %.2f",
+             result.prompt_tokens, decoded,
+             (result.prefill_seconds + result.decode_seconds) * 1e3,
+             decoded > 0 ? result.decode_seconds * 1e3 / (double)decoded
+                         : 0.0);
+    afm_profile_report(stderr, span, (long)decoded, "step");
   }
   return 0;
 }
@@ -745,8 +780,18 @@ static int run(const options *o) {
       printSpeculation(stdout, &speculation);
   }
   /* While the model is loaded: its code's symbols name the samples. */
-  if (o->profile)
-    afm_profile_report(stdout, o->decode, decodeSeconds);
+  char span[128];
+  if (o->profile) {
+    snprintf(span, sizeof(span), "%ld decode steps of %.2f ms wall each",
+             o->decode, o->decode > 0 ? decodeSeconds * 1e3 / (double)o->decode
+                                      : 0.0);
+    afm_profile_report(stdout, span, o->decode, "step");
+  }
+  if (o->profile_prefill) {
+    snprintf(span, sizeof(span), "the prefill of %zu tokens, %.2f ms wall",
+             o->prompt_size, prefillSeconds * 1e3);
+    afm_profile_report(stdout, span, 1, "prefill");
+  }
   status = fflush(stdout) == 0 ? 0 : 1;
 
 done:

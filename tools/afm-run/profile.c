@@ -285,7 +285,8 @@ static int bySamples(const void *a, const void *b) {
   return x > y ? -1 : x < y;
 }
 
-void afm_profile_report(FILE *out, long steps, double wall_seconds) {
+void afm_profile_report(FILE *out, const char *span, long runs,
+                        const char *run) {
   long taken = atomic_load(&sampleCount);
   long count = taken < kMaxSamples ? taken : kMaxSamples;
   symbol_table table;
@@ -319,17 +320,17 @@ void afm_profile_report(FILE *out, long steps, double wall_seconds) {
     qsort(groups, (size_t)numGroups, sizeof(group), bySamples);
 
   double perSample = count ? cpuSeconds * 1e3 / (double)count : 0.0;
-  double perStep = steps > 0 ? 1.0 / (double)steps : 0.0;
+  double perRun = runs > 0 ? 1.0 / (double)runs : 0.0;
   fprintf(out,
-          "profile: %ld samples over %.1f ms of CPU time (all threads), %ld "
-          "decode steps of %.2f ms wall each\n",
-          count, cpuSeconds * 1e3, steps,
-          steps > 0 ? wall_seconds * 1e3 / (double)steps : 0.0);
-  fprintf(out, "  %-46s %12s %7s\n", "where (afm op, or code outside ops)",
-          "cpu_ms/step", "share");
+          "profile: %ld samples over %.1f ms of CPU time (all threads), %s\n",
+          count, cpuSeconds * 1e3, span);
+  char column[32];
+  snprintf(column, sizeof(column), "cpu_ms/%s", run);
+  fprintf(out, "  %-46s %14s %7s\n", "where (afm op, or code outside ops)",
+          column, "share");
   for (int g = 0; g < numGroups; ++g)
-    fprintf(out, "  %-46s %12.3f %6.1f%%\n", groups[g].name,
-            (double)groups[g].samples * perSample * perStep,
+    fprintf(out, "  %-46s %14.3f %6.1f%%\n", groups[g].name,
+            (double)groups[g].samples * perSample * perRun,
             count ? 100.0 * (double)groups[g].samples / (double)count : 0.0);
   if (taken > kMaxSamples)
     fprintf(out, "  (%ld samples past the first %d were dropped)\n",
@@ -353,10 +354,12 @@ bool afm_profile_start(long interval_us, char *error, size_t error_size) {
 
 void afm_profile_stop(void) {}
 
-void afm_profile_report(FILE *out, long steps, double wall_seconds) {
+void afm_profile_report(FILE *out, const char *span, long runs,
+                        const char *run) {
   (void)out;
-  (void)steps;
-  (void)wall_seconds;
+  (void)span;
+  (void)runs;
+  (void)run;
 }
 
 #endif
