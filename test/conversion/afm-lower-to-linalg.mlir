@@ -216,6 +216,42 @@ func.func @linear_astc_fused(%x: tensor<?x64xf32>, %codes: tensor<6x3x16xi32>, %
 
 // -----
 
+// The same with 40 rows (a prompt chunk of 32 rows or more): the blocks are
+// decoded once per call to f32 and multiplied by a GEMM. The decode runs
+// over the storage's own shape [Nb, 3, 2, 6, Kb'] (block row, row pair,
+// row of the pair, column in the block, block column), its innermost loop
+// over contiguous codes and scales with the tail codes for columns 4 and
+// 5; collapsed, each weight row holds its columns in the order
+// (column in the block, block column), the padding block columns
+// included, and x's columns are permuted to match (padded 64 -> 96, then
+// [T, 16, 6] transposed to [T, 6, 16]). The min-shift term is the GEMM's
+// accumulator.
+// CHECK-LABEL: func.func @linear_astc_decoded_rows
+// CHECK-SAME: (%[[X:.*]]: tensor<40x64xf32>, %[[CODES:.*]]: tensor<6x3x16xi32>, %[[TAIL:.*]]: tensor<6x3x16xi16>, %[[S:.*]]: tensor<6x16xf16>, %[[BIAS:.*]]: tensor<6x16xf16>)
+// CHECK: %[[ACC:.*]] = tensor.extract_slice %{{.*}}[0, 0] [40, 32] [1, 1] : tensor<40x36xf32> to tensor<40x32xf32>
+// CHECK: %[[PX:.*]] = tensor.pad %[[X]] low[0, 0] high[0, 32]
+// CHECK: %[[XB:.*]] = tensor.expand_shape %[[PX]] {{\[}}[0], [1, 2]] output_shape [40, 16, 6] : tensor<40x96xf32> into tensor<40x16x6xf32>
+// CHECK: %[[XT:.*]] = linalg.generic {indexing_maps = [#[[XIN:.*]], #[[XOUT:.*]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[XB]] : tensor<40x16x6xf32>) outs(%{{.*}} : tensor<40x6x16xf32>)
+// CHECK: %[[XP:.*]] = tensor.collapse_shape %[[XT]] {{\[}}[0], [1, 2]] : tensor<40x6x16xf32> into tensor<40x96xf32>
+// CHECK: %[[D:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[CODES]], %[[TAIL]], %[[S]] : tensor<6x3x16xi32>, tensor<6x3x16xi16>, tensor<6x16xf16>) outs(%{{.*}} : tensor<6x3x2x6x16xf32>)
+// CHECK: arith.select
+// CHECK: arith.uitofp
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: %[[DF:.*]] = tensor.collapse_shape %[[D]] {{\[}}[0, 1, 2], [3, 4]] : tensor<6x3x2x6x16xf32> into tensor<36x96xf32>
+// CHECK: %[[W:.*]] = tensor.extract_slice %[[DF]][0, 0] [32, 96] [1, 1] : tensor<36x96xf32> to tensor<32x96xf32>
+// CHECK: linalg.matmul {{.*}} ins(%[[XP]], %[[W]] : tensor<40x96xf32>, tensor<32x96xf32>) outs(%[[ACC]] : tensor<40x32xf32>)
+// CHECK-NOT: outs(%{{.*}} : tensor<32x64xf32>)
+func.func @linear_astc_decoded_rows(%x: tensor<40x64xf32>, %codes: tensor<6x3x16xi32>, %tail: tensor<6x3x16xi16>, %s: tensor<6x16xf16>, %bias: tensor<6x16xf16>) -> tensor<40x32xf32> {
+  %w = afm.bound_weight %codes, %tail, %s, %bias : tensor<6x3x16xi32>, tensor<6x3x16xi16>, tensor<6x16xf16>, tensor<6x16xf16> -> !afm.astc<32x64, block = 6x6, offset = linear_segment>
+  %d = afm.astc_decode %w : !afm.astc<32x64, block = 6x6, offset = linear_segment> -> tensor<32x64xf32>
+  %m = afm.astc_offsets %w : !afm.astc<32x64, block = 6x6, offset = linear_segment> -> tensor<6x11xf32>
+  %acc = afm.min_shift %x, %m {block = array<i64: 6, 6>} : tensor<40x64xf32>, tensor<6x11xf32> -> tensor<40x32xf32>
+  %y = afm.linear %x, %d acc(%acc : tensor<40x32xf32>) : tensor<40x64xf32>, tensor<32x64xf32> -> tensor<40x32xf32>
+  return %y : tensor<40x32xf32>
+}
+
+// -----
+
 // An FFN taking bound ASTC weights whole (as afm-lower-moe's expert tiles
 // do, after afm-fuse-min-shift has run) fuses each of its three products
 // itself: the block sums of its input times the stored biases (split-K,
