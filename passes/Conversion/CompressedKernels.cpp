@@ -587,6 +587,39 @@ static Value nibbles(OpBuilder &b, Location loc, Value word, Value shift,
       arith::ConstantIntOp::create(b, loc, i32, mask));
 }
 
+/// The 4-bit code of column `column` (in [0, 6)) of an ASTC block row
+/// whose nibble starts at bit `rowShift` (i32: 0 or 4 for the first or
+/// second row of a pair), as i32 in [0, 15]. Columns 0..3 are bytes of the
+/// codes word, 4 and 5 bytes of the tail word: shift 8 * (column % 4) +
+/// rowShift. A constant column picks its word and byte at compile time.
+static Value astcCode(OpBuilder &b, Location loc, Value codes, Value tail,
+                      OpFoldResult column, Value rowShift) {
+  Type i32 = b.getI32Type();
+  auto constant = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i32, v);
+  };
+  if (std::optional<int64_t> m = getConstantIntValue(column))
+    return nibbles(b, loc, *m < 4 ? codes : tail,
+                   arith::AddIOp::create(b, loc, rowShift,
+                                         constant(8 * (*m % 4))),
+                   0xf);
+  Value col = cast<Value>(column);
+  if (tail.getType() != i32)
+    tail = arith::ExtUIOp::create(b, loc, i32, tail);
+  Value word = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, col,
+                            constant(4)),
+      tail, codes);
+  Value shift = arith::AddIOp::create(
+      b, loc,
+      arith::ShLIOp::create(b, loc,
+                            arith::AndIOp::create(b, loc, col, constant(3)),
+                            constant(3)),
+      rowShift);
+  return nibbles(b, loc, word, shift, 0xf);
+}
+
 /// `x` split into block columns of six, as [T, groups, lanes, 6].
 static Value blockColumns(OpBuilder &b, Location loc, Value x,
                           const ASTCRowPairs &v) {
@@ -622,16 +655,12 @@ static Value astcBlockMatmul(OpBuilder &b, Location loc, Value x,
       [&](OpBuilder &nb, Location l, Value codes, Value tail, ValueRange xm,
           Value shift) {
         // sum_m q_m * x_m in f32; the block's scale multiplies it once.
-        Type i32 = nb.getI32Type();
         Value sum;
         for (int64_t m = 0; m < kASTCBlockDim; ++m) {
-          Value byteShift = arith::AddIOp::create(
-              nb, l, shift,
-              arith::ConstantIntOp::create(nb, l, i32, 8 * (m % 4)));
           // In [0, 15]: the signed conversion is exact and one instruction.
           Value q = arith::SIToFPOp::create(
               nb, l, nb.getF32Type(),
-              nibbles(nb, l, m < 4 ? codes : tail, byteShift, 0xf));
+              astcCode(nb, l, codes, tail, nb.getIndexAttr(m), shift));
           sum = sum ? math::FmaOp::create(nb, l, xm[m], q, sum).getResult()
                     : arith::MulFOp::create(nb, l, xm[m], q).getResult();
         }
@@ -834,28 +863,15 @@ static Value decodeASTCBlocksByColumn(OpBuilder &b, Location loc,
              ctx),
       SmallVector<IteratorType>(5, IteratorType::parallel),
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        // Columns 0..3 are bytes of the codes word, 4 and 5 of the tail;
-        // the row of the pair picks the nibble: shift 8 * (j % 4) + 4 * r.
+        // Column j of the block, row r of the pair (nibble 4 * r).
         Value row = arith::IndexCastOp::create(
             nb, l, i32, linalg::IndexOp::create(nb, l, 2));
         Value col = arith::IndexCastOp::create(
             nb, l, i32, linalg::IndexOp::create(nb, l, 3));
-        auto constant = [&](int64_t v) {
-          return arith::ConstantIntOp::create(nb, l, i32, v);
-        };
-        Value inTail = arith::CmpIOp::create(
-            nb, l, arith::CmpIPredicate::uge, col, constant(4));
-        Value word = arith::SelectOp::create(
-            nb, l, inTail, arith::ExtUIOp::create(nb, l, i32, args[1]),
-            args[0]);
-        Value shift = arith::AddIOp::create(
-            nb, l,
-            arith::ShLIOp::create(
-                nb, l, arith::AndIOp::create(nb, l, col, constant(3)),
-                constant(3)),
-            arith::ShLIOp::create(nb, l, row, constant(2)));
-        Value q = arith::UIToFPOp::create(nb, l, f32,
-                                          nibbles(nb, l, word, shift, 0xf));
+        Value rowShift = arith::ShLIOp::create(
+            nb, l, row, arith::ConstantIntOp::create(nb, l, i32, 2));
+        Value q = arith::UIToFPOp::create(
+            nb, l, f32, astcCode(nb, l, args[0], args[1], col, rowShift));
         return arith::MulFOp::create(nb, l, q,
                                      castFloat(nb, l, args[2], f32))
             .getResult();
@@ -870,32 +886,21 @@ static Value decodeASTCBlocksByColumn(OpBuilder &b, Location loc,
 }
 
 /// `x [T, K]`'s columns in the order decodeASTCBlocksByColumn gives a
-/// weight's, [T, 6 * Kb'] (zero past K).
+/// weight's, f32 [T, 6 * Kb'] (zero past K): x split as [T, 1, Kb', 6] is
+/// moved to [T, 6, 1, Kb'] by the split-K kernels' own transposing copy.
 static Value columnsByBlockColumn(OpBuilder &b, Location loc, Value x,
                                   int64_t blockCols) {
   constexpr int64_t dim = kASTCBlockDim;
-  MLIRContext *ctx = b.getContext();
-  Value blocks = splitColumns(b, loc, padColumns(b, loc, x, dim * blockCols),
-                              {blockCols, dim});
-  OpFoldResult rows = getSizes(b, loc, x)[0];
-  Type elementType = cast<RankedTensorType>(x.getType()).getElementType();
-  Value init = tensor::EmptyOp::create(
-      b, loc, ArrayRef<OpFoldResult>{rows, b.getIndexAttr(dim),
-                                     b.getIndexAttr(blockCols)},
-      elementType);
-  AffineExpr t, j, kb;
-  bindDims(ctx, t, j, kb);
-  Value byColumn = buildGeneric(
-      b, loc, ValueRange{blocks}, init,
-      mapsOf(3, {{t, kb, j}, {t, j, kb}}, ctx),
-      SmallVector<IteratorType>(3, IteratorType::parallel),
-      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
-  auto type = cast<RankedTensorType>(byColumn.getType());
+  Value planes = activationPlanes(
+      b, loc,
+      splitColumns(b, loc, padColumns(b, loc, x, dim * blockCols),
+                   {1, blockCols, dim}));
+  auto type = cast<RankedTensorType>(planes.getType());
   return tensor::CollapseShapeOp::create(
       b, loc,
       RankedTensorType::get({type.getDimSize(0), dim * blockCols},
-                            elementType),
-      byColumn, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+                            type.getElementType()),
+      planes, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
 }
 
 Value afm::buildLinear(OpBuilder &b, Location loc, Value x, Value weight,
@@ -1117,24 +1122,16 @@ Value afm::buildDequantized(OpBuilder &b, Location loc, Value weight,
         SmallVector<Value, 3> lane = {bn, divIndex(nb, l, br, 2), bk};
         Value head = tensor::ExtractOp::create(nb, l, parts[kASTCCodesPart],
                                                lane);
-        Value tail = arith::ExtUIOp::create(
-            nb, l, nb.getI32Type(),
-            tensor::ExtractOp::create(nb, l, parts[kASTCTailCodesPart], lane));
-        Value inTail = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::uge,
-                                             j, indexConst(nb, l, 4));
-        Value word = arith::SelectOp::create(nb, l, inTail, tail, head);
-        // shift = 8 * (j % 4) + 4 * (br % 2)
-        Value shift = arith::AddIOp::create(
-            nb, l,
-            arith::MulIOp::create(nb, l, remIndex(nb, l, j, 4),
-                                  indexConst(nb, l, 8)),
-            arith::MulIOp::create(nb, l, remIndex(nb, l, br, 2),
-                                  indexConst(nb, l, 4)));
+        Value tail =
+            tensor::ExtractOp::create(nb, l, parts[kASTCTailCodesPart], lane);
+        auto toI32 = [&](Value index) -> Value {
+          return arith::IndexCastOp::create(nb, l, nb.getI32Type(), index);
+        };
+        Value rowShift =
+            toI32(arith::MulIOp::create(nb, l, remIndex(nb, l, br, 2),
+                                        indexConst(nb, l, 4)));
         Value q = arith::UIToFPOp::create(
-            nb, l, f32,
-            nibbles(nb, l, word,
-                    arith::IndexCastOp::create(nb, l, nb.getI32Type(), shift),
-                    0xf));
+            nb, l, f32, astcCode(nb, l, head, tail, toI32(j), rowShift));
         Value scale = castFloat(
             nb, l,
             tensor::ExtractOp::create(nb, l, parts[kASTCScalesPart],

@@ -224,15 +224,15 @@ func.func @linear_astc_fused(%x: tensor<?x64xf32>, %codes: tensor<6x3x16xi32>, %
 // 5; collapsed, each weight row holds its columns in the order
 // (column in the block, block column), the padding block columns
 // included, and x's columns are permuted to match (padded 64 -> 96, then
-// [T, 16, 6] transposed to [T, 6, 16]). The min-shift term is the GEMM's
-// accumulator.
+// [T, 1, 16, 6] moved to [T, 6, 1, 16] by the split-K kernels' own
+// transposing copy). The min-shift term is the GEMM's accumulator.
 // CHECK-LABEL: func.func @linear_astc_decoded_rows
 // CHECK-SAME: (%[[X:.*]]: tensor<40x64xf32>, %[[CODES:.*]]: tensor<6x3x16xi32>, %[[TAIL:.*]]: tensor<6x3x16xi16>, %[[S:.*]]: tensor<6x16xf16>, %[[BIAS:.*]]: tensor<6x16xf16>)
 // CHECK: %[[ACC:.*]] = tensor.extract_slice %{{.*}}[0, 0] [40, 32] [1, 1] : tensor<40x36xf32> to tensor<40x32xf32>
 // CHECK: %[[PX:.*]] = tensor.pad %[[X]] low[0, 0] high[0, 32]
-// CHECK: %[[XB:.*]] = tensor.expand_shape %[[PX]] {{\[}}[0], [1, 2]] output_shape [40, 16, 6] : tensor<40x96xf32> into tensor<40x16x6xf32>
-// CHECK: %[[XT:.*]] = linalg.generic {indexing_maps = [#[[XIN:.*]], #[[XOUT:.*]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[XB]] : tensor<40x16x6xf32>) outs(%{{.*}} : tensor<40x6x16xf32>)
-// CHECK: %[[XP:.*]] = tensor.collapse_shape %[[XT]] {{\[}}[0], [1, 2]] : tensor<40x6x16xf32> into tensor<40x96xf32>
+// CHECK: %[[XB:.*]] = tensor.expand_shape %[[PX]] {{\[}}[0], [1, 2, 3]] output_shape [40, 1, 16, 6] : tensor<40x96xf32> into tensor<40x1x16x6xf32>
+// CHECK: %[[XT:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[XB]] : tensor<40x1x16x6xf32>) outs(%{{.*}} : tensor<40x6x1x16xf32>)
+// CHECK: %[[XP:.*]] = tensor.collapse_shape %[[XT]] {{\[}}[0], [1, 2, 3]] : tensor<40x6x1x16xf32> into tensor<40x96xf32>
 // CHECK: %[[D:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[CODES]], %[[TAIL]], %[[S]] : tensor<6x3x16xi32>, tensor<6x3x16xi16>, tensor<6x16xf16>) outs(%{{.*}} : tensor<6x3x2x6x16xf32>)
 // CHECK: arith.select
 // CHECK: arith.uitofp
