@@ -30,10 +30,13 @@ int64_t registerRows(const TargetDescription &target, int64_t nr);
 ///   kc          reduction block: an A and a B micro-panel (mr x kc and
 ///               kc x nr) fit half the L1 data cache;
 ///   nc          columns per cache block: a kc x nc block of B fits half
-///               the L2 cache.
+///               the L2 cache;
+///   mc          rows per cache block: an mc x kc block of A fits a
+///               quarter of the L2 cache, next to B's block, while every
+///               micro-panel of B runs down it (M itself when it fits).
 /// All divide their dimension, so every tile has a static shape.
 struct GEMMTiles {
-  int64_t mr, nr, kr, kc, nc;
+  int64_t mr, nr, kr, kc, nc, mc;
 };
 
 /// The blocking for `target`, or none when the GEMM has fewer than

@@ -212,7 +212,7 @@ static LogicalResult packGEMM(RewriterBase &rewriter, linalg::LinalgOp op,
                           << "x" << gemm->sizeK << " GEMM: mr " << tiles->mr
                           << ", nr " << tiles->nr << ", kr " << tiles->kr
                           << ", kc " << tiles->kc << ", nc " << tiles->nc
-                          << "\n");
+                          << ", mc " << tiles->mc << "\n");
 
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
@@ -290,9 +290,11 @@ static LogicalResult packGEMM(RewriterBase &rewriter, linalg::LinalgOp op,
                              generic.getRegion().end());
 
   // The tiles afm-tile-for-target applies: a cache level over column
-  // blocks and reduction blocks (in that loop order, so the column blocks
-  // are the parallel outer loop), then the register tile: one loop over
-  // the column and row tiles each and one over the block's reduction.
+  // blocks, reduction blocks and, when A's rows do not fit beside B's
+  // block, row blocks (in that loop order, so the column blocks are the
+  // parallel outer loop and B's block is packed once for all row blocks),
+  // then the register tile: one loop over the column and row tiles each
+  // and one over the block's reduction.
   // m0 and n0 are the register tile whole (tile size 0: no loop), so the
   // accumulators' views do not depend on the reduction loop.
   SmallVector<int64_t> cache(nb + 5, 0), reg(nb + 5, 0);
@@ -303,6 +305,8 @@ static LogicalResult packGEMM(RewriterBase &rewriter, linalg::LinalgOp op,
   }
   cache[n1] = tiles->nc / tiles->nr;
   cache[kk] = tiles->kc;
+  if (tiles->mc < gemm->sizeM)
+    cache[m1] = tiles->mc / tiles->mr;
   interchange.append({n1, kk, m1, m0, n0});
   reg[n1] = reg[m1] = 1;
   reg[kk] = tiles->kr;

@@ -323,12 +323,14 @@ static void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
 }
 
 /// Makes `op` read its `input`-th operand from an f32 copy laid out in the
-/// loop order `order` (a linalg.transpose, itself tiled and vectorized),
-/// allocated before `allocBefore` and freed before `deallocBefore`.
+/// loop order `order` (a linalg.transpose, itself tiled and vectorized,
+/// placed before `copyBefore`), allocated before `allocBefore` and freed
+/// before `deallocBefore`. The operand must be defined before `copyBefore`.
 static void readInputFromCopy(RewriterBase &rewriter, linalg::LinalgOp op,
                               unsigned input, ArrayRef<int64_t> order,
                               Operation *allocBefore,
                               Operation *deallocBefore,
+                              Operation *copyBefore,
                               const TargetDescription &target,
                               int64_t minParallelWork) {
   OpOperand *operand = op.getDpsInputOperand(input);
@@ -352,7 +354,7 @@ static void readInputFromCopy(RewriterBase &rewriter, linalg::LinalgOp op,
       rewriter.getI64IntegerAttr(64));
   rewriter.setInsertionPoint(deallocBefore);
   memref::DeallocOp::create(rewriter, loc, buffer);
-  rewriter.setInsertionPoint(op);
+  rewriter.setInsertionPoint(copyBefore);
   auto copy = linalg::TransposeOp::create(rewriter, loc, operand->get(),
                                           buffer, permutation);
   rewriter.modifyOpInPlace(op, [&] {
@@ -388,7 +390,7 @@ static bool tileForSME(RewriterBase &rewriter, linalg::LinalgOp op,
   if (transposedB)
     readInputFromCopy(rewriter, op, /*input=*/1, /*order=*/{2, 1},
                       /*allocBefore=*/op, /*deallocBefore=*/op->getNextNode(),
-                      target, minParallelWork);
+                      /*copyBefore=*/op, target, minParallelWork);
   rewriter.setInsertionPoint(op);
   Value svl = arith::MulIOp::create(
       rewriter, loc, vector::VectorScaleOp::create(rewriter, loc),
@@ -442,18 +444,35 @@ static LogicalResult tilePlanned(RewriterBase &rewriter, linalg::LinalgOp op,
   if (failed(blocks))
     return failure();
   markParallelLoop(*blocks, cache, op, minParallelWork, interchange);
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  int64_t rowBlocks = 0; // cache loops inside the reduction block's
+  for (int64_t dim : llvm::reverse(interchange)) {
+    if (iterators[dim] == utils::IteratorType::reduction)
+      break;
+    rowBlocks += cache[dim] != 0;
+  }
   rewriter.eraseOp(op);
 
   // B's kc x nc block is copied into contiguous nr-wide panels (in L2)
   // once per reduction block, whatever B's layout and leading dimension
-  // (which would otherwise alias in the L1 sets). The buffer belongs to the
-  // column-block loop, so each thread has its own.
+  // (which would otherwise alias in the L1 sets), before the row blocks
+  // if there are any. The buffer belongs to the column-block loop, so each
+  // thread has its own.
   Operation *block = blocks->tiledOps.front();
-  if (packInput >= 0 && blocks->loops.size() >= 2) {
-    Block &columns = blocks->loops[blocks->loops.size() - 2]->getRegion(0).front();
-    readInputFromCopy(rewriter, cast<linalg::LinalgOp>(block),
-                      packInput, schedule.getPackOrder(),
-                      &columns.front(), columns.getTerminator(), target,
+  if (packInput >= 0 && blocks->loops.size() >= 2 + size_t(rowBlocks)) {
+    size_t columnLoop = blocks->loops.size() - 2 - rowBlocks;
+    Block &columns = blocks->loops[columnLoop]->getRegion(0).front();
+    Operation *copyBefore = block;
+    if (rowBlocks) {
+      // B's views, which do not depend on the row blocks, move out of
+      // them first.
+      LoopLikeOpInterface rows = blocks->loops[columnLoop + 2];
+      moveLoopInvariantCode(rows);
+      copyBefore = rows.getOperation();
+    }
+    readInputFromCopy(rewriter, cast<linalg::LinalgOp>(block), packInput,
+                      schedule.getPackOrder(), &columns.front(),
+                      columns.getTerminator(), copyBefore, target,
                       /*minParallelWork=*/0);
   }
   rewriter.setInsertionPoint(block);

@@ -32,6 +32,23 @@ func.func @inputs(%a: tensor<64x512xf32>, %b: tensor<512x128xf32>) -> tensor<64x
 
 // -----
 
+// 512 rows of A over a reduction block of 128 (256 KiB) do not fit beside
+// B's block in AVX2's 512 KiB L2 (a quarter of it each: 256 rows): the
+// schedule also tiles the rows in blocks of 64 register tiles, inside the
+// reduction blocks, so B's block is packed once for both row blocks.
+// AVX-512's 2 MiB L2 holds all 512 rows: no row blocks.
+// AVX2-LABEL: func.func @row_blocks
+// AVX2: afm.gemm_schedule = #afm.gemm_schedule<cache_tiles = [2, 64, 0, 0, 128], cache_interchange = [0, 4, 1, 2, 3], register_tiles = [1, 1, 0, 0, 4], pack_input = 1, pack_order = [0, 4, 3]>
+// CHECK-LABEL: func.func @row_blocks
+// CHECK: afm.gemm_schedule = #afm.gemm_schedule<cache_tiles = [1, 0, 0, 0, 128], cache_interchange = [0, 4, 1, 2, 3], register_tiles = [1, 1, 0, 0, 4], pack_input = 1, pack_order = [0, 4, 3]>
+func.func @row_blocks(%a: tensor<512x512xf32>, %w: tensor<128x512xf32>, %c: tensor<512x128xf32>) -> tensor<512x128xf32> {
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+       ins(%a, %w : tensor<512x512xf32>, tensor<128x512xf32>) outs(%c : tensor<512x128xf32>) -> tensor<512x128xf32>
+  return %y : tensor<512x128xf32>
+}
+
+// -----
+
 // A constant B in [N, K] layout (x * W^T) is packed now, into [N/32, K, 32]
 // panels: element (n, k) moves to (n / 32, k, n % 32), so W[n][k] = 4n + k
 // becomes the rows 0, 4, 8, ... then 1, 5, 9, ... Nothing is left to pack
