@@ -342,8 +342,9 @@ def AFMPackGEMMPass : Pass<"afm-pack-gemm", "mlir::ModuleOp"> {
     `[b, N/nr, K, nr]` panels, C as `[b, M/mr, N/nr, mr, nr]` register
     tiles, with `linalg.transpose` relayouts around it (folded at compile
     time when the operand is a constant). `mr`, `nr` and the cache blocks
-    `kc`, `nc` come from the target description's register file and L1/L2
-    sizes of the module's `afm.target`. The packed GEMM carries its choice
+    `kc`, `nc` (and `mc`, rows of A, when M's rows over `kc` do not fit a
+    quarter of L2) come from the target description's register file and
+    L1/L2 sizes of the module's `afm.target`. The packed GEMM carries its choice
     as an `afm.gemm_schedule`, which afm-tile-for-target applies. Operand layouts are free: transposed B
     (`x * W^T`, as afm.linear lowers) packs the same way.
   }];
@@ -454,11 +455,12 @@ def AFMOutlineParallelLoopsPass
     there), so profiles can attribute the task's time.
 
     With `outline-serial-loops`, the outermost sequential `scf.for` loops
-    left in such a function (of at least 8 ops, without results, whose
-    inputs can be captured the same way) become private functions
-    `<function>_loop<N>[_<name>]` and `func.call`s of them, so that
-    afm-merge-equivalent-tasks can merge a layer's serial code with the
-    other layers' too.
+    left in such a function and in each of its tasks (of at least 8 ops,
+    without results, whose inputs can be captured the same way) become
+    private functions `<function>_loop<N>[_<name>]` and `func.call`s of
+    them, so that afm-merge-equivalent-tasks can merge a layer's serial
+    code with the other layers' too. A PT track's task holds its whole
+    layer stack: its loops outlined, each distinct one compiles once.
 
     Last, statically shaped `memref.alloca`s inside the loops that remain
     (all sequential now), the outlined serial loops' included, move to

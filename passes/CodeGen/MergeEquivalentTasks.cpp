@@ -46,8 +46,12 @@ struct TaskShape {
   /// The body's ops in walk order: names, attributes, types and operands
   /// (numbered values, or constant slots), and the region structure.
   SmallVector<uintptr_t> code;
-  /// The integer constants, one slot each, in the order of their first use.
-  SmallVector<arith::ConstantOp> constants;
+  /// The uses of integer constants, one slot each, in walk order. A slot
+  /// per use, not per constant: CSE shares one constant between the uses
+  /// that happen to agree (an MoE expert's index with a loop step of the
+  /// same value), so which uses share one differs between otherwise equal
+  /// bodies.
+  SmallVector<OpOperand *> constants;
 };
 
 /// Encodes a function body into a TaskShape; fails on a use it cannot
@@ -88,15 +92,13 @@ private:
          reinterpret_cast<uintptr_t>(op.getAttrDictionary().getAsOpaquePointer()),
          op.getNumOperands(), op.getNumResults(), op.getNumRegions(),
          op.getNumSuccessors()});
-    for (Value operand : op.getOperands()) {
-      Operation *def = operand.getDefiningOp();
-      if (isIntegerConstant(def)) {
-        auto [it, inserted] = slots.try_emplace(def, shape.constants.size());
-        if (inserted)
-          shape.constants.push_back(cast<arith::ConstantOp>(def));
+    for (OpOperand &use : op.getOpOperands()) {
+      Value operand = use.get();
+      if (isIntegerConstant(operand.getDefiningOp())) {
+        shape.constants.push_back(&use);
         shape.code.append(
-            {SlotTag, it->second,
-             reinterpret_cast<uintptr_t>(def->getResult(0).getType().getAsOpaquePointer())});
+            {SlotTag,
+             reinterpret_cast<uintptr_t>(operand.getType().getAsOpaquePointer())});
         continue;
       }
       auto number = values.find(operand);
@@ -122,7 +124,6 @@ private:
 
   TaskShape shape;
   DenseMap<Value, unsigned> values;
-  DenseMap<Operation *, unsigned> slots;
   DenseMap<Block *, unsigned> blocks;
 };
 
@@ -146,41 +147,51 @@ static StringRef taskKind(func::FuncOp task, func::FuncOp parent) {
   return name.ltrim("0123456789");
 }
 
-static TypedAttr valueOf(arith::ConstantOp constant) {
-  return constant.getValue();
+static TypedAttr valueOf(OpOperand *use) {
+  return cast<arith::ConstantOp>(use->get().getDefiningOp()).getValue();
 }
 
 /// Rewrites the calls of every task of `group` to call its first task, which
-/// takes the constants that differ within the group as trailing arguments.
+/// takes the constants that differ within the group as trailing arguments:
+/// one per distinct column of values, so uses that agree in every task
+/// (a layer's arena offset used by several ops) share one.
 static void merge(
     TaskGroup &group,
     const llvm::MapVector<func::FuncOp, SmallVector<Operation *>> &callsOf) {
   func::FuncOp canonical = group.tasks.front();
-  ArrayRef<arith::ConstantOp> first = group.shapes.front().constants;
-  SmallVector<unsigned> varying;
-  for (unsigned slot = 0; slot < first.size(); ++slot)
-    if (llvm::any_of(group.shapes, [&](const TaskShape &shape) {
-          return valueOf(shape.constants[slot]) != valueOf(first[slot]);
-        }))
-      varying.push_back(slot);
-
-  // Each task's values of the varying constants, read before the canonical
-  // body gives up its constants.
-  SmallVector<SmallVector<TypedAttr>> values;
-  for (const TaskShape &shape : group.shapes)
-    values.push_back(llvm::map_to_vector(varying, [&](unsigned slot) {
-      return valueOf(shape.constants[slot]);
-    }));
+  ArrayRef<OpOperand *> first = group.shapes.front().constants;
+  // Read every value before the canonical body gives up its constants.
+  SmallVector<SmallVector<TypedAttr>> columns; // per argument, per task
+  SmallVector<std::pair<OpOperand *, unsigned>> reads; // use -> argument
+  for (unsigned slot = 0; slot < first.size(); ++slot) {
+    SmallVector<TypedAttr> column =
+        llvm::map_to_vector(group.shapes, [&](const TaskShape &shape) {
+          return valueOf(shape.constants[slot]);
+        });
+    if (llvm::all_equal(column))
+      continue;
+    auto same = llvm::find(columns, column);
+    reads.push_back({first[slot], unsigned(same - columns.begin())});
+    if (same == columns.end())
+      columns.push_back(std::move(column));
+  }
+  SmallVector<SmallVector<TypedAttr>> values(group.tasks.size());
+  for (ArrayRef<TypedAttr> column : columns)
+    for (auto [task, value] : llvm::enumerate(column))
+      values[task].push_back(value);
 
   // The canonical body reads the varying constants from new arguments.
-  for (unsigned slot : varying) {
-    arith::ConstantOp constant = first[slot];
-    unsigned index = canonical.getNumArguments();
-    if (failed(canonical.insertArgument(index, constant.getType(), {},
-                                        constant.getLoc())))
+  unsigned firstArgument = canonical.getNumArguments();
+  for (ArrayRef<TypedAttr> column : columns)
+    if (failed(canonical.insertArgument(canonical.getNumArguments(),
+                                        column.front().getType(), {},
+                                        canonical.getLoc())))
       llvm_unreachable("appending an argument to a func.func cannot fail");
-    constant.getResult().replaceAllUsesWith(canonical.getArgument(index));
-    constant.erase();
+  for (auto [use, argument] : reads) {
+    Operation *constant = use->get().getDefiningOp();
+    use->set(canonical.getArgument(firstArgument + argument));
+    if (constant->use_empty())
+      constant->erase();
   }
 
   for (auto [task, taskValues] : llvm::zip(group.tasks, values)) {
@@ -203,7 +214,7 @@ static void merge(
   }
   LLVM_DEBUG(llvm::dbgs() << "@" << canonical.getSymName() << " runs "
                           << group.tasks.size() << " tasks, taking "
-                          << varying.size() << " constants as arguments\n");
+                          << columns.size() << " constants as arguments\n");
 }
 
 namespace {

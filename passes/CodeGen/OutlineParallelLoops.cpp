@@ -197,12 +197,14 @@ static func::FuncOp createOutlinedFunction(OpBuilder &b, func::FuncOp parent,
   return outlined;
 }
 
-/// Outlines `loop` into a task; returns false if it must stay sequential.
-static bool outline(const ParallelLoop &loop, Value host, func::FuncOp parent,
-                    SymbolTable &symbols, unsigned &counter) {
+/// Outlines `loop` into a task and returns it; none if it must stay
+/// sequential.
+static func::FuncOp outline(const ParallelLoop &loop, Value host,
+                            func::FuncOp parent, SymbolTable &symbols,
+                            unsigned &counter) {
   FailureOr<TaskInputs> inputs = collectInputs(loop);
   if (failed(inputs))
-    return false;
+    return {};
   Location loc = loop.op->getLoc();
   OpBuilder b(loop.op->getContext());
 
@@ -233,7 +235,7 @@ static bool outline(const ParallelLoop &loop, Value host, func::FuncOp parent,
                           << inputs->captures.size() << " captures, "
                           << inputs->recompute.size() << " ops recomputed)\n");
   loop.op->erase();
-  return true;
+  return task;
 }
 
 /// Loops with fewer ops than this stay in their function: a call would cost
@@ -348,23 +350,35 @@ struct AFMOutlineParallelLoopsPass
         return WalkResult::skip();
       });
       unsigned counter = 0;
+      SmallVector<func::FuncOp> tasks;
       for (Operation *op : loops) {
         std::optional<ParallelLoop> loop = getParallelLoop(op);
-        if (!loop || !outline(*loop, host, func, symbols, counter))
+        func::FuncOp task;
+        if (loop)
+          task = outline(*loop, host, func, symbols, counter);
+        if (task)
+          tasks.push_back(task);
+        else
           op->removeAttr(contracts(op).getParallelAttrHelper().getName());
       }
       if (!outlineSerialLoops)
         continue;
       // The outermost sequential loops left, now that the parallel ones
-      // are tasks.
-      SmallVector<scf::ForOp> serial;
-      func.walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
-        serial.push_back(loop);
-        return WalkResult::skip();
-      });
-      unsigned serialCounter = 0;
-      for (scf::ForOp loop : serial)
-        outlineSerial(loop, func, symbols, serialCounter);
+      // are tasks; and those of the tasks themselves. A PT track's task
+      // holds its whole layer stack, every expert of every MoE layer
+      // inlined: outlined, they merge like an entry point's loops, and LLVM
+      // no longer optimizes one function of 100K operations per track.
+      tasks.insert(tasks.begin(), func);
+      for (func::FuncOp parent : tasks) {
+        SmallVector<scf::ForOp> serial;
+        parent.walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
+          serial.push_back(loop);
+          return WalkResult::skip();
+        });
+        unsigned serialCounter = 0;
+        for (scf::ForOp loop : serial)
+          outlineSerial(loop, parent, symbols, serialCounter);
+      }
     }
     for (auto func : module.getOps<func::FuncOp>())
       hoistLoopAllocas(func);

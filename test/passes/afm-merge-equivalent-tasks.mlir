@@ -133,23 +133,45 @@ func.func @afm_decode(%b: memref<64xf32>) {
 
 // -----
 
-// A constant used at two places in one body but by two different constants
-// in the other is a difference in structure: no merge.
+// Integer constants are compared use by use: CSE shares one constant
+// between uses that happen to agree (an MoE expert's index and a loop step
+// of the same value), so which uses share one is no difference in
+// structure. Each use whose value differs reads an argument, and uses whose
+// values agree in every body (a layer's offset used twice) share one.
 // CHECK-LABEL: func.func private @afm_decode_loop0_rope(
-// CHECK-LABEL: func.func private @afm_decode_loop1_rope(
+// CHECK-SAME: %[[B:.*]]: memref<64xf32>, %[[K:.*]]: index, %[[L:.*]]: index)
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: memref.store %{{.*}}, %[[B]][%[[C4]]]
+// CHECK: memref.store %{{.*}}, %[[B]][%[[K]]]
+// CHECK: memref.store %{{.*}}, %[[B]][%[[L]]]
+// CHECK: memref.store %{{.*}}, %[[B]][%[[L]]]
+// CHECK-NOT: @afm_decode_loop1_rope(
+// CHECK-LABEL: func.func @afm_decode(
+// CHECK: %[[K0:.*]] = arith.constant 4 : index
+// CHECK: %[[L0:.*]] = arith.constant 12 : index
+// CHECK: call @afm_decode_loop0_rope(%{{.*}}, %[[K0]], %[[L0]])
+// CHECK: %[[K1:.*]] = arith.constant 8 : index
+// CHECK: %[[L1:.*]] = arith.constant 16 : index
+// CHECK: call @afm_decode_loop0_rope(%{{.*}}, %[[K1]], %[[L1]])
 func.func private @afm_decode_loop0_rope(%b: memref<64xf32>) {
   %c4 = arith.constant 4 : index
+  %c12 = arith.constant 12 : index
   %f = arith.constant 1.0 : f32
   memref.store %f, %b[%c4] : memref<64xf32>
   memref.store %f, %b[%c4] : memref<64xf32>
+  memref.store %f, %b[%c12] : memref<64xf32>
+  memref.store %f, %b[%c12] : memref<64xf32>
   return
 }
 func.func private @afm_decode_loop1_rope(%b: memref<64xf32>) {
   %c4 = arith.constant 4 : index
   %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
   %f = arith.constant 1.0 : f32
   memref.store %f, %b[%c4] : memref<64xf32>
   memref.store %f, %b[%c8] : memref<64xf32>
+  memref.store %f, %b[%c16] : memref<64xf32>
+  memref.store %f, %b[%c16] : memref<64xf32>
   return
 }
 func.func @afm_decode(%b: memref<64xf32>) {

@@ -100,3 +100,51 @@ func.func @plain(%y: memref<32xf32>) {
   }
   return
 }
+
+// -----
+
+// A task's own outermost sequential loops are outlined too, named after
+// the task and their op: a PT track's task holds its whole layer stack,
+// which LLVM would otherwise optimize as one function per track. The
+// nested loop marked parallel runs inside its task, so it is outlined as
+// a sequential one.
+// CHECK-LABEL: func.func private @afm_decode_task0_track_block_loop0_linear(
+// CHECK-SAME: %[[X:.*]]: memref<2x64xf32>, %[[I:.*]]: index)
+// CHECK-SAME: attributes {llvm.linkage = #llvm.linkage<internal>}
+// CHECK: scf.for
+// CHECK: memref.load %[[X]][%[[I]],
+// CHECK-LABEL: func.func private @afm_decode_task0_track_block_loop1_linear(
+// CHECK-LABEL: func.func private @afm_decode_task0_track_block(
+// CHECK-SAME: %[[T:.*]]: index, %[[XT:.*]]: memref<2x64xf32>)
+// CHECK: call @afm_decode_task0_track_block_loop0_linear(%[[XT]], %{{.*}})
+// CHECK: call @afm_decode_task0_track_block_loop1_linear(%[[XT]], %{{.*}})
+// CHECK-NOT: scf.for
+// CHECK: return
+// CHECK-LABEL: func.func @afm_decode(
+// CHECK: afm_cpu.parallel_call @afm_decode_task0_track_block(
+func.func @afm_decode(%x: memref<2x64xf32>, %host: !llvm.ptr) attributes {afm.entry = #afm.entry<decode>} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %f = arith.constant 2.0 : f32
+  scf.forall (%t) in (2) {
+    scf.for %i = %c0 to %c64 step %c1 {
+      %v = memref.load %x[%t, %i] : memref<2x64xf32>
+      %a = arith.mulf %v, %f : f32
+      %b = arith.addf %a, %v : f32
+      %c = arith.mulf %b, %f : f32
+      %d = arith.addf %c, %b : f32
+      memref.store %d, %x[%t, %i] : memref<2x64xf32>
+    } loc("linear"("model.mlir":4:1))
+    scf.for %i = %c0 to %c64 step %c2 {
+      %v = memref.load %x[%t, %i] : memref<2x64xf32>
+      %a = arith.mulf %v, %f : f32
+      %b = arith.addf %a, %v : f32
+      %c = arith.mulf %b, %f : f32
+      %d = arith.addf %c, %b : f32
+      memref.store %d, %x[%t, %i] : memref<2x64xf32>
+    } {afm.parallel} loc("linear"("model.mlir":5:1))
+  } loc("track_block"("model.mlir":3:1))
+  return
+}

@@ -254,6 +254,14 @@ static void classify(const symbol_table *table, const symbol *s, char *out,
         snprintf(out, size, "%.*s", opLength, p + 1);
         return;
       }
+      /* <entry>_task<N>_<kind>_loop<M>_<op>: a loop outlined from a task
+       * (a PT track's layers), run on the task's thread like its op. */
+      int loopDigits = 0;
+      const char *op = afterNumberedMarker(p, "_loop", &loopDigits);
+      if (op && loopDigits && *op == '_' && op[1]) {
+        snprintf(out, size, "%s", op + 1);
+        return;
+      }
       if (digits) {
         snprintf(out, size, "(tasks without an op name)");
         return;
