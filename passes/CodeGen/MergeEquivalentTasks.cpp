@@ -175,10 +175,6 @@ static void merge(
     if (same == columns.end())
       columns.push_back(std::move(column));
   }
-  SmallVector<SmallVector<TypedAttr>> values(group.tasks.size());
-  for (ArrayRef<TypedAttr> column : columns)
-    for (auto [task, value] : llvm::enumerate(column))
-      values[task].push_back(value);
 
   // The canonical body reads the varying constants from new arguments.
   unsigned firstArgument = canonical.getNumArguments();
@@ -194,12 +190,13 @@ static void merge(
       constant->erase();
   }
 
-  for (auto [task, taskValues] : llvm::zip(group.tasks, values)) {
+  for (auto [index, task] : llvm::enumerate(group.tasks)) {
     for (Operation *call : callsOf.lookup(task)) {
       OpBuilder b(call);
       SmallVector<Value> extra;
-      for (TypedAttr value : taskValues)
-        extra.push_back(arith::ConstantOp::create(b, call->getLoc(), value));
+      for (ArrayRef<TypedAttr> column : columns)
+        extra.push_back(
+            arith::ConstantOp::create(b, call->getLoc(), column[index]));
       if (auto parallel = dyn_cast<afm_cpu::ParallelCallOp>(call)) {
         parallel.getCapturesMutable().append(extra);
         parallel.setTask(canonical.getSymName());

@@ -232,6 +232,14 @@ static const char *afterNumberedMarker(const char *name, const char *marker,
   return p;
 }
 
+/* The op after "_loop<N>_" in `name`, the name afm-outline-parallel-loops
+ * gives a loop it outlines ("<parent>_loop<N>_<op>"), or NULL. */
+static const char *outlinedLoopOp(const char *name) {
+  int digits = 0;
+  const char *p = afterNumberedMarker(name, "_loop", &digits);
+  return p && digits && *p == '_' && p[1] ? p + 1 : NULL;
+}
+
 /* The group of a sample in `s` (NULL: no symbol), written to `out`. */
 static void classify(const symbol_table *table, const symbol *s, char *out,
                      size_t size) {
@@ -256,10 +264,9 @@ static void classify(const symbol_table *table, const symbol *s, char *out,
       }
       /* <entry>_task<N>_<kind>_loop<M>_<op>: a loop outlined from a task
        * (a PT track's layers), run on the task's thread like its op. */
-      int loopDigits = 0;
-      const char *op = afterNumberedMarker(p, "_loop", &loopDigits);
-      if (op && loopDigits && *op == '_' && op[1]) {
-        snprintf(out, size, "%s", op + 1);
+      const char *op = outlinedLoopOp(p);
+      if (op) {
+        snprintf(out, size, "%s", op);
         return;
       }
       if (digits) {
@@ -269,9 +276,9 @@ static void classify(const symbol_table *table, const symbol *s, char *out,
     }
     /* <entry>_loop<N>_<op>: a serial loop outlined from an entry point
      * (afm-outline-parallel-loops), named after its op like a task. */
-    p = afterNumberedMarker(s->name, "_loop", &digits);
-    if (p && digits && *p == '_' && p[1]) {
-      snprintf(out, size, "(serial code: %s)", p + 1);
+    const char *op = outlinedLoopOp(s->name);
+    if (op) {
+      snprintf(out, size, "(serial code: %s)", op);
       return;
     }
     snprintf(out, size, "(serial code: entry points, between loops)");
